@@ -1,0 +1,44 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace ferry {
+
+// Time comes through this interface so tests can move it by hand (retention, segment age, flush intervals).
+class clock {
+ public:
+  virtual ~clock() = default;
+  // Wall-clock milliseconds since the Unix epoch, as Kafka timestamps are.
+  [[nodiscard]] virtual std::int64_t now_ms() const = 0;
+  // Monotonic time for measuring intervals.
+  [[nodiscard]] virtual std::chrono::steady_clock::time_point steady_now() const = 0;
+};
+
+class system_clock final : public clock {
+ public:
+  [[nodiscard]] std::int64_t now_ms() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  [[nodiscard]] std::chrono::steady_clock::time_point steady_now() const override {
+    return std::chrono::steady_clock::now();
+  }
+};
+
+// A clock that moves only when told to.
+class manual_clock final : public clock {
+ public:
+  explicit manual_clock(std::int64_t start_ms = 1'700'000'000'000) : now_ms_(start_ms) {}
+  [[nodiscard]] std::int64_t now_ms() const override { return now_ms_; }
+  [[nodiscard]] std::chrono::steady_clock::time_point steady_now() const override {
+    return std::chrono::steady_clock::time_point(std::chrono::milliseconds(now_ms_));
+  }
+  void advance(std::chrono::milliseconds by) { now_ms_ += by.count(); }
+
+ private:
+  std::int64_t now_ms_;
+};
+
+}  // namespace ferry

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "io/file_system.h"
+
+namespace ferry::io {
+
+// Wraps a real file system and fails operations on demand, for tests of how the storage layer handles
+// disk errors. Thread-safe: the switches are atomics a test flips while the code under test runs.
+class faulty_file_system final : public file_system {
+ public:
+  explicit faulty_file_system(std::shared_ptr<file_system> inner) : inner_(std::move(inner)) {}
+
+  // Writes fail with EIO once this many more bytes have been written (a negative value never fails).
+  // A write that crosses the limit writes the bytes before it first: a torn write.
+  std::atomic<std::int64_t> fail_writes_after_bytes{-1};
+  std::atomic<bool> fail_sync{false};
+  std::atomic<bool> fail_open{false};
+
+  result<std::shared_ptr<file>> open(const std::filesystem::path& path, open_mode mode) override;
+  result<void> remove(const std::filesystem::path& path) override { return inner_->remove(path); }
+  result<void> remove_all(const std::filesystem::path& path) override { return inner_->remove_all(path); }
+  result<void> rename(const std::filesystem::path& from, const std::filesystem::path& to) override {
+    return inner_->rename(from, to);
+  }
+  result<void> create_directories(const std::filesystem::path& path) override {
+    return inner_->create_directories(path);
+  }
+  result<bool> exists(const std::filesystem::path& path) override { return inner_->exists(path); }
+  result<std::vector<std::string>> list(const std::filesystem::path& directory) override {
+    return inner_->list(directory);
+  }
+  result<void> sync_directory(const std::filesystem::path& directory) override {
+    return inner_->sync_directory(directory);
+  }
+
+ private:
+  std::shared_ptr<file_system> inner_;
+};
+
+}  // namespace ferry::io

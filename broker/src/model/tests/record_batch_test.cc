@@ -1,0 +1,80 @@
+#include "model/record_batch.h"
+
+#include <gtest/gtest.h>
+
+#include "model/testing/batch_builder.h"
+
+namespace ferry::model {
+namespace {
+
+using testing::build_simple_batch;
+
+TEST(record_batch, a_built_batch_is_valid) {
+  const auto batch = build_simple_batch(5);
+  EXPECT_FALSE(validate_batch(batch, {}));
+  const batch_header_view header(batch);
+  EXPECT_EQ(header.records_count(), 5);
+  EXPECT_EQ(header.last_offset_delta(), 4);
+  EXPECT_EQ(header.total_size(), batch.size());
+  EXPECT_EQ(peek_batch_size(batch), batch.size());
+}
+
+TEST(record_batch, assigning_offsets_keeps_the_crc_valid) {
+  auto batch = build_simple_batch(3);
+  set_base_offset(batch, offset{1000});
+  set_partition_leader_epoch(batch, leader_epoch{7});
+  const batch_header_view header(batch);
+  EXPECT_EQ(header.base_offset(), offset{1000});
+  EXPECT_EQ(header.last_offset(), offset{1002});
+  EXPECT_EQ(header.partition_leader_epoch(), leader_epoch{7});
+  EXPECT_FALSE(validate_batch(batch, {.from_client = false}));
+  EXPECT_EQ(validate_batch(batch, {}), errc::nonzero_base_offset);
+}
+
+TEST(record_batch, a_flipped_payload_bit_fails_the_crc) {
+  auto batch = build_simple_batch(2);
+  batch.back() ^= std::byte{0x01};
+  EXPECT_EQ(validate_batch(batch, {}), errc::crc_mismatch);
+}
+
+TEST(record_batch, truncation_and_length_lies_are_caught) {
+  const auto batch = build_simple_batch(2);
+  EXPECT_EQ(validate_batch(std::span(batch).first(40), {}), errc::batch_too_short);
+  EXPECT_EQ(validate_batch(std::span(batch).first(batch.size() - 1), {}), errc::batch_too_short);
+  EXPECT_EQ(peek_batch_size(std::span(batch).first(8)), 0u);
+}
+
+TEST(record_batch, size_limit_applies) {
+  const auto batch = build_simple_batch(50);
+  EXPECT_EQ(validate_batch(batch, {.max_batch_bytes = 100}), errc::batch_too_large);
+}
+
+TEST(record_batch, wrong_magic_is_refused) {
+  auto batch = build_simple_batch(1);
+  batch[16] = std::byte{1};
+  EXPECT_EQ(validate_batch(batch, {}), errc::unsupported_magic);
+}
+
+TEST(record_batch, producer_id_needs_a_sequence) {
+  testing::batch_spec spec;
+  spec.records.push_back({"k", "v", {}, 0});
+  spec.producer = producer_id{42};
+  spec.epoch = producer_epoch{0};
+  spec.base_sequence = -1;
+  EXPECT_EQ(validate_batch(testing::build_batch(spec), {}), errc::invalid_producer_fields);
+  spec.base_sequence = 0;
+  EXPECT_FALSE(validate_batch(testing::build_batch(spec), {}));
+}
+
+TEST(record_batch, sequences_wrap) {
+  testing::batch_spec spec;
+  for (int i = 0; i < 3; ++i) spec.records.push_back({"k", "v", {}, 0});
+  spec.producer = producer_id{1};
+  spec.epoch = producer_epoch{0};
+  spec.base_sequence = INT32_MAX - 1;
+  const auto batch = testing::build_batch(spec);
+  EXPECT_EQ(batch_header_view(batch).last_sequence(), 0);
+}
+
+}  // namespace
+}  // namespace ferry::model

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace ferry::protocol {
+
+// Kafka's wire error codes that Ferry sends. Codes never change; see Kafka's Errors.java for the full list.
+enum class error_code : std::int16_t {
+  unknown_server_error = -1,
+  none = 0,
+  offset_out_of_range = 1,
+  corrupt_message = 2,             // CRC or size check failed
+  unknown_topic_or_partition = 3,
+  invalid_fetch_size = 4,
+  leader_not_available = 5,
+  not_leader_or_follower = 6,
+  request_timed_out = 7,
+  broker_not_available = 8,
+  replica_not_available = 9,
+  message_too_large = 10,
+  coordinator_not_available = 15,
+  not_coordinator = 16,
+  invalid_topic_exception = 17,
+  record_list_too_large = 18,
+  not_enough_replicas = 19,
+  not_enough_replicas_after_append = 20,
+  invalid_required_acks = 21,
+  invalid_timestamp = 32,
+  unsupported_version = 35,
+  topic_already_exists = 36,
+  invalid_partitions = 37,
+  invalid_replication_factor = 38,
+  invalid_replica_assignment = 39,
+  invalid_config = 40,
+  not_controller = 41,
+  invalid_request = 42,
+  unsupported_for_message_format = 43,
+  policy_violation = 44,
+  out_of_order_sequence_number = 45,
+  duplicate_sequence_number = 46,
+  invalid_producer_epoch = 47,
+  invalid_txn_state = 48,
+  invalid_producer_id_mapping = 49,
+  invalid_transaction_timeout = 50,
+  cluster_authorization_failed = 31,
+  kafka_storage_error = 56,
+  unknown_producer_id = 59,
+  topic_deletion_disabled = 73,
+  fenced_leader_epoch = 74,
+  unknown_leader_epoch = 75,
+  unsupported_compression_type = 76,
+  invalid_record = 87,
+  producer_fenced = 90,
+  resource_not_found = 91,
+  unknown_topic_id = 100,
+};
+
+[[nodiscard]] constexpr std::int16_t code(error_code e) { return static_cast<std::int16_t>(e); }
+
+// Kafka's name for the code, e.g. "UNKNOWN_TOPIC_OR_PARTITION"; for logs and error messages.
+[[nodiscard]] std::string_view name(error_code e);
+
+}  // namespace ferry::protocol
