@@ -44,6 +44,7 @@ std::string_view name(error_code e) {
     case error_code::kafka_storage_error: return "KAFKA_STORAGE_ERROR";
     case error_code::unknown_producer_id: return "UNKNOWN_PRODUCER_ID";
     case error_code::topic_deletion_disabled: return "TOPIC_DELETION_DISABLED";
+    case error_code::fetch_session_id_not_found: return "FETCH_SESSION_ID_NOT_FOUND";
     case error_code::fenced_leader_epoch: return "FENCED_LEADER_EPOCH";
     case error_code::unknown_leader_epoch: return "UNKNOWN_LEADER_EPOCH";
     case error_code::unsupported_compression_type: return "UNSUPPORTED_COMPRESSION_TYPE";

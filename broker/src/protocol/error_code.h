@@ -47,6 +47,7 @@ enum class error_code : std::int16_t {
   kafka_storage_error = 56,
   unknown_producer_id = 59,
   topic_deletion_disabled = 73,
+  fetch_session_id_not_found = 70,
   fenced_leader_epoch = 74,
   unknown_leader_epoch = 75,
   unsupported_compression_type = 76,

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "coord/cluster_view.h"
+#include "metrics/broker_metrics.h"
+#include "replication/partition_manager.h"
+
+namespace ferry::admin {
+
+// What the admin API reads. The JSON shapes are the contract in docs/admin-api.md, which the operator uses.
+struct admin_sources {
+  std::int32_t broker_id = -1;
+  std::function<std::shared_ptr<const coord::cluster_view>()> view;
+  replication::partition_manager* partitions = nullptr;
+  metrics::broker_metrics* metrics = nullptr;
+  // Registered in ZooKeeper and accepting Kafka connections.
+  std::function<bool()> ready;
+};
+
+struct http_reply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+// Routes one request: GET /metrics, /v1/health, /v1/ready, /v1/brokers, /v1/topics, /v1/topics/<name>.
+// Other paths are 404 and other methods 405, each with a JSON {"error": "..."} body.
+http_reply route(const admin_sources& sources, const std::string& method, const std::string& target);
+
+}  // namespace ferry::admin

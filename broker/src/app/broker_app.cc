@@ -1,0 +1,115 @@
+#include "app/broker_app.h"
+
+#include <boost/asio/post.hpp>
+#include <stdexcept>
+#include <thread>
+
+#include "base/log.h"
+
+namespace ferry::app {
+namespace asio = boost::asio;
+
+broker_app::broker_app(config::broker_config config)
+    : config_(std::move(config)),
+      blocking_pool_(static_cast<std::size_t>(config_.num_io_threads)),
+      retention_timer_(io_),
+      flush_timer_(io_),
+      metrics_timer_(io_) {}
+
+broker_app::~broker_app() { blocking_pool_.join(); }
+
+void broker_app::start() {
+  std::vector<std::filesystem::path> dirs(config_.log_dirs.begin(), config_.log_dirs.end());
+  auto logs = storage::log_manager::open({.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = dirs,
+                                          .topic_config = {}});
+  if (!logs) throw std::runtime_error("cannot open log.dirs: " + logs.error().message());
+  logs_ = std::move(logs.value());
+  partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
+
+  auto registry = coord::cluster_registry::start({.connect = config_.zookeeper_connect,
+                                                  .session_timeout = std::chrono::milliseconds(config_.zookeeper_session_timeout_ms),
+                                                  .connect_timeout = std::chrono::milliseconds(config_.zookeeper_connection_timeout_ms),
+                                                  .id = broker_id{config_.broker_id},
+                                                  .host = config_.advertised.host,
+                                                  .port = config_.advertised.port,
+                                                  .rack = config_.rack.empty() ? std::nullopt
+                                                                               : std::optional<std::string>(config_.rack)});
+  if (!registry)
+    throw std::runtime_error("cannot join the cluster through zookeeper.connect=" + config_.zookeeper_connect + ": " +
+                             registry.error().message());
+  registry_ = std::move(registry.value());
+  // Every new view of the cluster brings local partitions in line (opens, leads, follows, deletes).
+  registry_->add_listener([this](const std::shared_ptr<const coord::cluster_view>& view) { partitions_->reconcile(*view); });
+
+  producer_ids_ = std::make_unique<server::producer_ids>(*registry_);
+  context_ = std::make_unique<server::broker_context>(server::broker_context{
+      config_, *registry_, *partitions_, metrics_, *producer_ids_, blocking_pool_, clock_});
+  dispatcher_ = std::make_unique<server::dispatcher>(*context_);
+
+  kafka_listener_ = std::make_unique<net::tcp_server>(
+      io_, *dispatcher_, net::connection_limits{.max_request_bytes = config_.socket_request_max_bytes});
+  if (const auto bound = kafka_listener_->listen(config_.listener.host, config_.listener.port); !bound)
+    throw std::runtime_error("cannot listen on listeners=PLAINTEXT://" + config_.listener.host + ":" +
+                             std::to_string(config_.listener.port) + ": " + bound.error().message());
+  admin_ = std::make_unique<admin::admin_server>(
+      io_, admin::admin_sources{.broker_id = config_.broker_id,
+                                .view = [this] { return registry_->view(); },
+                                .partitions = partitions_.get(),
+                                .metrics = &metrics_,
+                                .ready = [this] { return serving_.load() && registry_->view()->is_live(broker_id{config_.broker_id}); }});
+  if (const auto bound = admin_->listen(config_.admin.host, config_.admin.port); !bound)
+    throw std::runtime_error("cannot listen on admin.listener=" + config_.admin.host + ":" +
+                             std::to_string(config_.admin.port) + ": " + bound.error().message());
+
+  kafka_listener_->start();
+  admin_->start();
+  schedule(retention_timer_, config_.log_retention_check_interval_ms, &broker_app::retention_tick);
+  schedule(flush_timer_, config_.log_flush_scheduler_interval_ms, &broker_app::flush_tick);
+  serving_ = true;
+  FERRY_LOG(info, "app") << "broker " << config_.broker_id << " serving Kafka on " << config_.listener.host << ":"
+                         << kafka_listener_->bound_port() << " (advertised " << config_.advertised.host << ":"
+                         << config_.advertised.port << "), admin on " << config_.admin.host << ":" << admin_->bound_port();
+}
+
+void broker_app::schedule(asio::steady_timer& timer, std::int64_t interval_ms, void (broker_app::*work)()) {
+  timer.expires_after(std::chrono::milliseconds(interval_ms));
+  timer.async_wait([this, &timer, interval_ms, work](const boost::system::error_code& ec) {
+    if (ec) return;
+    // Upkeep touches disks; run it on the blocking pool so network threads stay free.
+    asio::post(blocking_pool_, [this, work] { (this->*work)(); });
+    schedule(timer, interval_ms, work);
+  });
+}
+
+void broker_app::retention_tick() { partitions_->apply_retention(); }
+void broker_app::flush_tick() { partitions_->flush_by_time(); }
+
+void broker_app::run() {
+  const auto threads = static_cast<std::size_t>(std::max(1, config_.num_network_threads));
+  std::vector<std::thread> workers;
+  for (std::size_t i = 1; i < threads; ++i) workers.emplace_back([this] { io_.run(); });
+  io_.run();
+  for (auto& w : workers) w.join();
+
+  FERRY_LOG(info, "app") << "shutting down: leaving ZooKeeper and closing logs";
+  registry_.reset();  // closes the session, which removes our ephemeral registration
+  blocking_pool_.join();
+  if (const auto closed = partitions_->close_all(); !closed)
+    FERRY_LOG(error, "app") << "some logs did not close cleanly (recovery runs at next start): "
+                            << closed.error().message();
+  FERRY_LOG(info, "app") << "broker " << config_.broker_id << " stopped";
+}
+
+void broker_app::stop() {
+  asio::post(io_, [this] {
+    serving_ = false;
+    kafka_listener_->stop();
+    admin_->stop();
+    retention_timer_.cancel();
+    flush_timer_.cancel();
+    metrics_timer_.cancel();
+    io_.stop();
+  });
+}
+
+}  // namespace ferry::app

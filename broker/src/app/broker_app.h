@@ -1,0 +1,58 @@
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <memory>
+
+#include "admin/admin_server.h"
+#include "config/broker_config.h"
+#include "coord/cluster_registry.h"
+#include "metrics/broker_metrics.h"
+#include "net/tcp_server.h"
+#include "replication/partition_manager.h"
+#include "server/dispatcher.h"
+#include "server/producer_ids.h"
+#include "storage/log_manager.h"
+
+namespace ferry::app {
+
+// The whole broker, wired: logs, the ZooKeeper registry, partitions, the Kafka listener, the admin API and
+// background upkeep. start() throws with a message naming the failing setting or resource; run() serves
+// until stop() (SIGTERM), then shuts down cleanly: stops listening, leaves ZooKeeper, flushes and closes
+// every log and writes the clean-shutdown markers.
+class broker_app {
+ public:
+  explicit broker_app(config::broker_config config);
+  ~broker_app();
+
+  void start();
+  void run();
+  void stop();
+
+ private:
+  void schedule(boost::asio::steady_timer& timer, std::int64_t interval_ms, void (broker_app::*work)());
+  void retention_tick();
+  void flush_tick();
+
+  config::broker_config config_;
+  system_clock clock_;
+  metrics::broker_metrics metrics_;
+  boost::asio::io_context io_;
+  boost::asio::thread_pool blocking_pool_;
+  std::unique_ptr<storage::log_manager> logs_;
+  std::unique_ptr<replication::partition_manager> partitions_;
+  std::unique_ptr<coord::cluster_registry> registry_;
+  std::unique_ptr<server::producer_ids> producer_ids_;
+  std::unique_ptr<server::broker_context> context_;
+  std::unique_ptr<server::dispatcher> dispatcher_;
+  std::unique_ptr<net::tcp_server> kafka_listener_;
+  std::unique_ptr<admin::admin_server> admin_;
+  boost::asio::steady_timer retention_timer_;
+  boost::asio::steady_timer flush_timer_;
+  boost::asio::steady_timer metrics_timer_;
+  std::atomic<bool> serving_{false};
+};
+
+}  // namespace ferry::app

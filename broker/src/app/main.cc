@@ -1,0 +1,74 @@
+// ferry-broker: a Kafka-compatible broker. See README.md for configuration.
+#include <boost/asio/io_context.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "app/broker_app.h"
+#include "base/log.h"
+
+namespace {
+
+constexpr const char* usage =
+    "usage: ferry-broker --config FILE [--override key=value]...\n"
+    "\n"
+    "FILE is YAML, a mapping of Kafka broker settings (broker.id, listeners, log.dirs, zookeeper.connect, ...).\n"
+    "Each --override sets one more and wins over the file.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_path;
+  std::vector<std::string> overrides;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      return 0;
+    }
+    if ((arg == "--config" || arg == "--override") && i + 1 < argc) {
+      (arg == "--config" ? config_path = argv[++i] : overrides.emplace_back(argv[++i]));
+      continue;
+    }
+    std::cerr << "ferry-broker: unexpected argument '" << arg << "'\n" << usage;
+    return 2;
+  }
+
+  ferry::config::broker_config config;
+  try {
+    config = ferry::config::load_broker_config(config_path, overrides);
+  } catch (const ferry::config::config_exception& e) {
+    std::cerr << "ferry-broker: bad configuration: " << e.what() << "\n";
+    return 2;
+  }
+  ferry::log::level level{};
+  ferry::log::parse_level(config.log_level, level);
+  ferry::log::set_level(level);
+
+  // Signals are taken by a dedicated thread, so shutdown runs as ordinary code, not in a handler.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  ferry::app::broker_app broker(std::move(config));
+  try {
+    broker.start();
+  } catch (const std::exception& e) {
+    FERRY_LOG(error, "app") << "startup failed: " << e.what();
+    return 1;
+  }
+  std::thread signal_thread([&broker, signals] {
+    int received = 0;
+    sigwait(&signals, &received);
+    FERRY_LOG(info, "app") << "received " << strsignal(received) << ", stopping";
+    broker.stop();
+  });
+  signal_thread.detach();
+  broker.run();
+  return 0;
+}

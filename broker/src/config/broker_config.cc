@@ -1,0 +1,210 @@
+#include "config/broker_config.h"
+
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace ferry::config {
+namespace {
+
+[[noreturn]] void fail(const std::string& key, const std::string& value, const std::string& why) {
+  throw config_exception("invalid value '" + value + "' for '" + key + "': " + why);
+}
+
+template <typename Int>
+Int to_int(const std::string& key, const std::string& value, Int min, Int max) {
+  Int out{};
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc{} || end != value.data() + value.size()) fail(key, value, "not an integer");
+  if (out < min || out > max)
+    fail(key, value, "must be between " + std::to_string(min) + " and " + std::to_string(max));
+  return out;
+}
+
+bool to_bool(const std::string& key, const std::string& value) {
+  if (value == "true") return true;
+  if (value == "false") return false;
+  fail(key, value, "must be true or false");
+}
+
+// "PLAINTEXT://host:port" (the only listener type served so far) or, for admin.listener, "host:port".
+endpoint to_endpoint(const std::string& key, const std::string& value, bool kafka_listener) {
+  std::string rest = value;
+  if (kafka_listener) {
+    if (value.find(',') != std::string::npos) fail(key, value, "only one listener is supported");
+    const std::string scheme = "PLAINTEXT://";
+    if (rest.rfind(scheme, 0) != 0) fail(key, value, "expected PLAINTEXT://host:port (TLS and SASL come later)");
+    rest = rest.substr(scheme.size());
+  }
+  const auto colon = rest.rfind(':');
+  if (colon == std::string::npos) fail(key, value, "expected host:port");
+  endpoint e;
+  e.host = rest.substr(0, colon);
+  if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') e.host = e.host.substr(1, e.host.size() - 2);
+  e.port = to_int<std::uint16_t>(key, rest.substr(colon + 1), 0, 65535);
+  return e;
+}
+
+std::vector<std::string> to_list(const std::string& value) {
+  std::vector<std::string> out;
+  std::stringstream in(value);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string machine_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+using setter = std::function<void(broker_config&, const std::string& key, const std::string& value)>;
+
+// Broker settings that only supply a topic config's default, keyed by broker setting name.
+void set_topic_default(broker_config& c, const std::string& topic_key, const std::string& key, const std::string& value) {
+  if (auto error = apply_topic_override(c.topic_defaults, topic_key, value))
+    throw config_exception("invalid value '" + value + "' for '" + key + "': " + error->message);
+}
+
+const std::map<std::string, setter>& setters() {
+  static const std::map<std::string, setter> all = [] {
+    std::map<std::string, setter> s{
+        {"broker.id", [](auto& c, auto& k, auto& v) { c.broker_id = to_int<std::int32_t>(k, v, 0, INT32_MAX); }},
+        {"listeners", [](auto& c, auto& k, auto& v) { c.listener = to_endpoint(k, v, true); }},
+        {"advertised.listeners", [](auto& c, auto& k, auto& v) { c.advertised = to_endpoint(k, v, true); }},
+        {"broker.rack", [](auto& c, auto&, auto& v) { c.rack = v; }},
+        {"log.dirs", [](auto& c, auto& k, auto& v) {
+           c.log_dirs = to_list(v);
+           if (c.log_dirs.empty()) fail(k, v, "needs at least one directory");
+         }},
+        {"log.dir", [](auto& c, auto&, auto& v) { c.log_dirs = {v}; }},
+        {"zookeeper.connect", [](auto& c, auto&, auto& v) { c.zookeeper_connect = v; }},
+        {"zookeeper.session.timeout.ms",
+         [](auto& c, auto& k, auto& v) { c.zookeeper_session_timeout_ms = to_int<std::int32_t>(k, v, 1000, 3600000); }},
+        {"zookeeper.connection.timeout.ms",
+         [](auto& c, auto& k, auto& v) { c.zookeeper_connection_timeout_ms = to_int<std::int32_t>(k, v, 100, 3600000); }},
+        {"num.partitions", [](auto& c, auto& k, auto& v) { c.num_partitions = to_int<std::int32_t>(k, v, 1, 100000); }},
+        {"default.replication.factor",
+         [](auto& c, auto& k, auto& v) { c.default_replication_factor = to_int<std::int16_t>(k, v, 1, 1000); }},
+        {"auto.create.topics.enable", [](auto& c, auto& k, auto& v) { c.auto_create_topics_enable = to_bool(k, v); }},
+        {"delete.topic.enable", [](auto& c, auto& k, auto& v) { c.delete_topic_enable = to_bool(k, v); }},
+        {"log.retention.check.interval.ms",
+         [](auto& c, auto& k, auto& v) { c.log_retention_check_interval_ms = to_int<std::int64_t>(k, v, 1, INT64_MAX); }},
+        {"log.flush.scheduler.interval.ms",
+         [](auto& c, auto& k, auto& v) { c.log_flush_scheduler_interval_ms = to_int<std::int64_t>(k, v, 1, INT64_MAX); }},
+        {"socket.request.max.bytes",
+         [](auto& c, auto& k, auto& v) { c.socket_request_max_bytes = to_int<std::int32_t>(k, v, 1024, INT32_MAX); }},
+        {"num.network.threads",
+         [](auto& c, auto& k, auto& v) { c.num_network_threads = to_int<std::int32_t>(k, v, 1, 256); }},
+        {"num.io.threads", [](auto& c, auto& k, auto& v) { c.num_io_threads = to_int<std::int32_t>(k, v, 1, 256); }},
+        {"replica.lag.time.max.ms",
+         [](auto& c, auto& k, auto& v) { c.replica_lag_time_max_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"admin.listener", [](auto& c, auto& k, auto& v) { c.admin = to_endpoint(k, v, false); }},
+        {"log.level", [](auto& c, auto& k, auto& v) {
+           if (v != "debug" && v != "info" && v != "warn" && v != "error") fail(k, v, "must be debug, info, warn or error");
+           c.log_level = v;
+         }},
+    };
+    // Broker-level names of topic defaults (Kafka's), mapped to the topic config they set.
+    const std::vector<std::pair<std::string, std::string>> topic_defaults{
+        {"log.cleanup.policy", "cleanup.policy"},
+        {"compression.type", "compression.type"},
+        {"log.cleaner.delete.retention.ms", "delete.retention.ms"},
+        {"log.segment.delete.delay.ms", "file.delete.delay.ms"},
+        {"log.flush.interval.messages", "flush.messages"},
+        {"log.flush.interval.ms", "flush.ms"},
+        {"log.index.interval.bytes", "index.interval.bytes"},
+        {"message.max.bytes", "max.message.bytes"},
+        {"log.message.timestamp.type", "message.timestamp.type"},
+        {"min.insync.replicas", "min.insync.replicas"},
+        {"log.retention.bytes", "retention.bytes"},
+        {"log.retention.ms", "retention.ms"},
+        {"log.segment.bytes", "segment.bytes"},
+        {"log.index.size.max.bytes", "segment.index.bytes"},
+        {"log.roll.ms", "segment.ms"},
+        {"unclean.leader.election.enable", "unclean.leader.election.enable"},
+    };
+    for (const auto& [broker_key, topic_key] : topic_defaults)
+      s[broker_key] = [topic_key](auto& c, auto& k, auto& v) { set_topic_default(c, topic_key, k, v); };
+    // Coarser units Kafka also accepts; the finer one wins when both are set (applied in that order below).
+    s["log.retention.hours"] = [](auto& c, auto& k, auto& v) {
+      c.topic_defaults.retention_ms = to_int<std::int64_t>(k, v, -1, INT64_MAX / 3600000) * 3600000;
+      if (c.topic_defaults.retention_ms < 0) c.topic_defaults.retention_ms = -1;
+    };
+    s["log.retention.minutes"] = [](auto& c, auto& k, auto& v) {
+      c.topic_defaults.retention_ms = to_int<std::int64_t>(k, v, -1, INT64_MAX / 60000) * 60000;
+      if (c.topic_defaults.retention_ms < 0) c.topic_defaults.retention_ms = -1;
+    };
+    s["log.roll.hours"] = [](auto& c, auto& k, auto& v) {
+      c.topic_defaults.segment_ms = to_int<std::int64_t>(k, v, 1, INT64_MAX / 3600000) * 3600000;
+    };
+    return s;
+  }();
+  return all;
+}
+
+// Kafka applies hours, then minutes, then milliseconds, whatever order the file lists them in.
+int precedence(const std::string& key) {
+  if (key == "log.retention.hours" || key == "log.roll.hours") return 0;
+  if (key == "log.retention.minutes") return 1;
+  return 2;
+}
+
+}  // namespace
+
+broker_config parse_broker_config(const std::map<std::string, std::string>& settings) {
+  std::vector<std::string> unknown;
+  for (const auto& [key, value] : settings)
+    if (!setters().contains(key)) unknown.push_back(key);
+  if (!unknown.empty()) {
+    std::string names;
+    for (const auto& k : unknown) names += (names.empty() ? "" : ", ") + k;
+    throw config_exception("unknown setting(s): " + names);
+  }
+  broker_config c;
+  for (int pass = 0; pass < 3; ++pass)
+    for (const auto& [key, value] : settings)
+      if (precedence(key) == pass) setters().at(key)(c, key, value);
+
+  if (c.broker_id < 0) throw config_exception("'broker.id' is required");
+  if (c.zookeeper_connect.empty()) throw config_exception("'zookeeper.connect' is required");
+  if (c.advertised.port == 0) c.advertised = c.listener;
+  if (c.advertised.host.empty() || c.advertised.host == "0.0.0.0") c.advertised.host = machine_name();
+  if (c.advertised.port == 0)
+    throw config_exception("'advertised.listeners' needs a port when 'listeners' uses port 0");
+  return c;
+}
+
+broker_config load_broker_config(const std::string& yaml_path, const std::vector<std::string>& overrides) {
+  std::map<std::string, std::string> settings;
+  if (!yaml_path.empty()) {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(yaml_path);
+    } catch (const YAML::Exception& e) {
+      throw config_exception("cannot read config file '" + yaml_path + "': " + e.what());
+    }
+    if (root && !root.IsNull()) {
+      if (!root.IsMap()) throw config_exception("config file '" + yaml_path + "' must be a mapping of key: value");
+      for (const auto& item : root) {
+        const auto key = item.first.as<std::string>();
+        if (!item.second.IsScalar())
+          throw config_exception("setting '" + key + "' in '" + yaml_path + "' must be a single value");
+        settings[key] = item.second.as<std::string>();
+      }
+    }
+  }
+  for (const auto& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) throw config_exception("--override expects key=value, got '" + o + "'");
+    settings[o.substr(0, eq)] = o.substr(eq + 1);
+  }
+  return parse_broker_config(settings);
+}
+
+}  // namespace ferry::config

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "config/topic_config.h"
+
+namespace ferry::config {
+
+struct endpoint {
+  std::string host;  // empty: all interfaces (for a listener)
+  std::uint16_t port = 0;
+};
+
+// The broker's settings, by Kafka's property names where Kafka has one. Read once at startup from a YAML
+// mapping (key: value) plus --override key=value pairs, which win. Unknown keys and bad values stop startup
+// with a message naming them (config_error).
+struct broker_config {
+  std::int32_t broker_id = -1;                   // broker.id (required)
+  endpoint listener{"", 9092};                   // listeners: PLAINTEXT://host:port
+  endpoint advertised{"", 0};                    // advertised.listeners (default: the listener; its host
+                                                 // or this machine's name when it binds all interfaces)
+  std::string rack;                              // broker.rack
+  std::vector<std::string> log_dirs{"/tmp/ferry-logs"};  // log.dirs (or log.dir)
+  std::string zookeeper_connect;                 // zookeeper.connect (required)
+  std::int32_t zookeeper_session_timeout_ms = 18000;     // zookeeper.session.timeout.ms
+  std::int32_t zookeeper_connection_timeout_ms = 18000;  // zookeeper.connection.timeout.ms
+  std::int32_t num_partitions = 1;               // num.partitions
+  std::int16_t default_replication_factor = 1;   // default.replication.factor
+  bool auto_create_topics_enable = true;         // auto.create.topics.enable
+  bool delete_topic_enable = true;               // delete.topic.enable
+  std::int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
+  std::int64_t log_flush_scheduler_interval_ms = 1000;    // log.flush.scheduler.interval.ms (Kafka: Long.MAX)
+  std::int32_t socket_request_max_bytes = 104857600;      // socket.request.max.bytes
+  std::int32_t num_network_threads = 3;          // num.network.threads
+  std::int32_t num_io_threads = 4;               // num.io.threads: threads for blocking work (ZooKeeper, fsync)
+  std::int32_t replica_lag_time_max_ms = 30000;  // replica.lag.time.max.ms
+  endpoint admin{"127.0.0.1", 9644};             // admin.listener: host:port of the HTTP admin API (Ferry)
+  std::string log_level = "info";                // log.level: debug, info, warn, error (Ferry)
+  topic_settings topic_defaults;                 // log.retention.*, log.segment.bytes, message.max.bytes, ...
+};
+
+class config_exception : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads the YAML file (may be empty: "" means no file) and applies the overrides ("key=value"). Throws
+// config_exception naming the offending key, value or file.
+broker_config load_broker_config(const std::string& yaml_path, const std::vector<std::string>& overrides);
+
+// The same from already-collected key/value pairs (the YAML file's, then the overrides').
+broker_config parse_broker_config(const std::map<std::string, std::string>& settings);
+
+}  // namespace ferry::config

@@ -1,0 +1,82 @@
+#include "config/broker_config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace ferry::config {
+namespace {
+
+const std::map<std::string, std::string> minimal{{"broker.id", "2"}, {"zookeeper.connect", "127.0.0.1:2181"}};
+
+std::string error_of(const std::map<std::string, std::string>& settings) {
+  try {
+    (void)parse_broker_config(settings);
+  } catch (const config_exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(broker_config, defaults_follow_kafka) {
+  const auto c = parse_broker_config(minimal);
+  EXPECT_EQ(c.broker_id, 2);
+  EXPECT_EQ(c.listener.port, 9092);
+  EXPECT_EQ(c.num_partitions, 1);
+  EXPECT_TRUE(c.auto_create_topics_enable);
+  EXPECT_EQ(c.topic_defaults.retention_ms, 604800000);
+  EXPECT_EQ(c.topic_defaults.max_message_bytes, 1048588);
+  EXPECT_EQ(c.socket_request_max_bytes, 104857600);
+}
+
+TEST(broker_config, listeners_and_advertised) {
+  auto s = minimal;
+  s["listeners"] = "PLAINTEXT://127.0.0.1:19092";
+  auto c = parse_broker_config(s);
+  EXPECT_EQ(c.advertised.host, "127.0.0.1");
+  EXPECT_EQ(c.advertised.port, 19092);
+  s["advertised.listeners"] = "PLAINTEXT://broker-0.example:9092";
+  c = parse_broker_config(s);
+  EXPECT_EQ(c.advertised.host, "broker-0.example");
+  EXPECT_EQ(c.listener.port, 19092);
+}
+
+TEST(broker_config, retention_units_apply_finest_last) {
+  auto s = minimal;
+  s["log.retention.ms"] = "1000";
+  s["log.retention.hours"] = "5";
+  EXPECT_EQ(parse_broker_config(s).topic_defaults.retention_ms, 1000);
+  s.erase("log.retention.ms");
+  EXPECT_EQ(parse_broker_config(s).topic_defaults.retention_ms, 5 * 3600000);
+}
+
+TEST(broker_config, errors_name_the_setting) {
+  auto s = minimal;
+  s["num.partitons"] = "3";
+  EXPECT_NE(error_of(s).find("num.partitons"), std::string::npos);
+  s = minimal;
+  s["num.partitions"] = "three";
+  EXPECT_NE(error_of(s).find("'num.partitions'"), std::string::npos);
+  s = minimal;
+  s["listeners"] = "SSL://:9093";
+  EXPECT_NE(error_of(s).find("listeners"), std::string::npos);
+  s = minimal;
+  s["log.retention.ms"] = "-7";
+  EXPECT_NE(error_of(s).find("log.retention.ms"), std::string::npos);
+  EXPECT_NE(error_of({{"broker.id", "1"}}).find("zookeeper.connect"), std::string::npos);
+}
+
+TEST(broker_config, yaml_file_then_overrides) {
+  const std::string path = ::testing::TempDir() + "/broker.yaml";
+  std::ofstream(path) << "broker.id: 1\nzookeeper.connect: 127.0.0.1:2181\nnum.partitions: 4\nlog.dirs: /a,/b\n";
+  const auto c = load_broker_config(path, {"num.partitions=6"});
+  EXPECT_EQ(c.num_partitions, 6);
+  EXPECT_EQ(c.log_dirs, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_THROW(load_broker_config(path, {"novalue"}), config_exception);
+  EXPECT_THROW(load_broker_config(path + ".missing", {}), config_exception);
+  std::ofstream(path) << "- not\n- a map\n";
+  EXPECT_THROW(load_broker_config(path, {}), config_exception);
+}
+
+}  // namespace
+}  // namespace ferry::config

@@ -1,0 +1,149 @@
+#include "config/topic_config.h"
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+
+namespace ferry::config {
+namespace {
+
+template <typename Int>
+bool parse_int(std::string_view text, Int& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && end == text.data() + text.size();
+}
+
+// One topic config: how to read it from text into topic_settings, how to print it, and its broker default.
+struct definition {
+  std::string_view name;
+  std::string_view broker_setting;
+  std::function<bool(topic_settings&, std::string_view, std::string&)> parse;  // false + reason on bad value
+  std::function<std::string(const topic_settings&)> print;
+};
+
+template <typename Int>
+definition integer(std::string_view name, std::string_view broker_setting, Int topic_settings::*field, Int min) {
+  return {name, broker_setting,
+          [field, min](topic_settings& s, std::string_view v, std::string& why) {
+            Int parsed{};
+            if (!parse_int(v, parsed)) {
+              why = "not an integer";
+              return false;
+            }
+            if (parsed < min) {
+              why = "must be at least " + std::to_string(min);
+              return false;
+            }
+            s.*field = parsed;
+            return true;
+          },
+          [field](const topic_settings& s) { return std::to_string(s.*field); }};
+}
+
+definition choice(std::string_view name, std::string_view broker_setting, std::string topic_settings::*field,
+                  std::vector<std::string> allowed, std::string why_not_others) {
+  return {name, broker_setting,
+          [field, allowed, why_not_others](topic_settings& s, std::string_view v, std::string& why) {
+            if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
+              why = why_not_others;
+              return false;
+            }
+            s.*field = std::string(v);
+            return true;
+          },
+          [field](const topic_settings& s) { return s.*field; }};
+}
+
+const std::vector<definition>& definitions() {
+  static const std::vector<definition> all = [] {
+    std::vector<definition> d{
+        choice("cleanup.policy", "log.cleanup.policy", &topic_settings::cleanup_policy, {"delete"},
+               "only 'delete' is supported; log compaction is not implemented yet"),
+        choice("compression.type", "compression.type", &topic_settings::compression_type, {"producer"},
+               "only 'producer' is supported: batches are stored as the producer compressed them"),
+        integer("delete.retention.ms", "log.cleaner.delete.retention.ms", &topic_settings::delete_retention_ms,
+                std::int64_t{0}),
+        integer("file.delete.delay.ms", "log.segment.delete.delay.ms", &topic_settings::file_delete_delay_ms,
+                std::int64_t{0}),
+        integer("flush.messages", "log.flush.interval.messages", &topic_settings::flush_messages, std::int64_t{1}),
+        integer("flush.ms", "log.flush.interval.ms", &topic_settings::flush_ms, std::int64_t{0}),
+        integer("index.interval.bytes", "log.index.interval.bytes", &topic_settings::index_interval_bytes,
+                std::int32_t{0}),
+        integer("max.message.bytes", "message.max.bytes", &topic_settings::max_message_bytes, std::int32_t{0}),
+        choice("message.timestamp.type", "log.message.timestamp.type", &topic_settings::message_timestamp_type,
+               {"CreateTime", "LogAppendTime"}, "must be CreateTime or LogAppendTime"),
+        integer("min.insync.replicas", "min.insync.replicas", &topic_settings::min_insync_replicas, std::int32_t{1}),
+        integer("retention.bytes", "log.retention.bytes", &topic_settings::retention_bytes, std::int64_t{-1}),
+        integer("retention.ms", "log.retention.ms", &topic_settings::retention_ms, std::int64_t{-1}),
+        integer("segment.bytes", "log.segment.bytes", &topic_settings::segment_bytes, std::int32_t{14}),
+        integer("segment.index.bytes", "log.index.size.max.bytes", &topic_settings::segment_index_bytes,
+                std::int32_t{8}),
+        integer("segment.ms", "log.roll.ms", &topic_settings::segment_ms, std::int64_t{1}),
+        {"unclean.leader.election.enable", "unclean.leader.election.enable",
+         [](topic_settings& s, std::string_view v, std::string& why) {
+           if (v != "true" && v != "false") {
+             why = "must be true or false";
+             return false;
+           }
+           s.unclean_leader_election_enable = v == "true";
+           return true;
+         },
+         [](const topic_settings& s) { return std::string(s.unclean_leader_election_enable ? "true" : "false"); }},
+    };
+    std::sort(d.begin(), d.end(), [](const definition& a, const definition& b) { return a.name < b.name; });
+    return d;
+  }();
+  return all;
+}
+
+const definition* find(std::string_view name) {
+  for (const auto& d : definitions())
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& topic_config_names() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const auto& d : definitions()) out.push_back(d.name);
+    return out;
+  }();
+  return names;
+}
+
+std::optional<config_error> apply_topic_override(topic_settings& settings, std::string_view name,
+                                                 std::string_view value) {
+  const definition* d = find(name);
+  if (d == nullptr) return config_error{"unknown topic config '" + std::string(name) + "'"};
+  std::string why;
+  if (!d->parse(settings, value, why))
+    return config_error{"invalid value '" + std::string(value) + "' for topic config '" + std::string(name) +
+                        "': " + why};
+  return std::nullopt;
+}
+
+std::optional<config_error> resolve_topic_settings(const topic_settings& defaults,
+                                                   const std::map<std::string, std::string>& overrides,
+                                                   topic_settings& out) {
+  out = defaults;
+  for (const auto& [name, value] : overrides)
+    if (auto error = apply_topic_override(out, name, value)) return error;
+  return std::nullopt;
+}
+
+std::vector<config_entry> describe_topic_settings(const topic_settings& defaults,
+                                                  const std::map<std::string, std::string>& overrides) {
+  topic_settings effective = defaults;
+  std::vector<config_entry> out;
+  for (const auto& d : definitions()) {
+    const auto it = overrides.find(std::string(d.name));
+    std::string why;
+    const bool overridden = it != overrides.end() && d.parse(effective, it->second, why);
+    out.push_back({std::string(d.name), d.print(effective), !overridden, false, std::string(d.broker_setting)});
+  }
+  return out;
+}
+
+}  // namespace ferry::config

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace ferry::config {
+
+// The topic-level settings Ferry honours, by Kafka's names (retention.ms, segment.bytes, ...). A topic's
+// effective settings are the broker's defaults (from log.* broker settings) overlaid with the overrides
+// stored for the topic in ZooKeeper (/config/topics/<topic>).
+struct topic_settings {
+  std::string cleanup_policy = "delete";          // cleanup.policy
+  std::string compression_type = "producer";      // compression.type
+  std::int64_t delete_retention_ms = 86400000;    // delete.retention.ms
+  std::int64_t file_delete_delay_ms = 60000;      // file.delete.delay.ms
+  std::int64_t flush_messages = INT64_MAX;        // flush.messages
+  std::int64_t flush_ms = INT64_MAX;              // flush.ms
+  std::int32_t index_interval_bytes = 4096;       // index.interval.bytes
+  std::int32_t max_message_bytes = 1048588;       // max.message.bytes
+  std::string message_timestamp_type = "CreateTime";  // message.timestamp.type
+  std::int32_t min_insync_replicas = 1;           // min.insync.replicas
+  std::int64_t retention_bytes = -1;              // retention.bytes
+  std::int64_t retention_ms = 604800000;          // retention.ms
+  std::int32_t segment_bytes = 1073741824;        // segment.bytes
+  std::int32_t segment_index_bytes = 10485760;    // segment.index.bytes
+  std::int64_t segment_ms = 604800000;            // segment.ms
+  bool unclean_leader_election_enable = false;    // unclean.leader.election.enable
+
+  bool operator==(const topic_settings&) const = default;
+};
+
+// One topic config as DescribeConfigs reports it.
+struct config_entry {
+  std::string name;
+  std::string value;
+  bool is_default = true;  // false when the topic overrides it
+  bool is_sensitive = false;
+  std::string broker_setting;  // the broker setting that supplies the default, e.g. "log.retention.ms"
+};
+
+// Names of every topic config, sorted.
+[[nodiscard]] const std::vector<std::string_view>& topic_config_names();
+
+// Applies one override ("retention.ms" = "3600000") to `settings`. An unknown name or a bad value is an
+// error whose message names both (the server sends it as INVALID_CONFIG).
+struct config_error {
+  std::string message;
+};
+[[nodiscard]] std::optional<config_error> apply_topic_override(topic_settings& settings, std::string_view name,
+                                                               std::string_view value);
+
+// Defaults overlaid with every override; the first bad override is reported.
+[[nodiscard]] std::optional<config_error> resolve_topic_settings(const topic_settings& defaults,
+                                                                 const std::map<std::string, std::string>& overrides,
+                                                                 topic_settings& out);
+
+// Every topic config with its effective value and where it came from.
+[[nodiscard]] std::vector<config_entry> describe_topic_settings(const topic_settings& defaults,
+                                                                const std::map<std::string, std::string>& overrides);
+
+}  // namespace ferry::config

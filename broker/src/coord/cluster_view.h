@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coord/layout.h"
+#include "coord/uuid.h"
+#include "model/ids.h"
+
+namespace ferry::coord {
+
+// A live broker: its /brokers/ids/<id> registration.
+struct broker_info {
+  broker_id id;
+  std::string host;
+  std::int32_t port = -1;
+  std::optional<std::string> rack;
+  std::vector<layout::endpoint> endpoints;
+  // czxid of the registration znode: Kafka's broker epoch, new on every (re-)registration.
+  std::int64_t epoch = 0;
+
+  bool operator==(const broker_info&) const = default;
+};
+
+// The partition state znode.
+struct partition_state {
+  broker_id leader = no_broker;  // no_broker (-1) while no replica in the ISR is alive
+  leader_epoch epoch{0};
+  std::vector<broker_id> isr;
+  std::int32_t controller_epoch = 0;
+  // Data version of the state znode (Kafka's partition epoch); bumps on every change, ISR-only ones included.
+  std::int32_t zk_version = 0;
+
+  bool operator==(const partition_state&) const = default;
+};
+
+struct partition_info {
+  std::vector<broker_id> replicas;        // assignment order; the first is the preferred leader
+  std::optional<partition_state> state;  // nullopt until the controller has created the state znode
+
+  bool operator==(const partition_info&) const = default;
+};
+
+struct topic_info {
+  uuid topic_id;  // zero only briefly, for a topic written without one, until the controller assigns it
+  std::map<partition_id, partition_info> partitions;
+  layout::config_map config;       // overrides from /config/topics/<topic>; defaults are not included
+  bool marked_for_deletion = false;  // /admin/delete_topics/<topic> exists
+
+  bool operator==(const topic_info&) const = default;
+};
+
+// An immutable snapshot of the cluster as ZooKeeper describes it. cluster_registry publishes a new one after
+// every change, as std::shared_ptr<const cluster_view>; holders keep a consistent picture for as long as they
+// hold it.
+struct cluster_view {
+  std::string cluster_id;
+  std::map<broker_id, broker_info> brokers;  // live brokers only
+  std::map<std::string, topic_info, std::less<>> topics;
+  broker_id controller = no_broker;
+
+  [[nodiscard]] bool is_live(broker_id id) const { return brokers.contains(id); }
+
+  [[nodiscard]] const topic_info* find_topic(std::string_view name) const {
+    const auto it = topics.find(name);
+    return it == topics.end() ? nullptr : &it->second;
+  }
+
+  [[nodiscard]] const partition_info* find_partition(const topic_partition& tp) const {
+    const auto* topic = find_topic(tp.topic);
+    if (topic == nullptr) return nullptr;
+    const auto it = topic->partitions.find(tp.partition);
+    return it == topic->partitions.end() ? nullptr : &it->second;
+  }
+
+  bool operator==(const cluster_view&) const = default;
+};
+
+}  // namespace ferry::coord

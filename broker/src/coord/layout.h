@@ -1,0 +1,145 @@
+#pragma once
+
+// Kafka's ZooKeeper-mode layout (ZkData.scala, Kafka 2.8-3.x): znode paths and the JSON of each znode,
+// so Ferry brokers, the operator and Kafka's own tools read and write the same tree. The contract is
+// written up in docs/zookeeper-layout.md. Decoders never throw: malformed content is errc::invalid_data.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "coord/uuid.h"
+#include "model/ids.h"
+
+namespace ferry::coord::layout {
+
+inline constexpr std::string_view brokers_ids_path = "/brokers/ids";
+inline constexpr std::string_view brokers_topics_path = "/brokers/topics";
+inline constexpr std::string_view config_topics_path = "/config/topics";
+inline constexpr std::string_view config_changes_path = "/config/changes";
+inline constexpr std::string_view config_change_prefix = "config_change_";
+inline constexpr std::string_view delete_topics_path = "/admin/delete_topics";
+inline constexpr std::string_view controller_path = "/controller";
+inline constexpr std::string_view controller_epoch_path = "/controller_epoch";
+inline constexpr std::string_view cluster_id_path = "/cluster/id";
+inline constexpr std::string_view producer_id_block_path = "/latest_producer_id_block";
+
+// Ids per block handed out by /latest_producer_id_block (Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
+inline constexpr std::int64_t producer_id_block_size = 1000;
+
+std::string broker_path(broker_id id);
+std::string topic_path(std::string_view topic);
+std::string topic_partitions_path(std::string_view topic);
+std::string partition_path(std::string_view topic, partition_id p);
+std::string partition_state_path(std::string_view topic, partition_id p);
+std::string topic_config_path(std::string_view topic);
+std::string delete_topic_path(std::string_view topic);
+
+// The sequence number of a "config_change_0000000042" child of /config/changes; nullopt for other names.
+std::optional<std::int64_t> config_change_sequence(std::string_view child_name);
+
+// Kafka's legal topic names: 1-249 characters of [a-zA-Z0-9._-], and not "." or "..".
+bool is_valid_topic_name(std::string_view topic);
+
+// One listener of a broker, written "PLAINTEXT://host:9092" (IPv6 hosts bracketed); the security protocol
+// travels separately in listener_security_protocol_map.
+struct endpoint {
+  std::string listener;
+  std::string security_protocol;
+  std::string host;
+  std::int32_t port = -1;
+
+  bool operator==(const endpoint&) const = default;
+};
+// "<listener>://<host>:<port>"; decode_endpoint sets security_protocol to the listener name.
+std::string encode_endpoint(const endpoint& e);
+result<endpoint> decode_endpoint(std::string_view text);
+
+// /brokers/ids/<id>, EPHEMERAL, version 5.
+struct broker_registration {
+  std::string host;  // of the first PLAINTEXT endpoint; empty if there is none
+  std::int32_t port = -1;
+  std::optional<std::string> rack;
+  std::vector<endpoint> endpoints;
+  std::int64_t timestamp_ms = 0;
+
+  bool operator==(const broker_registration&) const = default;
+};
+std::string encode_broker(const broker_registration& b);
+result<broker_registration> decode_broker(std::string_view json);
+
+using replica_assignment = std::map<partition_id, std::vector<broker_id>>;
+
+// /brokers/topics/<topic>, PERSISTENT, version 3. Versions 1 and 2 (no topic_id) decode with a zero id,
+// which the controller replaces with a random one.
+struct topic_assignment {
+  replica_assignment partitions;
+  uuid topic_id;
+
+  bool operator==(const topic_assignment&) const = default;
+};
+std::string encode_topic(const topic_assignment& t);
+result<topic_assignment> decode_topic(std::string_view json);
+
+// /brokers/topics/<topic>/partitions/<p>/state, PERSISTENT, version 1.
+struct leader_and_isr {
+  broker_id leader = no_broker;
+  leader_epoch epoch{0};
+  std::vector<broker_id> isr;
+  std::int32_t controller_epoch = 0;
+
+  bool operator==(const leader_and_isr&) const = default;
+};
+std::string encode_partition_state(const leader_and_isr& s);
+result<leader_and_isr> decode_partition_state(std::string_view json);
+
+// /config/topics/<topic>, PERSISTENT, version 1; every value is a string.
+using config_map = std::map<std::string, std::string>;
+std::string encode_topic_config(const config_map& config);
+result<config_map> decode_topic_config(std::string_view json);
+
+// /config/changes/config_change_<seq>, PERSISTENT_SEQUENTIAL. Written as version 2
+// ({"entity_path":"topics/<t>"}); version 1 ({"entity_type":"topics","entity_name":"<t>"}) also decodes.
+struct config_change {
+  std::string entity_type;  // "topics"
+  std::string entity_name;
+
+  bool operator==(const config_change&) const = default;
+};
+std::string encode_config_change(const config_change& c);
+result<config_change> decode_config_change(std::string_view json);
+
+// /controller, EPHEMERAL, version 2 (version 1, Kafka 2.x, also decodes).
+struct controller_registration {
+  broker_id id = no_broker;
+  std::int64_t timestamp_ms = 0;
+
+  bool operator==(const controller_registration&) const = default;
+};
+std::string encode_controller(const controller_registration& c);
+result<controller_registration> decode_controller(std::string_view json);
+
+// /controller_epoch, PERSISTENT: a plain decimal integer, not JSON.
+std::string encode_controller_epoch(std::int32_t epoch);
+result<std::int32_t> decode_controller_epoch(std::string_view text);
+
+// /cluster/id, PERSISTENT: {"version":"1","id":"<22-character base64 uuid>"} (version is a string here).
+std::string encode_cluster_id(std::string_view id);
+result<std::string> decode_cluster_id(std::string_view json);
+
+// /latest_producer_id_block, PERSISTENT: the last block handed out; first and last are inclusive and
+// written as strings.
+struct producer_id_block {
+  broker_id broker = no_broker;
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+
+  bool operator==(const producer_id_block&) const = default;
+};
+std::string encode_producer_id_block(const producer_id_block& b);
+result<producer_id_block> decode_producer_id_block(std::string_view json);
+
+}  // namespace ferry::coord::layout

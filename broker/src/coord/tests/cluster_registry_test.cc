@@ -1,0 +1,516 @@
+#include "coord/cluster_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "coord/errc.h"
+#include "coord/replica_placement.h"
+#include "coord/testing/zookeeper_server.h"
+#include "coord/tests/zk_test_support.h"
+
+namespace ferry::coord {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+constexpr auto wait_time = 15s;
+
+std::unique_ptr<cluster_registry> start_broker(const std::string& connect, std::int32_t id) {
+  auto registry = cluster_registry::start(test::broker_options(connect, id));
+  EXPECT_TRUE(registry) << "broker " << id << ": " << registry.error().message();
+  return registry ? std::move(registry).value() : nullptr;
+}
+
+std::unique_ptr<zk_session> open_session(const std::string& connect) {
+  zk_session_options options;
+  options.connect = connect;
+  auto session = zk_session::connect(options);
+  EXPECT_TRUE(session) << session.error().message();
+  return session ? std::move(session).value() : nullptr;
+}
+
+std::vector<broker_id> ids(std::initializer_list<std::int32_t> values) {
+  std::vector<broker_id> out;
+  for (const auto v : values) out.emplace_back(v);
+  return out;
+}
+
+const partition_state* state_of(const cluster_view& v, const std::string& topic, std::int32_t p) {
+  const auto* partition = v.find_partition({topic, partition_id{p}});
+  return partition != nullptr && partition->state ? &*partition->state : nullptr;
+}
+
+// True once every partition of `topic` has a state with a leader.
+bool has_leaders(const cluster_view& v, const std::string& topic) {
+  const auto* t = v.find_topic(topic);
+  if (t == nullptr || t->partitions.empty()) return false;
+  return std::all_of(t->partitions.begin(), t->partitions.end(), [](const auto& entry) {
+    return entry.second.state && entry.second.state->leader != no_broker;
+  });
+}
+
+std::shared_ptr<const cluster_view> await(cluster_registry& r, const std::function<bool(const cluster_view&)>& condition) {
+  auto view = r.wait_for(condition, wait_time);
+  EXPECT_TRUE(view) << "condition not met within " << wait_time.count() << " s";
+  return view ? view.value() : r.view();
+}
+
+TEST(ClusterRegistry, RegistersAnEphemeralBrokerNode) {
+  const auto connect = test::fresh_connect();
+  auto zk = open_session(connect);
+  auto broker = start_broker(connect, 1);
+  ASSERT_TRUE(zk && broker);
+
+  auto node = zk->get("/brokers/ids/1");
+  ASSERT_TRUE(node);
+  EXPECT_NE(node.value().stat.ephemeral_owner, 0);
+  const auto registration = json::parse(node.value().data);
+  EXPECT_EQ(registration["version"], 5);
+  EXPECT_EQ(registration["host"], "broker-1.test");
+  EXPECT_EQ(registration["port"], 9091);
+  EXPECT_EQ(registration["endpoints"], json::array({"PLAINTEXT://broker-1.test:9091"}));
+  EXPECT_FALSE(registration.contains("rack"));
+
+  // The base paths and the cluster id exist.
+  for (const char* path : {"/brokers/topics", "/config/topics", "/config/changes", "/admin/delete_topics"}) {
+    EXPECT_TRUE(zk->exists(path).value()) << path;
+  }
+  const auto cluster = json::parse(zk->get("/cluster/id").value().data);
+  EXPECT_EQ(cluster["version"], "1");
+  EXPECT_EQ(cluster["id"], broker->cluster_id());
+  EXPECT_EQ(broker->cluster_id().size(), 22u);
+
+  const auto view = broker->view();
+  EXPECT_EQ(view->cluster_id, broker->cluster_id());
+  ASSERT_TRUE(view->is_live(broker_id{1}));
+  EXPECT_EQ(view->brokers.at(broker_id{1}).port, 9091);
+  EXPECT_EQ(view->brokers.at(broker_id{1}).epoch, node.value().stat.czxid);
+
+  broker.reset();
+  EXPECT_FALSE(zk->exists("/brokers/ids/1").value());
+}
+
+TEST(ClusterRegistry, BrokersSeeEachOtherAndShareTheClusterId) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(one && two);
+  for (auto* r : {one.get(), two.get()}) {
+    const auto view = await(*r, [](const cluster_view& v) { return v.brokers.size() == 2; });
+    EXPECT_EQ(view->brokers.at(broker_id{2}).host, "broker-2.test");
+    EXPECT_EQ(view->cluster_id, one->cluster_id());
+  }
+  // Exactly one of them is the controller, and both know which.
+  const auto view = await(*two, [](const cluster_view& v) { return v.controller != no_broker; });
+  EXPECT_NE(one->is_controller(), two->is_controller());
+  EXPECT_EQ(view->controller, one->is_controller() ? broker_id{1} : broker_id{2});
+
+  two.reset();
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 1; });
+}
+
+TEST(ClusterRegistry, RefusesABrokerIdHeldByALiveBroker) {
+  const auto connect = test::fresh_connect();
+  auto other = open_session(connect);
+  ASSERT_TRUE(other);
+  ASSERT_TRUE(other->create("/brokers/ids/7", "{}", create_mode::ephemeral, true));
+  auto options = test::broker_options(connect, 7);
+  options.session_timeout = 1000ms;
+  auto refused = cluster_registry::start(options);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), errc::node_exists);
+}
+
+TEST(ClusterRegistry, WaitsForARegistrationLeftByAnEarlierSession) {
+  const auto connect = test::fresh_connect();
+  auto earlier = open_session(connect);
+  ASSERT_TRUE(earlier);
+  ASSERT_TRUE(earlier->create("/brokers/ids/7", "{}", create_mode::ephemeral, true));
+  // The earlier session ends while the new registry waits (a restarted broker whose old session expires).
+  std::thread ender([&] {
+    std::this_thread::sleep_for(300ms);
+    earlier.reset();
+  });
+  auto options = test::broker_options(connect, 7);
+  options.session_timeout = 4000ms;
+  auto registry = cluster_registry::start(options);
+  ender.join();
+  ASSERT_TRUE(registry) << registry.error().message();
+  EXPECT_TRUE(registry.value()->view()->is_live(broker_id{7}));
+}
+
+TEST(ClusterRegistry, CreateTopicGetsLeadersFromTheController) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(one && two);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
+
+  auto assignment = assign_replicas(ids({1, 2}), 3, 2, 0);
+  ASSERT_TRUE(assignment);
+  auto topic_id = one->create_topic("orders", assignment.value(), {{"cleanup.policy", "compact"}});
+  ASSERT_TRUE(topic_id) << topic_id.error().message();
+
+  for (auto* r : {one.get(), two.get()}) {
+    const auto view = await(*r, [](const cluster_view& v) { return has_leaders(v, "orders"); });
+    const auto& topic = view->topics.at("orders");
+    EXPECT_EQ(topic.topic_id, topic_id.value());
+    EXPECT_EQ(topic.config, (layout::config_map{{"cleanup.policy", "compact"}}));
+    ASSERT_EQ(topic.partitions.size(), 3u);
+    for (const auto& [p, info] : topic.partitions) {
+      EXPECT_EQ(info.replicas, assignment.value().at(p));
+      EXPECT_EQ(info.state->leader, info.replicas.front());
+      EXPECT_EQ(info.state->isr, info.replicas);
+      EXPECT_EQ(info.state->epoch, leader_epoch{0});
+    }
+  }
+
+  // The znodes are Kafka's.
+  auto zk = open_session(connect);
+  ASSERT_TRUE(zk);
+  const auto topic_node = json::parse(zk->get("/brokers/topics/orders").value().data);
+  EXPECT_EQ(topic_node["version"], 3);
+  EXPECT_EQ(topic_node["topic_id"], topic_id.value().to_string());
+  EXPECT_EQ(topic_node["partitions"]["0"], json::array({1, 2}));
+  const auto state = json::parse(zk->get("/brokers/topics/orders/partitions/0/state").value().data);
+  EXPECT_EQ(state["leader"], 1);
+  EXPECT_EQ(state["isr"], json::array({1, 2}));
+  EXPECT_EQ(state["controller_epoch"], std::stoi(zk->get("/controller_epoch").value().data));
+  const auto config = json::parse(zk->get("/config/topics/orders").value().data);
+  EXPECT_EQ(config, json::parse(R"({"version":1,"config":{"cleanup.policy":"compact"}})"));
+}
+
+TEST(ClusterRegistry, CreateTopicRejectsDuplicatesAndBadInput) {
+  const auto connect = test::fresh_connect();
+  auto broker = start_broker(connect, 1);
+  ASSERT_TRUE(broker);
+  const layout::replica_assignment one_partition = {{partition_id{0}, ids({1})}};
+  ASSERT_TRUE(broker->create_topic("t", one_partition, {}));
+  EXPECT_EQ(broker->create_topic("t", one_partition, {}).error(), errc::node_exists);
+  EXPECT_EQ(broker->create_topic("bad/name", one_partition, {}).error(), errc::invalid_argument);
+  EXPECT_EQ(broker->create_topic("gap", {{partition_id{1}, ids({1})}}, {}).error(), errc::invalid_argument);
+  EXPECT_EQ(broker->create_topic("dup", {{partition_id{0}, ids({1, 1})}}, {}).error(), errc::invalid_argument);
+  EXPECT_EQ(broker->create_topic("empty", {}, {}).error(), errc::invalid_argument);
+}
+
+TEST(ClusterRegistry, TopicConfigChangesReachEveryBroker) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(one && two);
+  ASSERT_TRUE(one->create_topic("logs", {{partition_id{0}, ids({1})}}, {{"retention.ms", "1000"}}));
+  await(*two, [](const cluster_view& v) { return v.find_topic("logs") != nullptr; });
+
+  const layout::config_map changed = {{"retention.ms", "2000"}, {"segment.bytes", "1048576"}};
+  ASSERT_TRUE(one->set_topic_config("logs", changed));
+  for (auto* r : {one.get(), two.get()}) {
+    await(*r, [&](const cluster_view& v) { return v.find_topic("logs") && v.find_topic("logs")->config == changed; });
+  }
+  auto zk = open_session(connect);
+  ASSERT_TRUE(zk);
+  const auto changes = zk->get_children("/config/changes").value();
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_TRUE(changes[0].starts_with("config_change_"));
+  EXPECT_EQ(json::parse(zk->get("/config/changes/" + changes[0]).value().data),
+            json::parse(R"({"version":2,"entity_path":"topics/logs"})"));
+
+  EXPECT_EQ(one->set_topic_config("unknown", changed).error(), errc::no_node);
+}
+
+TEST(ClusterRegistry, DeleteTopicRemovesItsNodes) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(one && two);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
+  ASSERT_TRUE(one->create_topic("doomed", assign_replicas(ids({1, 2}), 4, 2, 1).value(), {{"a", "b"}}));
+  ASSERT_TRUE(one->create_topic("kept", {{partition_id{0}, ids({2})}}, {}));
+  await(*two, [](const cluster_view& v) { return has_leaders(v, "doomed") && has_leaders(v, "kept"); });
+
+  ASSERT_TRUE(two->delete_topic("doomed"));
+  EXPECT_TRUE(two->delete_topic("doomed"));  // already marked: fine
+  for (auto* r : {one.get(), two.get()}) {
+    const auto view = await(*r, [](const cluster_view& v) { return v.find_topic("doomed") == nullptr; });
+    EXPECT_NE(view->find_topic("kept"), nullptr);
+  }
+  auto zk = open_session(connect);
+  ASSERT_TRUE(zk);
+  EXPECT_TRUE(test::eventually([&] { return !zk->exists("/admin/delete_topics/doomed").value(); }));
+  EXPECT_FALSE(zk->exists("/brokers/topics/doomed").value());
+  EXPECT_FALSE(zk->exists("/config/topics/doomed").value());
+  EXPECT_EQ(two->delete_topic("doomed").error(), errc::no_node);
+
+  // The name can be used again.
+  ASSERT_TRUE(one->create_topic("doomed", {{partition_id{0}, ids({1})}}, {}));
+  await(*two, [](const cluster_view& v) { return has_leaders(v, "doomed") && v.find_topic("doomed")->config.empty(); });
+}
+
+TEST(ClusterRegistry, ControllerFailsOver) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(one && two);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 2 && v.controller != no_broker; });
+  auto zk = open_session(connect);
+  ASSERT_TRUE(zk);
+  const int epoch_before = std::stoi(zk->get("/controller_epoch").value().data);
+
+  auto& controller = one->is_controller() ? one : two;
+  auto& survivor = one->is_controller() ? two : one;
+  const broker_id survivor_id = survivor->id();
+  controller.reset();
+
+  const auto view = await(*survivor, [&](const cluster_view& v) { return v.controller == survivor_id; });
+  EXPECT_TRUE(survivor->is_controller());
+  EXPECT_EQ(std::stoi(zk->get("/controller_epoch").value().data), epoch_before + 1);
+  EXPECT_EQ(json::parse(zk->get("/controller").value().data)["brokerid"], survivor_id.value());
+
+  // The new controller does the work.
+  ASSERT_TRUE(survivor->create_topic("after", {{partition_id{0}, {survivor_id}}}, {}));
+  await(*survivor, [](const cluster_view& v) { return has_leaders(v, "after"); });
+}
+
+TEST(ClusterRegistry, ElectsOnlyFromTheIsrAndWaitsForIt) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);  // stays up: the controller after the others go
+  auto two = start_broker(connect, 2);
+  auto three = start_broker(connect, 3);
+  ASSERT_TRUE(one && two && three);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 3; });
+  ASSERT_TRUE(one->create_topic("t", {{partition_id{0}, ids({2, 3})}}, {}));
+  auto view = await(*one, [](const cluster_view& v) { return has_leaders(v, "t"); });
+  EXPECT_EQ(state_of(*view, "t", 0)->leader, broker_id{2});
+
+  // The leader dies: the next replica in the ISR takes over and the ISR shrinks to it.
+  two.reset();
+  view = await(*one, [](const cluster_view& v) { return state_of(v, "t", 0)->leader == broker_id{3}; });
+  EXPECT_EQ(state_of(*view, "t", 0)->epoch, leader_epoch{1});
+  EXPECT_EQ(state_of(*view, "t", 0)->isr, ids({3}));
+
+  // The last in-sync replica dies: no leader, the ISR remembers it.
+  three.reset();
+  view = await(*one, [](const cluster_view& v) { return state_of(v, "t", 0)->leader == no_broker; });
+  EXPECT_EQ(state_of(*view, "t", 0)->epoch, leader_epoch{2});
+  EXPECT_EQ(state_of(*view, "t", 0)->isr, ids({3}));
+
+  // Broker 2 is back but not in sync: no unclean election.
+  two = start_broker(connect, 2);
+  ASSERT_TRUE(two);
+  view = await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
+  // The controller has handled the broker change once the view has it; nothing changed for the partition.
+  await(*two, [](const cluster_view& v) { return v.brokers.size() == 2 && state_of(v, "t", 0) != nullptr; });
+  EXPECT_EQ(state_of(*one->view(), "t", 0)->leader, no_broker);
+
+  // The in-sync replica returns and leads again.
+  three = start_broker(connect, 3);
+  ASSERT_TRUE(three);
+  view = await(*one, [](const cluster_view& v) { return state_of(v, "t", 0)->leader == broker_id{3}; });
+  EXPECT_EQ(state_of(*view, "t", 0)->epoch, leader_epoch{3});
+  EXPECT_EQ(state_of(*view, "t", 0)->isr, ids({3}));
+}
+
+TEST(ClusterRegistry, OnlyReplicaLeavesAndReturns) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(one && two);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
+  ASSERT_TRUE(one->create_topic("solo", {{partition_id{0}, ids({2})}}, {}));
+  await(*one, [](const cluster_view& v) { return has_leaders(v, "solo"); });
+
+  two.reset();
+  auto view = await(*one, [](const cluster_view& v) { return state_of(v, "solo", 0)->leader == no_broker; });
+  EXPECT_EQ(state_of(*view, "solo", 0)->isr, ids({2}));
+
+  two = start_broker(connect, 2);
+  ASSERT_TRUE(two);
+  view = await(*one, [](const cluster_view& v) { return state_of(v, "solo", 0)->leader == broker_id{2}; });
+  EXPECT_EQ(state_of(*view, "solo", 0)->epoch, leader_epoch{2});
+}
+
+TEST(ClusterRegistry, DeadFollowersLeaveTheIsrAndLeadersAddThemBack) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(one && two);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
+  ASSERT_TRUE(one->create_topic("r", {{partition_id{0}, ids({1, 2})}}, {}));
+  await(*one, [](const cluster_view& v) { return has_leaders(v, "r"); });
+  const topic_partition tp{"r", partition_id{0}};
+
+  two.reset();
+  auto view = await(*one, [](const cluster_view& v) { return state_of(v, "r", 0)->isr == ids({1}); });
+  EXPECT_EQ(state_of(*view, "r", 0)->epoch, leader_epoch{0});  // same leader, same epoch
+
+  two = start_broker(connect, 2);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->alter_isr(tp, leader_epoch{0}, ids({1, 2})).error(), errc::fenced);  // not the leader
+  EXPECT_EQ(one->alter_isr(tp, leader_epoch{7}, ids({1, 2})).error(), errc::fenced);  // stale epoch
+  EXPECT_EQ(one->alter_isr(tp, leader_epoch{0}, ids({2})).error(), errc::invalid_argument);
+  auto altered = one->alter_isr(tp, leader_epoch{0}, ids({1, 2}));
+  ASSERT_TRUE(altered) << altered.error().message();
+  EXPECT_EQ(altered.value().isr, ids({1, 2}));
+  await(*two, [](const cluster_view& v) { return state_of(v, "r", 0) && state_of(v, "r", 0)->isr == ids({1, 2}); });
+}
+
+TEST(ClusterRegistry, AddPartitions) {
+  const auto connect = test::fresh_connect();
+  auto broker = start_broker(connect, 1);
+  ASSERT_TRUE(broker);
+  const auto brokers = ids({1});
+  const auto initial = assign_replicas(brokers, 2, 1, 0).value();
+  const auto topic_id = broker->create_topic("grow", initial, {}).value();
+  await(*broker, [](const cluster_view& v) { return has_leaders(v, "grow"); });
+
+  auto grown = initial;
+  grown.merge(assign_replicas(brokers, 2, 1, 0, 2).value());
+  ASSERT_EQ(grown.size(), 4u);
+  ASSERT_TRUE(broker->add_partitions("grow", grown));
+  const auto view =
+      await(*broker, [](const cluster_view& v) { return has_leaders(v, "grow") && v.topics.at("grow").partitions.size() == 4; });
+  EXPECT_EQ(view->topics.at("grow").topic_id, topic_id);
+
+  EXPECT_EQ(broker->add_partitions("grow", initial).error(), errc::invalid_argument);  // shrinking
+  auto moved = grown;
+  moved[partition_id{4}] = ids({1});
+  moved[partition_id{0}] = ids({2});
+  EXPECT_EQ(broker->add_partitions("grow", moved).error(), errc::invalid_argument);  // reassigning
+  EXPECT_EQ(broker->add_partitions("missing", grown).error(), errc::no_node);
+}
+
+TEST(ClusterRegistry, AssignsIdsToTopicsWrittenWithoutOne) {
+  const auto connect = test::fresh_connect();
+  auto broker = start_broker(connect, 1);
+  auto zk = open_session(connect);
+  ASSERT_TRUE(broker && zk);
+  // An operator or an old Kafka tool writes a version 1 topic node.
+  ASSERT_TRUE(zk->create("/brokers/topics/legacy", R"({"version":1,"partitions":{"0":[1]}})", create_mode::persistent));
+  const auto view = await(*broker, [](const cluster_view& v) {
+    return has_leaders(v, "legacy") && !v.topics.at("legacy").topic_id.is_zero();
+  });
+  const auto node = json::parse(zk->get("/brokers/topics/legacy").value().data);
+  EXPECT_EQ(node["version"], 3);
+  EXPECT_EQ(node["topic_id"], view->topics.at("legacy").topic_id.to_string());
+
+  // Malformed topic nodes are left out of the view instead of breaking it.
+  ASSERT_TRUE(zk->create("/brokers/topics/broken", "not json", create_mode::persistent));
+  ASSERT_TRUE(broker->create_topic("fine", {{partition_id{0}, ids({1})}}, {}));
+  const auto later = await(*broker, [](const cluster_view& v) { return has_leaders(v, "fine"); });
+  EXPECT_EQ(later->find_topic("broken"), nullptr);
+}
+
+TEST(ClusterRegistry, ProducerIdBlocksAreDisjoint) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(one && two);
+  std::vector<layout::producer_id_block> blocks[2];
+  std::thread racers[2];
+  cluster_registry* registries[2] = {one.get(), two.get()};
+  for (int i = 0; i < 2; ++i) {
+    racers[i] = std::thread([&, i] {
+      for (int n = 0; n < 10; ++n) {
+        auto block = registries[i]->allocate_producer_id_block();
+        ASSERT_TRUE(block) << block.error().message();
+        blocks[i].push_back(block.value());
+      }
+    });
+  }
+  for (auto& t : racers) t.join();
+
+  std::vector<layout::producer_id_block> all;
+  for (int i = 0; i < 2; ++i) {
+    for (const auto& b : blocks[i]) {
+      EXPECT_EQ(b.broker, registries[i]->id());
+      EXPECT_EQ(b.last - b.first + 1, 1000);
+      all.push_back(b);
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  ASSERT_EQ(all.size(), 20u);
+  EXPECT_EQ(all.front().first, 0);
+  for (std::size_t i = 1; i < all.size(); ++i) EXPECT_EQ(all[i].first, all[i - 1].last + 1);
+}
+
+TEST(ClusterRegistry, ListenersRunOnTheWorkerThread) {
+  const auto connect = test::fresh_connect();
+  auto broker = start_broker(connect, 1);
+  ASSERT_TRUE(broker);
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  std::atomic<int> calls{0};
+  std::atomic<bool> saw_topic{false};
+  broker->add_listener([&](const std::shared_ptr<const cluster_view>& v) {
+    {
+      std::lock_guard lock(mutex);
+      threads.insert(std::this_thread::get_id());
+    }
+    ++calls;
+    if (has_leaders(*v, "heard")) saw_topic = true;
+  });
+  ASSERT_TRUE(test::eventually([&] { return calls.load() >= 1; }));  // called with the current view first
+  ASSERT_TRUE(broker->create_topic("heard", {{partition_id{0}, ids({1})}}, {}));
+  ASSERT_TRUE(test::eventually([&] { return saw_topic.load(); }));
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(threads.size(), 1u);
+  EXPECT_FALSE(threads.contains(std::this_thread::get_id()));
+}
+
+TEST(ClusterRegistry, SurvivesSessionExpiry) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(one && two);
+  await(*two, [](const cluster_view& v) { return v.brokers.size() == 2; });
+  const auto epoch_before = two->view()->brokers.at(broker_id{1}).epoch;
+
+  auto spy = open_session(connect);
+  ASSERT_TRUE(spy);
+  const auto owner = spy->exists("/brokers/ids/1").value()->ephemeral_owner;
+  testing::expire_session(connect, one->session_credentials());
+
+  // Broker 1 comes back under a new session (a new broker epoch) without a restart ...
+  await(*two, [&](const cluster_view& v) {
+    return v.is_live(broker_id{1}) && v.brokers.at(broker_id{1}).epoch != epoch_before;
+  });
+  EXPECT_NE(spy->exists("/brokers/ids/1").value()->ephemeral_owner, owner);
+  // ... and its view keeps following the cluster.
+  ASSERT_TRUE(two->create_topic("after-expiry", {{partition_id{0}, ids({1})}}, {}));
+  await(*one, [](const cluster_view& v) { return has_leaders(v, "after-expiry"); });
+  await(*one, [](const cluster_view& v) { return v.controller != no_broker; });
+}
+
+TEST(ClusterRegistry, SurvivesAZooKeeperRestart) {
+  testing::zookeeper_server server;
+  const auto connect = server.connect_string() + "/restart";
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(one && two);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
+
+  server.stop();
+  server.restart();
+
+  // Calls wait for the reconnect; watches carry over (or are set again after an expiry).
+  ASSERT_TRUE(one->create_topic("after-restart", {{partition_id{0}, ids({2})}}, {}));
+  for (auto* r : {one.get(), two.get()}) {
+    await(*r, [](const cluster_view& v) { return has_leaders(v, "after-restart") && v.brokers.size() == 2; });
+  }
+}
+
+TEST(ClusterRegistry, StartFailsClearlyWithoutZooKeeper) {
+  auto options = test::broker_options("127.0.0.1:1", 1);
+  options.connect_timeout = 500ms;
+  auto registry = cluster_registry::start(options);
+  ASSERT_FALSE(registry);
+  EXPECT_EQ(registry.error(), errc::timeout);
+}
+
+}  // namespace
+}  // namespace ferry::coord

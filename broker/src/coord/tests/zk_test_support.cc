@@ -1,0 +1,42 @@
+#include "coord/tests/zk_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+
+namespace ferry::coord::test {
+
+testing::zookeeper_server& shared_server() {
+  static const auto server = std::make_unique<testing::zookeeper_server>();
+  return *server;
+}
+
+std::string fresh_connect() {
+  static std::atomic<int> counter{0};
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return shared_server().connect_string() + "/" + info->test_suite_name() + "." + info->name() + "-" +
+         std::to_string(++counter);
+}
+
+registry_options broker_options(const std::string& connect, std::int32_t id) {
+  registry_options options;
+  options.connect = connect;
+  options.session_timeout = std::chrono::milliseconds(6000);
+  options.connect_timeout = std::chrono::milliseconds(10'000);
+  options.id = broker_id{id};
+  options.host = "broker-" + std::to_string(id) + ".test";
+  options.port = 9090 + id;
+  return options;
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+}  // namespace ferry::coord::test

@@ -1,0 +1,77 @@
+#include "metrics/broker_metrics.h"
+
+namespace ferry::metrics {
+namespace {
+
+// Request latency buckets in seconds, from 100 us (a produce to the page cache) to 30 s (a long poll that
+// ran out its max wait, or a slow admin operation).
+const prometheus::Histogram::BucketBoundaries latency_buckets{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                              0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5,
+                                                              5,      10,      30};
+
+template <typename T>
+prometheus::Family<T>& family(prometheus::Registry& registry, const std::string& name, const std::string& help) {
+  return prometheus::detail::Builder<T>().Name(name).Help(help).Register(registry);
+}
+
+}  // namespace
+
+broker_metrics::broker_metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      requests_(family<prometheus::Counter>(*registry_, "ferry_requests_total", "Kafka requests handled, by API")),
+      request_errors_(family<prometheus::Counter>(*registry_, "ferry_request_errors_total",
+                                                  "Kafka requests answered with an error or refused, by API")),
+      request_latency_(family<prometheus::Histogram>(*registry_, "ferry_request_duration_seconds",
+                                                     "Time from a request's arrival to its response, by API")),
+      topic_bytes_in_(family<prometheus::Counter>(*registry_, "ferry_topic_bytes_in_total",
+                                                  "Record batch bytes appended, by topic")),
+      topic_records_in_(family<prometheus::Counter>(*registry_, "ferry_topic_records_in_total",
+                                                    "Records appended, by topic")),
+      topic_bytes_out_(family<prometheus::Counter>(*registry_, "ferry_topic_bytes_out_total",
+                                                   "Record batch bytes sent to fetchers, by topic")),
+      topic_records_out_(family<prometheus::Counter>(*registry_, "ferry_topic_records_out_total",
+                                                     "Records sent to fetchers (counted per whole batch), by topic")),
+      connections_(family<prometheus::Gauge>(*registry_, "ferry_open_connections", "Open Kafka client connections")),
+      log_size_(family<prometheus::Gauge>(*registry_, "ferry_partition_log_size_bytes",
+                                          "Bytes on disk in a partition's log segments")),
+      log_end_offset_(family<prometheus::Gauge>(*registry_, "ferry_partition_log_end_offset",
+                                                "The offset the next appended record gets")),
+      log_start_offset_(family<prometheus::Gauge>(*registry_, "ferry_partition_log_start_offset",
+                                                  "The first offset still in a partition's log")),
+      open_connections_(&connections_.Add({})) {}
+
+api_metrics broker_metrics::for_api(const std::string& api_name) {
+  return {&requests_.Add({{"api", api_name}}), &request_errors_.Add({{"api", api_name}}),
+          &request_latency_.Add({{"api", api_name}}, latency_buckets)};
+}
+
+topic_metrics broker_metrics::for_topic(const std::string& topic) {
+  const std::map<std::string, std::string> labels{{"topic", topic}};
+  return {&topic_bytes_in_.Add(labels), &topic_records_in_.Add(labels), &topic_bytes_out_.Add(labels),
+          &topic_records_out_.Add(labels)};
+}
+
+void broker_metrics::forget_topic(const std::string& topic) {
+  const std::map<std::string, std::string> labels{{"topic", topic}};
+  for (auto* f : {&topic_bytes_in_, &topic_records_in_, &topic_bytes_out_, &topic_records_out_})
+    f->Remove(&f->Add(labels));
+}
+
+prometheus::Gauge& broker_metrics::partition_log_size(const std::string& topic, int partition) {
+  return log_size_.Add({{"topic", topic}, {"partition", std::to_string(partition)}});
+}
+
+prometheus::Gauge& broker_metrics::partition_log_end_offset(const std::string& topic, int partition) {
+  return log_end_offset_.Add({{"topic", topic}, {"partition", std::to_string(partition)}});
+}
+
+prometheus::Gauge& broker_metrics::partition_log_start_offset(const std::string& topic, int partition) {
+  return log_start_offset_.Add({{"topic", topic}, {"partition", std::to_string(partition)}});
+}
+
+void broker_metrics::forget_partition(const std::string& topic, int partition) {
+  const std::map<std::string, std::string> labels{{"topic", topic}, {"partition", std::to_string(partition)}};
+  for (auto* f : {&log_size_, &log_end_offset_, &log_start_offset_}) f->Remove(&f->Add(labels));
+}
+
+}  // namespace ferry::metrics

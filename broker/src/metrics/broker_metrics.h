@@ -1,0 +1,66 @@
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <memory>
+#include <string>
+
+namespace ferry::metrics {
+
+// Counters and histograms for one Kafka API, looked up once at startup so the request path only touches
+// atomics.
+struct api_metrics {
+  prometheus::Counter* requests = nullptr;
+  prometheus::Counter* errors = nullptr;  // responses carrying any error code, and closed connections
+  prometheus::Histogram* latency = nullptr;
+};
+
+// Byte and record counters for one topic, cached by whoever serves the topic's partitions.
+struct topic_metrics {
+  prometheus::Counter* bytes_in = nullptr;
+  prometheus::Counter* records_in = nullptr;
+  prometheus::Counter* bytes_out = nullptr;
+  prometheus::Counter* records_out = nullptr;
+};
+
+// Every metric the broker exports, in one Prometheus registry served on the admin port's /metrics. Names are
+// the contract with the dashboards (docs/metrics.md); families are created once, labelled children on
+// first use. Thread-safe.
+class broker_metrics {
+ public:
+  broker_metrics();
+
+  [[nodiscard]] std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+
+  api_metrics for_api(const std::string& api_name);
+  topic_metrics for_topic(const std::string& topic);
+  // Removes a deleted topic's series so dashboards stop showing it.
+  void forget_topic(const std::string& topic);
+
+  prometheus::Gauge& open_connections() { return *open_connections_; }
+  prometheus::Gauge& partition_log_size(const std::string& topic, int partition);
+  prometheus::Gauge& partition_log_end_offset(const std::string& topic, int partition);
+  prometheus::Gauge& partition_log_start_offset(const std::string& topic, int partition);
+  void forget_partition(const std::string& topic, int partition);
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Counter>& request_errors_;
+  prometheus::Family<prometheus::Histogram>& request_latency_;
+  prometheus::Family<prometheus::Counter>& topic_bytes_in_;
+  prometheus::Family<prometheus::Counter>& topic_records_in_;
+  prometheus::Family<prometheus::Counter>& topic_bytes_out_;
+  prometheus::Family<prometheus::Counter>& topic_records_out_;
+  prometheus::Family<prometheus::Gauge>& connections_;
+  prometheus::Family<prometheus::Gauge>& log_size_;
+  prometheus::Family<prometheus::Gauge>& log_end_offset_;
+  prometheus::Family<prometheus::Gauge>& log_start_offset_;
+  prometheus::Gauge* open_connections_;
+};
+
+}  // namespace ferry::metrics

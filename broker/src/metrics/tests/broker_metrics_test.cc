@@ -1,0 +1,38 @@
+#include "metrics/broker_metrics.h"
+
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+namespace ferry::metrics {
+namespace {
+
+std::string exposition(const broker_metrics& m) {
+  return prometheus::TextSerializer().Serialize(m.registry()->Collect());
+}
+
+TEST(broker_metrics, api_and_topic_series_appear_with_labels) {
+  broker_metrics m;
+  auto produce = m.for_api("produce");
+  produce.requests->Increment();
+  produce.latency->Observe(0.002);
+  auto topic = m.for_topic("orders");
+  topic.bytes_in->Increment(100);
+  m.partition_log_size("orders", 3).Set(4096);
+  const std::string text = exposition(m);
+  EXPECT_NE(text.find("ferry_requests_total{api=\"produce\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("ferry_topic_bytes_in_total{topic=\"orders\"} 100"), std::string::npos);
+  EXPECT_NE(text.find("ferry_partition_log_size_bytes{partition=\"3\",topic=\"orders\"} 4096"), std::string::npos);
+  EXPECT_NE(text.find("ferry_request_duration_seconds_bucket{api=\"produce\",le=\"0.0025\"} 1"), std::string::npos);
+}
+
+TEST(broker_metrics, forgotten_topics_leave_the_exposition) {
+  broker_metrics m;
+  m.for_topic("gone").records_in->Increment();
+  m.partition_log_size("gone", 0).Set(1);
+  m.forget_topic("gone");
+  m.forget_partition("gone", 0);
+  EXPECT_EQ(exposition(m).find("gone"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ferry::metrics

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
+
+#include "net/request_handler.h"
+
+namespace ferry::net {
+
+struct connection_limits {
+  std::int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
+};
+
+// Serves one client connection as a coroutine: read a size-prefixed frame, hand it to the request handler,
+// write the response, repeat. Requests on one connection are handled one at a time and answered in order,
+// as Kafka does. A frame whose size is negative or above max_request_bytes closes the connection (only
+// this one). Responses' file pieces go out with sendfile(2).
+boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket socket, request_handler& handler,
+                                              connection_limits limits, connection_info info);
+
+// Writes a response: gathered writes for byte pieces, sendfile for file pieces. False if the connection
+// failed part way.
+boost::asio::awaitable<bool> write_output(boost::asio::ip::tcp::socket& socket, const protocol::output_buffer& out);
+
+}  // namespace ferry::net

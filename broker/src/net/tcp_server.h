@@ -1,0 +1,44 @@
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/result.h"
+#include "net/connection.h"
+#include "net/request_handler.h"
+
+namespace ferry::net {
+
+// Accepts Kafka client connections on one listener and serves each on its own strand of the io_context,
+// so a connection's requests run one after another while different connections run on any thread.
+class tcp_server {
+ public:
+  tcp_server(boost::asio::io_context& io, request_handler& handler, connection_limits limits);
+
+  // Binds and listens; the error names the address when the port is taken.
+  result<void> listen(const std::string& host, std::uint16_t port);
+  // Starts accepting; returns immediately.
+  void start();
+  // Stops accepting new connections. Open connections end when the io_context stops.
+  void stop();
+
+  [[nodiscard]] std::uint16_t bound_port() const { return bound_port_; }
+  [[nodiscard]] std::int64_t open_connections() const { return open_connections_.load(); }
+
+ private:
+  boost::asio::awaitable<void> accept_loop();
+
+  boost::asio::io_context& io_;
+  request_handler& handler_;
+  connection_limits limits_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::uint16_t bound_port_ = 0;
+  std::atomic<std::uint64_t> next_connection_id_{1};
+  std::atomic<std::int64_t> open_connections_{0};
+};
+
+}  // namespace ferry::net

@@ -1,0 +1,120 @@
+#include "net/tcp_server.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/endian/conversion.hpp>
+#include <cstdio>
+#include <thread>
+
+namespace ferry::net {
+namespace {
+namespace asio = boost::asio;
+
+// Answers each frame with a frame holding the request bytes, then the contents of a file sent by sendfile.
+class echo_with_file final : public request_handler {
+ public:
+  explicit echo_with_file(int fd, std::uint32_t length) : fd_(fd), length_(length) {}
+  asio::awaitable<request_outcome> handle(std::span<std::byte> frame, const connection_info&) override {
+    request_outcome outcome;
+    const auto size = boost::endian::native_to_big(static_cast<std::int32_t>(frame.size() + length_));
+    outcome.response.append(std::as_bytes(std::span(&size, 1)));
+    outcome.response.append(frame);
+    outcome.response.append_file({fd_, 0, length_, nullptr});
+    co_return outcome;
+  }
+
+ private:
+  int fd_;
+  std::uint32_t length_;
+};
+
+std::vector<char> frame_of(const std::string& body) {
+  std::vector<char> out(4 + body.size());
+  const auto size = boost::endian::native_to_big(static_cast<std::int32_t>(body.size()));
+  std::memcpy(out.data(), &size, 4);
+  std::memcpy(out.data() + 4, body.data(), body.size());
+  return out;
+}
+
+class tcp_server_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    file_ = std::tmpfile();
+    std::fputs("FILE-CONTENT", file_);
+    std::fflush(file_);
+    handler_ = std::make_unique<echo_with_file>(fileno(file_), 12);
+    server_ = std::make_unique<tcp_server>(io_, *handler_, connection_limits{.max_request_bytes = 1024});
+    ASSERT_TRUE(server_->listen("127.0.0.1", 0));
+    server_->start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    server_->stop();
+    io_.stop();
+    thread_.join();
+    std::fclose(file_);
+  }
+
+  asio::ip::tcp::socket connect() {
+    asio::ip::tcp::socket socket(client_io_);
+    socket.connect({asio::ip::make_address("127.0.0.1"), server_->bound_port()});
+    return socket;
+  }
+
+  std::string round_trip(asio::ip::tcp::socket& socket, const std::string& body) {
+    asio::write(socket, asio::buffer(frame_of(body)));
+    std::int32_t size = 0;
+    asio::read(socket, asio::buffer(&size, 4));
+    std::string reply(static_cast<std::size_t>(boost::endian::big_to_native(size)), '\0');
+    asio::read(socket, asio::buffer(reply));
+    return reply;
+  }
+
+  asio::io_context io_;
+  asio::io_context client_io_;
+  std::FILE* file_ = nullptr;
+  std::unique_ptr<echo_with_file> handler_;
+  std::unique_ptr<tcp_server> server_;
+  std::thread thread_;
+};
+
+TEST_F(tcp_server_test, answers_in_order_with_file_bytes_by_sendfile) {
+  auto socket = connect();
+  EXPECT_EQ(round_trip(socket, "first"), "firstFILE-CONTENT");
+  EXPECT_EQ(round_trip(socket, "second"), "secondFILE-CONTENT");
+}
+
+TEST_F(tcp_server_test, an_oversized_frame_closes_only_that_connection) {
+  auto good = connect();
+  auto bad = connect();
+  const auto huge = boost::endian::native_to_big(std::int32_t{0x7fffffff});
+  asio::write(bad, asio::buffer(&huge, 4));
+  char byte;
+  boost::system::error_code ec;
+  asio::read(bad, asio::buffer(&byte, 1), ec);
+  EXPECT_EQ(ec, asio::error::eof);
+  EXPECT_EQ(round_trip(good, "still here"), "still hereFILE-CONTENT");
+}
+
+TEST_F(tcp_server_test, a_negative_size_closes_the_connection) {
+  auto bad = connect();
+  const auto negative = boost::endian::native_to_big(std::int32_t{-5});
+  asio::write(bad, asio::buffer(&negative, 4));
+  char byte;
+  boost::system::error_code ec;
+  asio::read(bad, asio::buffer(&byte, 1), ec);
+  EXPECT_EQ(ec, asio::error::eof);
+}
+
+TEST_F(tcp_server_test, a_busy_port_is_an_error) {
+  tcp_server second(io_, *handler_, {});
+  const auto bound = second.listen("127.0.0.1", server_->bound_port());
+  EXPECT_FALSE(bound);
+}
+
+}  // namespace
+}  // namespace ferry::net

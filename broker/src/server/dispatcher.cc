@@ -1,0 +1,118 @@
+#include "server/dispatcher.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "base/log.h"
+#include "server/handlers/handlers.h"
+
+namespace ferry::server {
+namespace asio = boost::asio;
+using net::request_outcome;
+
+namespace {
+
+bool is_flexible(const protocol::api_info& info, std::int16_t version) {
+  return info.first_flexible_version >= 0 && version >= info.first_flexible_version;
+}
+
+request_outcome close_connection() { return {request_outcome::action::close, {}}; }
+
+// KIP-511: an ApiVersions request in a version we do not serve is answered in v0, with UNSUPPORTED_VERSION
+// and our range for ApiVersions, so the client can retry in one we do.
+request_outcome unsupported_api_versions(std::int32_t correlation_id) {
+  request_outcome out;
+  protocol::begin_response_frame(out.response, correlation_id, false);
+  protocol::api_versions_response response;
+  response.error_code = protocol::code(protocol::error_code::unsupported_version);
+  response.api_keys.push_back({protocol::api_versions_key, protocol::api_versions_response::min_version,
+                               protocol::api_versions_response::max_version});
+  protocol::writer w(out.response);
+  response.encode(w, 0);
+  protocol::finish_frame(out.response);
+  return out;
+}
+
+}  // namespace
+
+template <typename Request, typename Response>
+void dispatcher::add(asio::awaitable<Response> (*handler)(request_context&, Request&)) {
+  const auto key = static_cast<std::size_t>(Request::api_key);
+  const protocol::api_info* info = nullptr;
+  for (const auto& api : protocol::all_apis)
+    if (api.key == Request::api_key) info = &api;
+  if (info == nullptr || table_.at(key)) throw std::logic_error("handler table: duplicate or unknown API");
+  table_[key] = entry{*info, broker_.metrics.for_api(std::string(info->name)),
+                      [handler](request_context& ctx, protocol::reader& r) -> asio::awaitable<request_outcome> {
+                        Request request;
+                        if (!request.decode(r, ctx.version())) co_return close_connection();
+                        Response response = co_await handler(ctx, request);
+                        if (!ctx.send_response) co_return request_outcome{request_outcome::action::no_response, {}};
+                        request_outcome out;
+                        const bool flexible = Request::first_flexible_version >= 0 &&
+                                              ctx.version() >= Request::first_flexible_version;
+                        protocol::begin_response_frame(
+                            out.response, ctx.header.correlation_id,
+                            protocol::uses_flexible_response_header(Request::api_key, flexible));
+                        protocol::writer w(out.response);
+                        response.encode(w, ctx.version());
+                        protocol::finish_frame(out.response);
+                        co_return out;
+                      }};
+}
+
+dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
+  add(handlers::handle_produce);
+  add(handlers::handle_fetch);
+  add(handlers::handle_list_offsets);
+  add(handlers::handle_metadata);
+  add(handlers::handle_find_coordinator);
+  add(handlers::handle_api_versions);
+  add(handlers::handle_create_topics);
+  add(handlers::handle_delete_topics);
+  add(handlers::handle_init_producer_id);
+  add(handlers::handle_describe_configs);
+  add(handlers::handle_alter_configs);
+  add(handlers::handle_create_partitions);
+  add(handlers::handle_incremental_alter_configs);
+  for (const auto& api : protocol::all_apis)
+    if (!table_.at(static_cast<std::size_t>(api.key)))
+      throw std::logic_error("no handler for API " + std::string(api.name));
+}
+
+asio::awaitable<request_outcome> dispatcher::handle(std::span<std::byte> frame, const net::connection_info& from) {
+  const auto started = std::chrono::steady_clock::now();
+  protocol::reader r(frame);
+  protocol::request_header header;
+  if (!protocol::decode_request_header(r, header)) {
+    FERRY_LOG(warn, "server") << "closing " << from.peer << ": request header does not parse";
+    co_return close_connection();
+  }
+  const auto key = static_cast<std::size_t>(header.api_key);
+  entry* e = header.api_key >= 0 && key < table_.size() && table_[key] ? &*table_[key] : nullptr;
+  if (e == nullptr) {
+    FERRY_LOG(warn, "server") << "closing " << from.peer << ": unknown API key " << header.api_key;
+    co_return close_connection();
+  }
+  e->metrics.requests->Increment();
+  if (header.api_version < e->info.min_version || header.api_version > e->info.max_version) {
+    if (header.api_key == protocol::api_versions_key) co_return unsupported_api_versions(header.correlation_id);
+    e->metrics.errors->Increment();
+    FERRY_LOG(warn, "server") << "closing " << from.peer << ": " << e->info.name << " v" << header.api_version
+                              << " is not supported (" << e->info.min_version << "-" << e->info.max_version << ")";
+    co_return close_connection();
+  }
+  if (is_flexible(e->info, header.api_version)) protocol::skip_header_tags(r);
+
+  request_context ctx{broker_, header, from};
+  request_outcome outcome = co_await e->run(ctx, r);
+  if (outcome.what == request_outcome::action::close) {
+    FERRY_LOG(warn, "server") << "closing " << from.peer << ": " << e->info.name << " v" << header.api_version
+                              << " request body does not parse";
+  }
+  if (ctx.errors > 0 || outcome.what == request_outcome::action::close) e->metrics.errors->Increment();
+  e->metrics.latency->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  co_return outcome;
+}
+
+}  // namespace ferry::server

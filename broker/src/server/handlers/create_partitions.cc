@@ -1,0 +1,41 @@
+#include "server/handlers/handlers.h"
+#include "server/topic_admin.h"
+#include "server/view_wait.h"
+
+namespace ferry::server::handlers {
+
+// Grows topics: writes the longer assignment to ZooKeeper and waits for the new partitions' leaders.
+awaitable<p::create_partitions_response> handle_create_partitions(request_context& ctx,
+                                                                   p::create_partitions_request& request) {
+  p::create_partitions_response response;
+  for (const auto& wanted : request.topics) {
+    auto& out = response.results.emplace_back();
+    out.name = wanted.name;
+    std::vector<std::vector<broker_id>> assignment;
+    if (wanted.assignments)
+      for (const auto& a : *wanted.assignments) {
+        auto& replicas = assignment.emplace_back();
+        for (const auto id : a.broker_ids) replicas.push_back(broker_id{id});
+      }
+    const bool validate_only = request.validate_only;
+    const auto result = co_await run_blocking(ctx.broker, [&ctx, &wanted, &assignment, validate_only] {
+      return add_partitions(ctx.broker, wanted.name, wanted.count, assignment, validate_only);
+    });
+    if (result.error != p::error_code::none) {
+      out.error_code = ctx.error(result.error);
+      out.error_message = result.message;
+      continue;
+    }
+    if (validate_only) continue;
+    const std::string name = wanted.name;
+    const std::int32_t count = wanted.count;
+    const bool ready = co_await wait_for_view(
+        ctx.broker,
+        [name, count](const coord::cluster_view& v) { return topic_has_leaders(v, name, count); },
+        std::chrono::milliseconds(std::max(0, request.timeout_ms)));
+    if (!ready) out.error_code = ctx.error(p::error_code::request_timed_out);
+  }
+  co_return response;
+}
+
+}  // namespace ferry::server::handlers

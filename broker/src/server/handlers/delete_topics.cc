@@ -1,0 +1,51 @@
+#include "server/error_mapping.h"
+#include "server/handlers/handlers.h"
+#include "server/view_wait.h"
+
+namespace ferry::server::handlers {
+
+// Marks each topic for deletion (/admin/delete_topics/<topic>); the controller removes it from ZooKeeper and
+// every broker then deletes its logs. Answers once the topic is gone from the cluster view, or times out.
+awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, p::delete_topics_request& request) {
+  p::delete_topics_response response;
+  std::vector<std::optional<std::string>> names;
+  if (ctx.version() >= 6) {
+    for (const auto& t : request.topics) names.push_back(t.name);
+  } else {
+    for (const auto& t : request.topic_names) names.emplace_back(t);
+  }
+  for (const auto& name : names) {
+    auto& out = response.responses.emplace_back();
+    out.name = name;
+    if (!name) {
+      out.error_code = ctx.error(p::error_code::unknown_topic_id);
+      out.error_message = "topic ids are not supported; delete topics by name";
+      continue;
+    }
+    if (!ctx.broker.config.delete_topic_enable) {
+      out.error_code = ctx.error(p::error_code::topic_deletion_disabled);
+      continue;
+    }
+    const auto* topic = ctx.broker.cluster.view()->find_topic(*name);
+    if (topic == nullptr) {
+      out.error_code = ctx.error(p::error_code::unknown_topic_or_partition);
+      continue;
+    }
+    const std::string topic_name = *name;
+    const auto marked = co_await run_blocking(ctx.broker, [&ctx, topic_name] {
+      return ctx.broker.cluster.delete_topic(topic_name);
+    });
+    if (!marked) {
+      out.error_code = ctx.error(to_kafka_error(marked.error()));
+      out.error_message = marked.error().message();
+      continue;
+    }
+    const bool gone = co_await wait_for_view(
+        ctx.broker, [topic_name](const coord::cluster_view& v) { return v.find_topic(topic_name) == nullptr; },
+        std::chrono::milliseconds(std::max(0, request.timeout_ms)));
+    if (!gone) out.error_code = ctx.error(p::error_code::request_timed_out);
+  }
+  co_return response;
+}
+
+}  // namespace ferry::server::handlers

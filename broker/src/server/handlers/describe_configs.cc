@@ -1,0 +1,102 @@
+#include <algorithm>
+
+#include "config/topic_config.h"
+#include "server/handlers/handlers.h"
+
+namespace ferry::server::handlers {
+namespace {
+
+using resource_result = p::describe_configs_response::describe_configs_result;
+using config_result = resource_result::describe_configs_resource_result;
+
+constexpr std::int8_t topic_resource = 2;
+constexpr std::int8_t broker_resource = 4;
+// DescribeConfigs config sources.
+constexpr std::int8_t source_topic = 1;
+constexpr std::int8_t source_static_broker = 4;
+constexpr std::int8_t source_default = 5;
+
+bool wanted(const std::optional<std::vector<std::string>>& keys, const std::string& name) {
+  return !keys || keys->empty() || std::find(keys->begin(), keys->end(), name) != keys->end();
+}
+
+void describe_topic(request_context& ctx, const p::describe_configs_request& request,
+                    const p::describe_configs_request::describe_configs_resource& resource, resource_result& out) {
+  const auto view = ctx.broker.cluster.view();
+  const auto* topic = view->find_topic(resource.resource_name);
+  if (topic == nullptr) {
+    out.error_code = ctx.error(p::error_code::unknown_topic_or_partition);
+    out.error_message = "topic '" + resource.resource_name + "' does not exist";
+    return;
+  }
+  for (const auto& entry : config::describe_topic_settings(ctx.broker.config.topic_defaults, topic->config)) {
+    if (!wanted(resource.configuration_keys, entry.name)) continue;
+    auto& c = out.configs.emplace_back();
+    c.name = entry.name;
+    c.value = entry.value;
+    c.is_default = entry.is_default;
+    c.config_source = entry.is_default ? source_default : source_topic;
+    if (request.include_synonyms) {
+      if (!entry.is_default) c.synonyms.push_back({entry.name, entry.value, source_topic});
+      c.synonyms.push_back({entry.broker_setting, std::nullopt, source_default});
+    }
+  }
+}
+
+void describe_broker(request_context& ctx, const p::describe_configs_request::describe_configs_resource& resource,
+                     resource_result& out) {
+  const auto& config = ctx.broker.config;
+  if (resource.resource_name != std::to_string(config.broker_id) && !resource.resource_name.empty()) {
+    out.error_code = ctx.error(p::error_code::invalid_request);
+    out.error_message = "this is broker " + std::to_string(config.broker_id);
+    return;
+  }
+  std::string dirs;
+  for (const auto& d : config.log_dirs) dirs += (dirs.empty() ? "" : ",") + d;
+  const std::vector<std::pair<std::string, std::string>> settings{
+      {"broker.id", std::to_string(config.broker_id)},
+      {"broker.rack", config.rack},
+      {"log.dirs", dirs},
+      {"zookeeper.connect", config.zookeeper_connect},
+      {"num.partitions", std::to_string(config.num_partitions)},
+      {"default.replication.factor", std::to_string(config.default_replication_factor)},
+      {"auto.create.topics.enable", config.auto_create_topics_enable ? "true" : "false"},
+      {"delete.topic.enable", config.delete_topic_enable ? "true" : "false"},
+      {"socket.request.max.bytes", std::to_string(config.socket_request_max_bytes)},
+      {"message.max.bytes", std::to_string(config.topic_defaults.max_message_bytes)},
+      {"log.retention.ms", std::to_string(config.topic_defaults.retention_ms)},
+      {"log.retention.bytes", std::to_string(config.topic_defaults.retention_bytes)},
+      {"log.segment.bytes", std::to_string(config.topic_defaults.segment_bytes)},
+  };
+  for (const auto& [name, value] : settings) {
+    if (!wanted(resource.configuration_keys, name)) continue;
+    auto& c = out.configs.emplace_back();
+    c.name = name;
+    c.value = value;
+    c.read_only = true;  // broker settings change only with a restart
+    c.config_source = source_static_broker;
+  }
+}
+
+}  // namespace
+
+// Topic configs: every topic setting with its effective value, marked default or topic override. Broker
+// configs: the main static settings, read-only.
+awaitable<p::describe_configs_response> handle_describe_configs(request_context& ctx,
+                                                                 p::describe_configs_request& request) {
+  p::describe_configs_response response;
+  for (const auto& resource : request.resources) {
+    auto& out = response.results.emplace_back();
+    out.resource_type = resource.resource_type;
+    out.resource_name = resource.resource_name;
+    if (resource.resource_type == topic_resource) describe_topic(ctx, request, resource, out);
+    else if (resource.resource_type == broker_resource) describe_broker(ctx, resource, out);
+    else {
+      out.error_code = ctx.error(p::error_code::invalid_request);
+      out.error_message = "only topic and broker configs can be described";
+    }
+  }
+  co_return response;
+}
+
+}  // namespace ferry::server::handlers

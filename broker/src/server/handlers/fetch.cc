@@ -1,0 +1,120 @@
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <chrono>
+
+#include "server/error_mapping.h"
+#include "server/handlers/handlers.h"
+
+namespace ferry::server::handlers {
+namespace asio = boost::asio;
+namespace {
+
+using partition_data = p::fetch_response::fetchable_topic_response::partition_data;
+
+// Wakes a long-polling fetch when any of its partitions gets data: the timer runs on the connection's strand,
+// and the append thread only posts a cancel to it.
+class fetch_waiter final : public replication::data_waiter, public std::enable_shared_from_this<fetch_waiter> {
+ public:
+  explicit fetch_waiter(asio::any_io_executor executor) : timer(std::move(executor)) {}
+  void notify() override {
+    asio::post(timer.get_executor(), [self = shared_from_this()] { self->timer.cancel(); });
+  }
+  asio::steady_timer timer;
+};
+
+// Leader epoch fencing (KIP-320): a client that knows a newer epoch than ours talks to a stale leader; one
+// with an older epoch has stale metadata.
+std::optional<p::error_code> check_epoch(const replication::partition& partition, leader_epoch requested) {
+  if (requested.value() < 0) return std::nullopt;
+  if (requested > partition.epoch()) return p::error_code::unknown_leader_epoch;
+  if (requested < partition.epoch()) return p::error_code::fenced_leader_epoch;
+  return std::nullopt;
+}
+
+// One pass over every requested partition. Returns the bytes found.
+std::uint64_t read_all(request_context& ctx, const p::fetch_request& request, p::fetch_response& response,
+                       const std::shared_ptr<fetch_waiter>& waiter) {
+  response.responses.clear();
+  std::uint64_t budget = request.max_bytes > 0 ? static_cast<std::uint64_t>(request.max_bytes) : 0;
+  std::uint64_t total = 0;
+  for (const auto& topic : request.topics) {
+    auto& topic_out = response.responses.emplace_back();
+    topic_out.topic = topic.topic;
+    for (const auto& wanted : topic.partitions) {
+      auto& out = topic_out.partitions.emplace_back();
+      out.partition_index = wanted.partition;
+      out.high_watermark = no_offset;
+      out.aborted_transactions.emplace();
+      out.records.emplace();
+      const auto part = ctx.broker.partitions.leader_for({topic.topic, wanted.partition});
+      if (!part) {
+        out.error_code = ctx.error(to_kafka_error(part.error()));
+        continue;
+      }
+      auto& partition = *part.value();
+      if (const auto fenced = check_epoch(partition, wanted.current_leader_epoch)) {
+        out.error_code = ctx.error(*fenced);
+        continue;
+      }
+      out.high_watermark = partition.high_watermark();
+      out.last_stable_offset = out.high_watermark;  // no transactions yet: nothing is unstable
+      out.log_start_offset = partition.log_start_offset();
+      // The first batch always goes out, even above the limits (KIP-74); after that the response budget holds.
+      const std::uint64_t limit = std::min<std::uint64_t>(
+          wanted.partition_max_bytes > 0 ? static_cast<std::uint64_t>(wanted.partition_max_bytes) : 0, budget);
+      if (total > 0 && limit == 0) continue;
+      const auto read = partition.read(wanted.fetch_offset, std::max<std::uint64_t>(limit, 1));
+      if (!read) {
+        out.error_code = ctx.error(to_kafka_error(read.error()));
+        continue;
+      }
+      for (const auto& slice : read.value().slices)
+        out.records->files.push_back(p::file_chunk{slice.file->native_handle(), slice.position, slice.length, slice.file});
+      total += read.value().total_bytes;
+      budget -= std::min(budget, read.value().total_bytes);
+      if (read.value().total_bytes == 0 && waiter) partition.wait_for_data(waiter);
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+// Serves record batches straight from segment files: the response carries file regions that the connection
+// sends with sendfile, so record bytes never enter user space. If fewer than min_bytes are available the
+// request waits (up to max_wait_ms) for an append to any of its partitions, then reads again.
+awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request& request) {
+  p::fetch_response response;
+  if (request.session_epoch > 0 && request.session_id != 0) {
+    // Fetch sessions are not kept: the client falls back to full fetches after this error.
+    response.error_code = ctx.error(p::error_code::fetch_session_id_not_found);
+    co_return response;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, request.max_wait_ms));
+  auto waiter = std::make_shared<fetch_waiter>(co_await asio::this_coro::executor);
+  for (;;) {
+    waiter->timer.expires_at(deadline);
+    const std::uint64_t found = read_all(ctx, request, response, waiter);
+    const bool errors = ctx.errors > 0;
+    if (found >= static_cast<std::uint64_t>(std::max(1, request.min_bytes)) || errors ||
+        std::chrono::steady_clock::now() >= deadline)
+      break;
+    co_await waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      read_all(ctx, request, response, nullptr);
+      break;
+    }
+  }
+  for (const auto& topic : response.responses) {
+    for (const auto& partition : topic.partitions) {
+      if (!partition.records || partition.records->files.empty()) continue;
+      if (const auto part = ctx.broker.partitions.leader_for({topic.topic, partition.partition_index}))
+        part.value()->counters().bytes_out->Increment(static_cast<double>(partition.records->size()));
+    }
+  }
+  co_return response;
+}
+
+}  // namespace ferry::server::handlers

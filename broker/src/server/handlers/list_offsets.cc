@@ -1,0 +1,75 @@
+#include "server/error_mapping.h"
+#include "server/handlers/handlers.h"
+
+namespace ferry::server::handlers {
+namespace {
+
+using partition_response = p::list_offsets_response::list_offsets_topic_response::list_offsets_partition_response;
+
+constexpr std::int64_t latest = -1;
+constexpr std::int64_t earliest = -2;
+constexpr std::int64_t max_timestamp = -3;
+
+void answer(request_context& ctx, replication::partition& partition, std::int64_t timestamp, partition_response& out) {
+  out.leader_epoch = partition.epoch();
+  switch (timestamp) {
+    case latest:
+      // The high watermark; read_committed would stop at the last stable offset, which is the same until
+      // transactions exist.
+      out.offset = partition.high_watermark();
+      return;
+    case earliest:
+      out.offset = partition.log_start_offset();
+      return;
+    case max_timestamp:
+      if (const auto found = partition.log().max_timestamp()) {
+        out.offset = found->found;
+        out.timestamp = found->timestamp;
+      }
+      return;
+    default:
+      break;
+  }
+  const auto found = partition.log().offset_for_timestamp(timestamp);
+  if (!found) {
+    out.error_code = ctx.error(to_kafka_error(found.error()));
+    return;
+  }
+  if (found.value() && found.value()->found < partition.high_watermark()) {
+    out.offset = found.value()->found;
+    out.timestamp = found.value()->timestamp;
+  }
+}
+
+}  // namespace
+
+// Earliest (-2), latest (-1), max timestamp (-3, v7+) and by timestamp, the last through each segment's
+// time index. v0 answers in its own shape: a list of offsets.
+awaitable<p::list_offsets_response> handle_list_offsets(request_context& ctx, p::list_offsets_request& request) {
+  p::list_offsets_response response;
+  for (const auto& topic : request.topics) {
+    auto& topic_out = response.topics.emplace_back();
+    topic_out.name = topic.name;
+    for (const auto& wanted : topic.partitions) {
+      auto& out = topic_out.partitions.emplace_back();
+      out.partition_index = wanted.partition_index;
+      const auto part = ctx.broker.partitions.leader_for({topic.name, wanted.partition_index});
+      if (!part) {
+        out.error_code = ctx.error(to_kafka_error(part.error()));
+        continue;
+      }
+      auto& partition = *part.value();
+      if (wanted.current_leader_epoch.value() >= 0 && wanted.current_leader_epoch != partition.epoch()) {
+        out.error_code = ctx.error(wanted.current_leader_epoch > partition.epoch() ? p::error_code::unknown_leader_epoch
+                                                                                   : p::error_code::fenced_leader_epoch);
+        continue;
+      }
+      answer(ctx, partition, wanted.timestamp, out);
+      if (ctx.version() == 0 && out.error_code == 0 && out.offset.value() >= 0)
+        out.old_style_offsets.push_back(out.offset.value());
+    }
+  }
+  co_return response;
+}
+
+}  // namespace ferry::server::handlers

@@ -1,0 +1,97 @@
+#include "server/handlers/handlers.h"
+#include "server/topic_admin.h"
+
+namespace ferry::server::handlers {
+namespace {
+
+using topic_response = p::metadata_response::metadata_response_topic;
+
+std::vector<std::int32_t> raw_ids(const std::vector<broker_id>& ids) {
+  std::vector<std::int32_t> out;
+  out.reserve(ids.size());
+  for (const auto id : ids) out.push_back(id.value());
+  return out;
+}
+
+topic_response describe(request_context& ctx, const coord::cluster_view& view, const std::string& name,
+                        const coord::topic_info& topic) {
+  topic_response out;
+  out.name = name;
+  // Topic ids stay zero: clients then use name-based Fetch (v12 and below), which is what Ferry serves.
+  for (const auto& [id, partition] : topic.partitions) {
+    auto& p = out.partitions.emplace_back();
+    p.partition_index = id;
+    p.replica_nodes = raw_ids(partition.replicas);
+    for (const auto replica : partition.replicas)
+      if (!view.is_live(replica)) p.offline_replicas.push_back(replica.value());
+    if (!partition.state || partition.state->leader == no_broker || !view.is_live(partition.state->leader)) {
+      p.error_code = ctx.error(p::error_code::leader_not_available);
+      p.leader_id = no_broker;
+      if (partition.state) p.isr_nodes = raw_ids(partition.state->isr);
+      continue;
+    }
+    p.leader_id = partition.state->leader;
+    p.leader_epoch = partition.state->epoch;
+    p.isr_nodes = raw_ids(partition.state->isr);
+  }
+  return out;
+}
+
+topic_response missing(request_context& ctx, const std::string& name, p::error_code code) {
+  topic_response out;
+  out.name = name;
+  out.error_code = ctx.error(code);
+  return out;
+}
+
+}  // namespace
+
+// Brokers, controller and topic placement come from the registry's view of ZooKeeper. An unknown topic is
+// created when auto.create.topics.enable and the request allow it (v4+ asks; older versions always allow),
+// and is reported as LEADER_NOT_AVAILABLE until its leaders are elected, as Kafka does.
+awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadata_request& request) {
+  auto view = ctx.broker.cluster.view();
+  p::metadata_response response;
+  for (const auto& [id, b] : view->brokers) response.brokers.push_back({id, b.host, b.port, b.rack});
+  response.cluster_id = view->cluster_id;
+  response.controller_id = view->controller;
+
+  // v0: an empty list means every topic; v1+: null means every topic and empty means none.
+  const bool all_topics = !request.topics || (ctx.version() == 0 && request.topics->empty());
+  if (all_topics) {
+    for (const auto& [name, topic] : view->topics)
+      if (!topic.marked_for_deletion) response.topics.push_back(describe(ctx, *view, name, topic));
+    co_return response;
+  }
+
+  const bool may_create = ctx.broker.config.auto_create_topics_enable && request.allow_auto_topic_creation;
+  for (const auto& wanted : *request.topics) {
+    if (!wanted.name) {
+      response.topics.push_back(missing(ctx, "", p::error_code::unknown_topic_id));
+      continue;
+    }
+    const std::string& name = *wanted.name;
+    const auto* topic = view->find_topic(name);
+    if (topic != nullptr && !topic->marked_for_deletion) {
+      response.topics.push_back(describe(ctx, *view, name, *topic));
+      continue;
+    }
+    if (!coord::layout::is_valid_topic_name(name)) {
+      response.topics.push_back(missing(ctx, name, p::error_code::invalid_topic_exception));
+      continue;
+    }
+    if (!may_create || topic != nullptr) {
+      response.topics.push_back(missing(ctx, name, p::error_code::unknown_topic_or_partition));
+      continue;
+    }
+    const auto created = co_await run_blocking(ctx.broker, [&ctx, &name] {
+      return create_topic(ctx.broker, new_topic{.name = name}, false);
+    });
+    const bool ok = created.error == p::error_code::none || created.error == p::error_code::topic_already_exists;
+    response.topics.push_back(
+        missing(ctx, name, ok ? p::error_code::leader_not_available : created.error));
+  }
+  co_return response;
+}
+
+}  // namespace ferry::server::handlers

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <mutex>
+
+#include "base/result.h"
+#include "coord/cluster_registry.h"
+#include "model/ids.h"
+
+namespace ferry::server {
+
+// Hands out idempotent producer ids from blocks reserved in ZooKeeper (/latest_producer_id_block), so ids
+// are unique across the cluster and across restarts. Blocking: call through run_blocking.
+class producer_ids {
+ public:
+  explicit producer_ids(coord::cluster_registry& cluster) : cluster_(cluster) {}
+
+  result<producer_id> next();
+
+ private:
+  coord::cluster_registry& cluster_;
+  std::mutex mutex_;
+  std::int64_t next_ = 0;
+  std::int64_t last_ = -1;  // inclusive end of the current block; -1: none yet
+};
+
+}  // namespace ferry::server

@@ -1,0 +1,29 @@
+#pragma once
+
+#include "net/request_handler.h"
+#include "protocol/error_code.h"
+#include "protocol/header.h"
+#include "server/broker_context.h"
+
+namespace ferry::server {
+
+// One request as a handler sees it: who sent it, in which version, and the broker to serve it from.
+struct request_context {
+  broker_context& broker;
+  const protocol::request_header& header;
+  const net::connection_info& connection;
+  // Cleared by handlers whose request must not be answered (Produce with acks=0).
+  bool send_response = true;
+  // How many error codes the response carries; feeds the per-API error metric.
+  int errors = 0;
+
+  [[nodiscard]] std::int16_t version() const { return header.api_version; }
+
+  // Returns `code` as its wire value, counting it when it is an error.
+  std::int16_t error(protocol::error_code code) {
+    if (code != protocol::error_code::none) ++errors;
+    return protocol::code(code);
+  }
+};
+
+}  // namespace ferry::server

@@ -1,0 +1,148 @@
+#include "server/topic_admin.h"
+
+#include <algorithm>
+#include <random>
+
+#include "base/log.h"
+#include "config/topic_config.h"
+#include "coord/replica_placement.h"
+#include "server/error_mapping.h"
+
+namespace ferry::server {
+namespace {
+
+using protocol::error_code;
+
+topic_admin_result fail(error_code code, std::string message) { return {code, std::move(message)}; }
+
+std::vector<broker_id> live_brokers(const coord::cluster_view& view) {
+  std::vector<broker_id> ids;
+  for (const auto& [id, info] : view.brokers) ids.push_back(id);
+  return ids;
+}
+
+// Kafka starts placement at a random broker so leaders of many small topics spread over the cluster.
+std::int32_t random_start(std::size_t brokers) {
+  static thread_local std::mt19937 engine{std::random_device{}()};
+  return brokers == 0 ? 0 : static_cast<std::int32_t>(engine() % brokers);
+}
+
+std::optional<topic_admin_result> check_assignment(const coord::cluster_view& view,
+                                                   const coord::layout::replica_assignment& assignment) {
+  std::size_t replication_factor = 0;
+  for (const auto& [partition, replicas] : assignment) {
+    if (replicas.empty()) return fail(error_code::invalid_replica_assignment, "a partition has no replicas");
+    if (replication_factor == 0) replication_factor = replicas.size();
+    if (replicas.size() != replication_factor)
+      return fail(error_code::invalid_replica_assignment, "every partition needs the same number of replicas");
+    auto sorted = replicas;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return fail(error_code::invalid_replica_assignment, "a partition lists a broker twice");
+    for (const auto id : replicas)
+      if (!view.is_live(id))
+        return fail(error_code::invalid_replica_assignment,
+                    "broker " + std::to_string(id.value()) + " is not a live broker");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+topic_admin_result create_topic(broker_context& broker, const new_topic& topic, bool validate_only) {
+  if (!coord::layout::is_valid_topic_name(topic.name))
+    return fail(error_code::invalid_topic_exception,
+                "topic names are 1-249 characters of [a-zA-Z0-9._-] and not '.' or '..'");
+  const auto view = broker.cluster.view();
+  if (view->find_topic(topic.name) != nullptr)
+    return fail(error_code::topic_already_exists, "topic '" + topic.name + "' already exists");
+
+  config::topic_settings settings;
+  if (auto error = config::resolve_topic_settings(broker.config.topic_defaults, topic.config, settings))
+    return fail(error_code::invalid_config, error->message);
+
+  coord::layout::replica_assignment assignment = topic.assignment;
+  if (!assignment.empty()) {
+    if (topic.partitions != -1 || topic.replication_factor != -1)
+      return fail(error_code::invalid_request, "give either a replica assignment or partition and replica counts");
+    for (std::int32_t p = 0; p < static_cast<std::int32_t>(assignment.size()); ++p)
+      if (!assignment.contains(partition_id{p}))
+        return fail(error_code::invalid_replica_assignment, "partition ids must run from 0 without gaps");
+    if (auto bad = check_assignment(*view, assignment)) return *bad;
+  } else {
+    const std::int32_t partitions = topic.partitions == -1 ? broker.config.num_partitions : topic.partitions;
+    const std::int32_t factor =
+        topic.replication_factor == -1 ? broker.config.default_replication_factor : topic.replication_factor;
+    if (partitions < 1) return fail(error_code::invalid_partitions, "the number of partitions must be at least 1");
+    const auto brokers = live_brokers(*view);
+    if (factor < 1 || static_cast<std::size_t>(factor) > brokers.size())
+      return fail(error_code::invalid_replication_factor,
+                  "replication factor " + std::to_string(factor) + " is larger than the " +
+                      std::to_string(brokers.size()) + " live broker(s)");
+    auto placed = coord::assign_replicas(brokers, partitions, factor, random_start(brokers.size()));
+    if (!placed) return fail(to_kafka_error(placed.error()), placed.error().message());
+    assignment = std::move(placed.value());
+  }
+  if (validate_only) return {};
+
+  const auto created = broker.cluster.create_topic(topic.name, assignment, topic.config);
+  if (!created) return fail(to_kafka_error(created.error()), created.error().message());
+  FERRY_LOG(info, "server") << "created topic '" << topic.name << "' with " << assignment.size() << " partition(s)";
+  return {};
+}
+
+topic_admin_result add_partitions(broker_context& broker, const std::string& topic, std::int32_t total,
+                                  const std::vector<std::vector<broker_id>>& assignment, bool validate_only) {
+  const auto view = broker.cluster.view();
+  const auto* info = view->find_topic(topic);
+  if (info == nullptr || info->marked_for_deletion)
+    return fail(error_code::unknown_topic_or_partition, "topic '" + topic + "' does not exist");
+  const auto current = static_cast<std::int32_t>(info->partitions.size());
+  if (total <= current)
+    return fail(error_code::invalid_partitions, "topic '" + topic + "' already has " + std::to_string(current) +
+                                                    " partitions; the new count must be larger");
+  const auto replication_factor =
+      static_cast<std::int32_t>(info->partitions.begin()->second.replicas.size());
+  coord::layout::replica_assignment grown;
+  for (const auto& [p, partition] : info->partitions) grown[p] = partition.replicas;
+  if (!assignment.empty()) {
+    if (static_cast<std::int32_t>(assignment.size()) != total - current)
+      return fail(error_code::invalid_replica_assignment, "the assignment must list exactly the new partitions");
+    coord::layout::replica_assignment added;
+    for (std::int32_t i = 0; i < total - current; ++i) added[partition_id{current + i}] = assignment[static_cast<std::size_t>(i)];
+    if (auto bad = check_assignment(*view, added)) return *bad;
+    grown.insert(added.begin(), added.end());
+  } else {
+    const auto brokers = live_brokers(*view);
+    auto placed = coord::assign_replicas(brokers, total - current, replication_factor, random_start(brokers.size()),
+                                         current);
+    if (!placed) return fail(to_kafka_error(placed.error()), placed.error().message());
+    grown.insert(placed.value().begin(), placed.value().end());
+  }
+  if (validate_only) return {};
+  const auto written = broker.cluster.add_partitions(topic, grown);
+  if (!written) return fail(to_kafka_error(written.error()), written.error().message());
+  return {};
+}
+
+}  // namespace ferry::server
+
+namespace ferry::server {
+
+topic_admin_result set_topic_overrides(broker_context& broker, const std::string& topic,
+                                       const std::map<std::string, std::string>& overrides, bool validate_only) {
+  const auto view = broker.cluster.view();
+  const auto* info = view->find_topic(topic);
+  if (info == nullptr || info->marked_for_deletion)
+    return {protocol::error_code::unknown_topic_or_partition, "topic '" + topic + "' does not exist"};
+  config::topic_settings settings;
+  if (auto error = config::resolve_topic_settings(broker.config.topic_defaults, overrides, settings))
+    return {protocol::error_code::invalid_config, error->message};
+  if (validate_only) return {};
+  const auto written = broker.cluster.set_topic_config(topic, overrides);
+  if (!written) return {to_kafka_error(written.error()), written.error().message()};
+  FERRY_LOG(info, "server") << "changed configs of topic '" << topic << "'";
+  return {};
+}
+
+}  // namespace ferry::server

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <system_error>
+
+namespace ferry::storage {
+
+// Why the storage layer refused a request. Disk I/O failures are not listed: they pass through as the
+// std::system_category error_code of the failing call (the server answers KAFKA_STORAGE_ERROR for them).
+// Each value maps to one Kafka error code in the server's error mapping.
+enum class errc {
+  offset_out_of_range = 1,  // OFFSET_OUT_OF_RANGE (1): below the log start or above the log end offset
+  out_of_order_sequence,    // OUT_OF_ORDER_SEQUENCE_NUMBER (45): a gap or a stale, unretained sequence
+  invalid_producer_epoch,   // INVALID_PRODUCER_EPOCH (47): an older producer epoch, fenced by a newer one
+  corrupt_log,              // KAFKA_STORAGE_ERROR (56): segment bytes or an index disagree with what was written
+  log_closed,               // NOT_LEADER_OR_FOLLOWER (6): the log was closed or removed while a request held it
+};
+
+const std::error_category& error_category();
+
+inline std::error_code make_error_code(errc e) { return {static_cast<int>(e), error_category()}; }
+
+}  // namespace ferry::storage
+
+template <>
+struct std::is_error_code_enum<ferry::storage::errc> : std::true_type {};

@@ -1,0 +1,214 @@
+#include "storage/log_manager.h"
+
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+#include <optional>
+#include <random>
+
+#include "base/log.h"
+
+namespace ferry::storage {
+namespace {
+
+constexpr std::string_view delete_suffix = "-delete";
+
+// "<topic>-<partition>", the partition number after the last '-'.
+std::optional<topic_partition> parse_partition_directory(std::string_view name) {
+  const auto dash = name.rfind('-');
+  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+  const std::string_view digits = name.substr(dash + 1);
+  std::int32_t partition = -1;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), partition);
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || partition < 0)
+    return std::nullopt;
+  return topic_partition{std::string(name.substr(0, dash)), partition_id{partition}};
+}
+
+// 32 random hex digits, like the UUID Kafka puts in the names of deleted logs.
+std::string unique_suffix() {
+  std::random_device random;
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 32; i += 8) {
+    std::uint32_t bits = random();
+    for (int j = 0; j < 8; ++j, bits >>= 4) out.push_back(hex[bits & 0xF]);
+  }
+  return out;
+}
+
+// Keeps the first error of several independent steps.
+void keep_first(result<void>& outcome, const std::error_code& ec) {
+  if (outcome) outcome = ec;
+}
+
+}  // namespace
+
+result<std::unique_ptr<log_manager>> log_manager::open(options opts) {
+  std::unique_ptr<log_manager> manager(new log_manager(std::move(opts)));
+  for (std::size_t dir = 0; dir < manager->options_.log_dirs.size(); ++dir) {
+    FERRY_TRY(manager->open_dir(dir));
+  }
+  return manager;
+}
+
+result<void> log_manager::open_dir(std::size_t dir) {
+  io::file_system& fs = *options_.fs;
+  const std::filesystem::path& root = options_.log_dirs[dir];
+  FERRY_TRY(fs.create_directories(root));
+  const auto marker = root / clean_shutdown_marker;
+  FERRY_TRY(const bool clean, fs.exists(marker));
+  if (clean) {
+    FERRY_TRY(fs.remove(marker));
+    FERRY_TRY(fs.sync_directory(root));
+  }
+  std::size_t recovered = 0;
+  FERRY_TRY(const auto names, fs.list(root));
+  for (const auto& name : names) {
+    if (name.ends_with(delete_suffix)) {
+      FERRY_TRY(fs.remove_all(root / name));
+      continue;
+    }
+    auto tp = parse_partition_directory(name);
+    if (!tp) continue;
+    if (const auto existing = logs_.find(*tp); existing != logs_.end()) {
+      FERRY_LOG(error, "storage") << "partition " << *tp << " has a log in both "
+                                  << options_.log_dirs[existing->second.dir].string() << " and " << root.string();
+      return std::make_error_code(std::errc::file_exists);
+    }
+    FERRY_TRY(auto opened, open_log({.fs = options_.fs,
+                                     .clock = options_.clock,
+                                     .directory = root / name,
+                                     .config = config_for(tp->topic),
+                                     .needs_recovery = !clean}));
+    logs_.emplace(std::move(*tp), entry{std::move(opened), dir});
+    if (!clean) ++recovered;
+  }
+  if (recovered > 0) {
+    FERRY_LOG(info, "storage") << root.string() << " was not shut down cleanly; recovered " << recovered << " logs";
+  }
+  return success();
+}
+
+log_config log_manager::config_for(const std::string& topic) const {
+  return options_.topic_config ? options_.topic_config(topic) : log_config{};
+}
+
+std::shared_ptr<log> log_manager::get(const topic_partition& tp) const {
+  std::shared_lock lock(mutex_);
+  const auto found = logs_.find(tp);
+  return found == logs_.end() ? nullptr : found->second.partition_log;
+}
+
+result<std::shared_ptr<log>> log_manager::create(const topic_partition& tp, const log_config& config) {
+  std::unique_lock lock(mutex_);
+  if (const auto found = logs_.find(tp); found != logs_.end()) {
+    found->second.partition_log->update_config(config);
+    return found->second.partition_log;
+  }
+  std::vector<std::size_t> counts(options_.log_dirs.size(), 0);
+  for (const auto& [_, e] : logs_) ++counts[e.dir];
+  const auto dir = static_cast<std::size_t>(std::min_element(counts.begin(), counts.end()) - counts.begin());
+  FERRY_TRY(auto opened, open_log({.fs = options_.fs,
+                                   .clock = options_.clock,
+                                   .directory = options_.log_dirs[dir] / tp.directory_name(),
+                                   .config = config,
+                                   .needs_recovery = false}));
+  std::shared_ptr<log> created = std::move(opened);
+  logs_.emplace(tp, entry{created, dir});
+  return created;
+}
+
+result<void> log_manager::remove(const topic_partition& tp) {
+  std::optional<entry> found;
+  {
+    std::shared_lock lock(mutex_);
+    if (const auto it = logs_.find(tp); it != logs_.end()) found = it->second;
+  }
+  if (!found) return success();
+  // Closed outside the lock (it fsyncs); requests that get the log meanwhile see log_closed.
+  if (auto closed = found->partition_log->close(); !closed) {
+    FERRY_LOG(warn, "storage") << "closing " << tp << " before removing it: " << closed.error().message();
+  }
+  const std::filesystem::path& root = options_.log_dirs[found->dir];
+  const auto renamed = root / (tp.directory_name() + "." + unique_suffix() + std::string(delete_suffix));
+  {
+    std::unique_lock lock(mutex_);
+    const auto it = logs_.find(tp);
+    if (it == logs_.end() || it->second.partition_log != found->partition_log) return success();  // removed already
+    // Renamed under the lock so that a create() right after cannot open the old files.
+    FERRY_TRY(options_.fs->rename(root / tp.directory_name(), renamed));
+    logs_.erase(it);
+  }
+  FERRY_TRY(options_.fs->sync_directory(root));
+  return options_.fs->remove_all(renamed);
+}
+
+std::vector<topic_partition> log_manager::partitions() const {
+  std::vector<topic_partition> out;
+  {
+    std::shared_lock lock(mutex_);
+    out.reserve(logs_.size());
+    for (const auto& [tp, _] : logs_) out.push_back(tp);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::pair<topic_partition, log_manager::entry>> log_manager::snapshot() const {
+  std::shared_lock lock(mutex_);
+  return {logs_.begin(), logs_.end()};
+}
+
+result<std::size_t> log_manager::apply_retention_all() {
+  std::size_t deleted = 0;
+  result<void> outcome = success();
+  for (const auto& [tp, e] : snapshot()) {
+    auto applied = e.partition_log->apply_retention();
+    if (applied) {
+      deleted += applied.value();
+      continue;
+    }
+    FERRY_LOG(warn, "storage") << "retention of " << tp << " failed: " << applied.error().message();
+    keep_first(outcome, applied.error());
+  }
+  if (!outcome) return outcome.error();
+  return deleted;
+}
+
+result<void> log_manager::flush_all_by_time() {
+  result<void> outcome = success();
+  for (const auto& [tp, e] : snapshot()) {
+    if (auto flushed = e.partition_log->maybe_flush_by_time(); !flushed) {
+      FERRY_LOG(warn, "storage") << "flushing " << tp << " failed: " << flushed.error().message();
+      keep_first(outcome, flushed.error());
+    }
+  }
+  return outcome;
+}
+
+result<void> log_manager::shutdown() {
+  result<void> outcome = success();
+  std::vector<bool> dir_clean(options_.log_dirs.size(), true);
+  for (const auto& [tp, e] : snapshot()) {
+    if (auto closed = e.partition_log->close(); !closed) {
+      FERRY_LOG(error, "storage") << "closing " << tp << " failed: " << closed.error().message();
+      dir_clean[e.dir] = false;
+      keep_first(outcome, closed.error());
+    }
+  }
+  io::file_system& fs = *options_.fs;
+  for (std::size_t dir = 0; dir < options_.log_dirs.size(); ++dir) {
+    if (!dir_clean[dir]) continue;
+    const std::filesystem::path& root = options_.log_dirs[dir];
+    auto marked = [&]() -> result<void> {
+      FERRY_TRY(auto marker, fs.open(root / clean_shutdown_marker, io::open_mode::create_read_write));
+      FERRY_TRY(marker->sync());
+      return fs.sync_directory(root);
+    }();
+    if (!marked) keep_first(outcome, marked.error());
+  }
+  return outcome;
+}
+
+}  // namespace ferry::storage

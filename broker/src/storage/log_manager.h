@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "io/file_system.h"
+#include "model/ids.h"
+#include "storage/log.h"
+#include "storage/log_config.h"
+
+namespace ferry::storage {
+
+// Owns every partition log of the broker, spread over one or more log directories (log.dirs):
+//
+//   <log dir>/<topic>-<partition>/                    a partition's log (log.h)
+//   <log dir>/<topic>-<partition>.<32 hex>-delete/    a removed log, renamed before its files are deleted
+//   <log dir>/.ferry-clean-shutdown                   written by a clean shutdown, deleted by the next start
+//
+// Startup reads and deletes each log dir's clean-shutdown marker, so that a crash from then on is noticed
+// at the next start, and opens every partition directory, recovering the logs of a dir that had no
+// marker. Leftover "-delete" directories are removed.
+//
+// Threading: every method is thread-safe; the partition map is guarded by a shared mutex, held shared by
+// get() and only briefly by the rest. Logs are handed out as shared_ptr, so a log removed while a request
+// holds it stays valid: reads of its (unlinked) files still work and appends fail with log_closed.
+class log_manager {
+ public:
+  static constexpr std::string_view clean_shutdown_marker = ".ferry-clean-shutdown";
+
+  struct options {
+    std::shared_ptr<io::file_system> fs;
+    const ferry::clock* clock = nullptr;
+    std::vector<std::filesystem::path> log_dirs;
+    // The config for a log found at startup, by topic name (nullptr: log_config defaults). create() or
+    // log::update_config change it later.
+    std::function<log_config(const std::string& topic)> topic_config;
+  };
+
+  // Opens the log dirs (creating missing ones) and every partition log in them.
+  static result<std::unique_ptr<log_manager>> open(options opts);
+
+  log_manager(const log_manager&) = delete;
+  log_manager& operator=(const log_manager&) = delete;
+
+  // nullptr when the partition has no log here.
+  [[nodiscard]] std::shared_ptr<log> get(const topic_partition& tp) const;
+  // The partition's log, created in the log dir holding the fewest partitions if there is none yet. An
+  // existing log takes `config`.
+  result<std::shared_ptr<log>> create(const topic_partition& tp, const log_config& config);
+  // Closes the partition's log and deletes its directory (renamed to "<dir>.<unique>-delete" first, as
+  // Kafka does, so a crash halfway leaves nothing that looks like a live log). Nothing when there is no log.
+  result<void> remove(const topic_partition& tp);
+  // Every partition with a log here, sorted.
+  [[nodiscard]] std::vector<topic_partition> partitions() const;
+
+  // Runs log::apply_retention on every log; returns how many segments were deleted in all. A failing log
+  // is logged and skipped; the first error is returned after all logs had their turn.
+  result<std::size_t> apply_retention_all();
+  // Runs log::maybe_flush_by_time on every log, with errors handled as in apply_retention_all.
+  result<void> flush_all_by_time();
+  // Closes every log and then writes the clean-shutdown marker of each log dir whose logs all closed.
+  result<void> shutdown();
+
+ private:
+  struct entry {
+    std::shared_ptr<log> partition_log;
+    std::size_t dir;  // index into options_.log_dirs
+  };
+
+  explicit log_manager(options opts) : options_(std::move(opts)) {}
+
+  result<void> open_dir(std::size_t dir);
+  [[nodiscard]] log_config config_for(const std::string& topic) const;
+  [[nodiscard]] std::vector<std::pair<topic_partition, entry>> snapshot() const;
+
+  const options options_;
+  mutable std::shared_mutex mutex_;
+  std::unordered_map<topic_partition, entry> logs_;  // guarded by mutex_
+};
+
+}  // namespace ferry::storage

@@ -1,0 +1,392 @@
+#include "storage/segment.h"
+
+#include <cstring>
+#include <mutex>
+
+#include "base/log.h"
+#include "storage/errc.h"
+#include "storage/file_names.h"
+
+namespace ferry::storage {
+namespace {
+
+// Reads ahead this much when walking batch headers on the request path: an index lookup lands within
+// about index.interval.bytes (4 KiB by default) of its target, so one read usually covers the walk.
+constexpr std::size_t lookup_read_ahead = 16 * 1024;
+// Recovery reads every byte, so it reads in larger pieces.
+constexpr std::size_t recovery_read_ahead = 1024 * 1024;
+// Positions must fit the offset index's 4-byte field.
+constexpr std::uint64_t max_position = INT32_MAX;
+
+// Walks the batches of a .log file from a batch boundary up to `end`, reading ahead so that a walk over
+// many small batches costs few system calls. Checks only that each header is complete and its length
+// fits before `end`; recovery checks the rest.
+class batch_scanner {
+ public:
+  batch_scanner(io::file& file, std::uint64_t from, std::uint64_t end, std::size_t read_ahead)
+      : file_(file),
+        next_(from),
+        end_(end),
+        capacity_(read_ahead),
+        buffer_(std::make_unique_for_overwrite<std::byte[]>(read_ahead)) {}
+
+  // Moves to the next batch: false at `end`; corrupt_log when the bytes there are not a plausible batch.
+  result<bool> next() {
+    if (next_ >= end_) return false;
+    if (end_ - next_ < model::batch_header_size) return errc::corrupt_log;
+    if (!buffered(next_, model::batch_header_size)) {
+      FERRY_TRY(fill(next_));
+      if (!buffered(next_, model::batch_header_size)) return errc::corrupt_log;
+    }
+    const std::size_t size = model::peek_batch_size(view(next_, model::batch_header_size));
+    if (size == 0 || size > end_ - next_) return errc::corrupt_log;
+    position_ = next_;
+    size_ = size;
+    next_ += size;
+    return true;
+  }
+
+  [[nodiscard]] std::uint64_t position() const { return position_; }
+  [[nodiscard]] std::uint64_t size() const { return size_; }
+  // Valid until the next call.
+  [[nodiscard]] model::batch_header_view header() const {
+    return model::batch_header_view(view(position_, model::batch_header_size));
+  }
+
+  // The current batch's bytes, valid until the next call.
+  result<std::span<const std::byte>> whole_batch() {
+    if (buffered(position_, size_)) return view(position_, size_);
+    if (size_ <= capacity_) {
+      FERRY_TRY(fill(position_));
+      if (!buffered(position_, size_)) return errc::corrupt_log;
+      return view(position_, size_);
+    }
+    large_.resize(size_);
+    FERRY_TRY(const std::size_t got, file_.read_at(large_, position_));
+    if (got != size_) return errc::corrupt_log;
+    return std::span<const std::byte>(large_);
+  }
+
+ private:
+  [[nodiscard]] bool buffered(std::uint64_t position, std::uint64_t length) const {
+    return position >= buffer_start_ && position + length <= buffer_start_ + buffer_length_;
+  }
+  [[nodiscard]] std::span<const std::byte> view(std::uint64_t position, std::uint64_t length) const {
+    return {buffer_.get() + (position - buffer_start_), static_cast<std::size_t>(length)};
+  }
+  result<void> fill(std::uint64_t position) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(capacity_, end_ - position));
+    FERRY_TRY(const std::size_t got, file_.read_at({buffer_.get(), want}, position));
+    buffer_start_ = position;
+    buffer_length_ = got;
+    return success();
+  }
+
+  io::file& file_;
+  std::uint64_t next_;
+  std::uint64_t end_;
+  std::size_t capacity_;
+  std::unique_ptr<std::byte[]> buffer_;
+  std::uint64_t buffer_start_ = 0;
+  std::size_t buffer_length_ = 0;
+  std::vector<std::byte> large_;  // a batch larger than the read-ahead
+  std::uint64_t position_ = 0;
+  std::uint64_t size_ = 0;
+};
+
+segment::batch_location location_of(const batch_scanner& scan) {
+  const auto header = scan.header();
+  return {scan.position(), scan.size(), header.base_offset(), header.max_timestamp()};
+}
+
+}  // namespace
+
+segment::segment(const std::filesystem::path& directory, offset base, std::shared_ptr<io::file> log,
+                 std::shared_ptr<io::file> index, std::shared_ptr<io::file> time, std::int32_t index_bytes,
+                 bool active)
+    : directory_(directory),
+      base_(base),
+      log_(std::move(log)),
+      offset_index_(std::move(index), base, index_bytes, active),
+      time_index_(std::move(time), base, index_bytes, active),
+      extent_{0, base, -1, base} {}
+
+std::filesystem::path segment::path(std::string_view suffix) const {
+  return directory_ / offset_file_name(base_, suffix);
+}
+
+result<std::shared_ptr<segment>> segment::create(io::file_system& fs, const std::filesystem::path& directory,
+                                                 offset base, std::int32_t index_bytes) {
+  std::shared_ptr<io::file> files[3];
+  const std::string_view suffixes[3] = {log_suffix, index_suffix, time_index_suffix};
+  for (int i = 0; i < 3; ++i) {
+    FERRY_TRY(files[i], fs.open(directory / offset_file_name(base, suffixes[i]), io::open_mode::create_read_write));
+    // A leftover index of an earlier life of this offset must not leak into the new segment.
+    FERRY_TRY(files[i]->truncate(0));
+  }
+  return std::shared_ptr<segment>(new segment(directory, base, files[0], files[1], files[2], index_bytes, true));
+}
+
+result<std::shared_ptr<segment>> segment::open(io::file_system& fs, const std::filesystem::path& directory,
+                                               offset base, std::int32_t index_bytes, bool active) {
+  FERRY_TRY(auto log, fs.open(directory / offset_file_name(base, log_suffix), io::open_mode::read_write));
+  bool missing = false;
+  auto open_index = [&](std::string_view suffix) -> result<std::shared_ptr<io::file>> {
+    const auto path = directory / offset_file_name(base, suffix);
+    FERRY_TRY(const bool present, fs.exists(path));
+    if (!present) {
+      FERRY_LOG(warn, "storage") << path.string() << " is missing; rebuilding it";
+      missing = true;
+    }
+    return fs.open(path, io::open_mode::create_read_write);
+  };
+  FERRY_TRY(auto index, open_index(index_suffix));
+  FERRY_TRY(auto time, open_index(time_index_suffix));
+  auto opened = std::shared_ptr<segment>(
+      new segment(directory, base, std::move(log), std::move(index), std::move(time), index_bytes, active));
+  if (missing) {
+    opened->index_suspect_ = true;
+    return opened;
+  }
+  if (auto loaded = opened->load(); !loaded) {
+    if (loaded.error() != errc::corrupt_log) return loaded.error();
+    FERRY_LOG(warn, "storage") << "the indexes of " << opened->path(log_suffix).string()
+                               << " do not match it; rebuilding them";
+    opened->index_suspect_ = true;
+  }
+  return opened;
+}
+
+result<void> segment::load() {
+  FERRY_TRY(const std::uint64_t size, log_->size());
+  FERRY_TRY(offset_index_.load(size));
+  // Walk the batches after the last index entry to find where the segment ends. The walk starts at a batch
+  // the index names, so a wrong entry shows here.
+  FERRY_TRY(const auto last, offset_index_.last());
+  extent e{size, last.base, -1, base_};
+  batch_scanner scan(*log_, last.position, size, lookup_read_ahead);
+  bool first = true;
+  while (true) {
+    FERRY_TRY(const bool more, scan.next());
+    if (!more) break;
+    const auto header = scan.header();
+    if (first ? header.base_offset() != last.base : header.base_offset() < e.next_offset) return errc::corrupt_log;
+    first = false;
+    e.next_offset = next(header.last_offset());
+    if (header.max_timestamp() > e.max_timestamp) {
+      e.max_timestamp = header.max_timestamp();
+      e.offset_of_max_timestamp = header.base_offset();
+    }
+  }
+  FERRY_TRY(time_index_.load(e.next_offset));
+  // The time index's last entry holds the largest timestamp of the batches before the walk.
+  FERRY_TRY(const auto latest, time_index_.last());
+  if (latest && latest->timestamp >= e.max_timestamp) {
+    e.max_timestamp = latest->timestamp;
+    e.offset_of_max_timestamp = latest->base;
+  }
+  if (offset_index_.resident() && size > 0) {
+    batch_scanner head(*log_, 0, size, model::batch_header_size);
+    FERRY_TRY(const bool any, head.next());
+    if (any && head.header().max_timestamp() >= 0) rolling_since_ms_ = head.header().max_timestamp();
+  }
+  bytes_since_index_ = size - last.position;
+  extent_ = e;
+  return success();
+}
+
+result<std::uint64_t> segment::recover(std::int32_t index_interval_bytes) {
+  std::unique_lock lock(mutex_);
+  FERRY_TRY(offset_index_.truncate(0));
+  FERRY_TRY(time_index_.truncate(0));
+  extent_ = {0, base_, -1, base_};
+  bytes_since_index_ = 0;
+  FERRY_TRY(const std::uint64_t file_size, log_->size());
+  batch_scanner scan(*log_, 0, file_size, recovery_read_ahead);
+  std::error_code bad;
+  while (true) {
+    auto more = scan.next();
+    if (!more) {
+      if (more.error() != errc::corrupt_log) return more.error();
+      bad = more.error();
+      break;
+    }
+    if (!more.value()) break;
+    auto batch = scan.whole_batch();
+    if (!batch) {
+      if (batch.error() != errc::corrupt_log) return batch.error();
+      bad = batch.error();
+      break;
+    }
+    const std::span<const std::byte> bytes = batch.value();
+    bad = model::validate_batch(bytes, {.max_batch_bytes = SIZE_MAX, .from_client = false});
+    if (bad) break;
+    const model::batch_header_view header(bytes);
+    if (header.base_offset() < extent_.next_offset || header.last_offset().value() - base_.value() > INT32_MAX ||
+        scan.position() > max_position) {
+      bad = errc::corrupt_log;
+      break;
+    }
+    FERRY_TRY(add_batch(header, scan.position(), index_interval_bytes));
+  }
+  const std::uint64_t cut = file_size - extent_.size;
+  if (cut > 0) {
+    FERRY_LOG(warn, "storage") << "recovery: " << path(log_suffix).string() << ": " << bad.message() << " at position "
+                               << extent_.size << "; truncated " << cut << " bytes";
+    FERRY_TRY(log_->truncate(extent_.size));
+  }
+  FERRY_TRY(index_max_timestamp(extent_));
+  FERRY_TRY(sync_files());
+  index_suspect_ = false;
+  return cut;
+}
+
+segment::extent segment::committed() const {
+  std::shared_lock lock(mutex_);
+  return extent_;
+}
+
+result<void> segment::append(std::span<const std::byte> batch, std::int32_t index_interval_bytes,
+                             std::int64_t now_ms) {
+  const std::uint64_t position = extent_.size;  // only the writer changes it
+  if (auto written = log_->write_at(batch, position); !written) {
+    (void)log_->truncate(position);
+    return written.error();
+  }
+  {
+    std::unique_lock lock(mutex_);
+    if (auto added = add_batch(model::batch_header_view(batch), position, index_interval_bytes); !added) {
+      (void)log_->truncate(position);
+      return added.error();
+    }
+  }
+  if (!rolling_since_ms_) rolling_since_ms_ = now_ms;
+  return success();
+}
+
+result<void> segment::add_batch(const model::batch_header_view& header, std::uint64_t position,
+                                std::int32_t index_interval_bytes) {
+  extent e = extent_;
+  e.size = position + header.total_size();
+  e.next_offset = next(header.last_offset());
+  if (header.max_timestamp() > e.max_timestamp) {
+    e.max_timestamp = header.max_timestamp();
+    e.offset_of_max_timestamp = header.base_offset();
+  }
+  if (bytes_since_index_ > static_cast<std::uint64_t>(std::max(index_interval_bytes, 0))) {
+    const std::size_t offset_entries = offset_index_.size();
+    FERRY_TRY(offset_index_.append(header.base_offset(), position));
+    if (auto timed = index_max_timestamp(e); !timed) {
+      (void)offset_index_.truncate(offset_entries);
+      return timed.error();
+    }
+    bytes_since_index_ = 0;
+  }
+  bytes_since_index_ += header.total_size();
+  extent_ = e;
+  return success();
+}
+
+result<void> segment::index_max_timestamp(const extent& e) {
+  FERRY_TRY(const auto latest, time_index_.last());
+  if (e.max_timestamp < 0 || (latest && latest->timestamp >= e.max_timestamp)) return success();
+  return time_index_.append({e.max_timestamp, e.offset_of_max_timestamp});
+}
+
+result<void> segment::sync_files() {
+  FERRY_TRY(log_->sync());
+  FERRY_TRY(offset_index_.sync());
+  return time_index_.sync();
+}
+
+result<void> segment::flush() { return sync_files(); }
+
+result<void> segment::seal() {
+  {
+    std::unique_lock lock(mutex_);
+    FERRY_TRY(index_max_timestamp(extent_));
+    FERRY_TRY(log_->truncate(extent_.size));
+    FERRY_TRY(offset_index_.truncate(offset_index_.size()));
+    FERRY_TRY(time_index_.truncate(time_index_.size()));
+  }
+  FERRY_TRY(sync_files());  // outside the lock: readers of this segment need not wait for the disk
+  std::unique_lock lock(mutex_);
+  offset_index_.release_memory();
+  time_index_.release_memory();
+  return success();
+}
+
+result<void> segment::remove_files(io::file_system& fs) {
+  result<void> outcome = success();
+  for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+    if (auto removed = fs.remove(path(suffix)); !removed && outcome) outcome = removed;
+  }
+  return outcome;
+}
+
+result<segment::batch_location> segment::locate(offset target, const extent& at) const {
+  offset_index::entry start;
+  {
+    std::shared_lock lock(mutex_);
+    FERRY_TRY(start, offset_index_.lookup(target));
+  }
+  batch_scanner scan(*log_, start.position, at.size, lookup_read_ahead);
+  bool first = true;
+  while (true) {
+    FERRY_TRY(const bool more, scan.next());
+    if (!more) return errc::corrupt_log;  // the extent holds target, so a batch must
+    const auto header = scan.header();
+    if (first && header.base_offset() != start.base) return errc::corrupt_log;
+    first = false;
+    if (header.last_offset() >= target) return location_of(scan);
+  }
+}
+
+result<std::uint64_t> segment::boundary_before(std::uint64_t start, std::uint64_t limit, const extent& at) const {
+  offset_index::entry indexed;
+  {
+    std::shared_lock lock(mutex_);
+    FERRY_TRY(indexed, offset_index_.lookup_position(limit));
+  }
+  // An indexed batch at or before `limit` is a boundary; walk on from it rather than from `start`.
+  std::uint64_t end = std::max(start, indexed.position);
+  batch_scanner scan(*log_, end, at.size, lookup_read_ahead);
+  while (true) {
+    FERRY_TRY(const bool more, scan.next());
+    if (!more || scan.position() + scan.size() > limit) return end;
+    end = scan.position() + scan.size();
+  }
+}
+
+result<std::optional<segment::batch_location>> segment::find_timestamp(std::int64_t ts, const extent& at) const {
+  if (at.max_timestamp < ts) return std::optional<batch_location>{};
+  std::optional<time_index::entry> before;
+  {
+    std::shared_lock lock(mutex_);
+    FERRY_TRY(before, time_index_.last_before(ts));
+  }
+  // Every batch before the entry's offset is older than the entry, so older than ts.
+  const offset from = before ? before->base : base_;
+  if (from >= at.next_offset) return std::optional<batch_location>{};
+  FERRY_TRY(const auto start, locate(from, at));
+  batch_scanner scan(*log_, start.position, at.size, lookup_read_ahead);
+  while (true) {
+    FERRY_TRY(const bool more, scan.next());
+    if (!more) return std::optional<batch_location>{};
+    if (scan.header().max_timestamp() >= ts) return std::optional<batch_location>{location_of(scan)};
+  }
+}
+
+result<void> segment::visit(offset from, const extent& at,
+                            const std::function<void(const model::batch_header_view&)>& fn) const {
+  if (from >= at.next_offset) return success();
+  FERRY_TRY(const auto start, locate(from, at));
+  batch_scanner scan(*log_, start.position, at.size, lookup_read_ahead);
+  while (true) {
+    FERRY_TRY(const bool more, scan.next());
+    if (!more) return success();
+    fn(scan.header());
+  }
+}
+
+}  // namespace ferry::storage
