@@ -22,7 +22,7 @@ asio::awaitable<void> serve(beast::tcp_stream stream, const admin_sources& sourc
   beast::flat_buffer buffer;
   for (;;) {
     stream.expires_after(std::chrono::seconds(30));
-    http::request_parser<http::empty_body> parser;
+    http::request_parser<http::string_body> parser;  // bodies are read (capped) and ignored
     parser.header_limit(16 * 1024);
     parser.body_limit(1024 * 1024);
     auto [read_ec, n] = co_await http::async_read(stream, buffer, parser, no_throw);

@@ -10,7 +10,7 @@
 namespace ferry::admin {
 
 // The HTTP admin listener (Boost.Beast): one coroutine per connection, keep-alive, GET only. Request bodies
-// are ignored and request heads are capped, so a bad client cannot make the broker buffer much.
+// are read and ignored, and heads and bodies are capped, so a bad client cannot make the broker buffer much.
 class admin_server {
  public:
   admin_server(boost::asio::io_context& io, admin_sources sources);

@@ -451,79 +451,72 @@ result<void> cluster_registry::refresh_topic(const std::string& name, bool full)
     drop_topic(name);
     return success();
   }
-  topic_versions_[name] = got->stat.version;
-  const bool is_new = !model_.topics.contains(name);
-  auto& topic = model_.topics[name];
-  topic.topic_id = assignment.value().topic_id;
-  topic.marked_for_deletion = deletion_markers_.contains(name);
+  // Built aside and committed whole, so a failed read leaves the model as it was for the retry.
+  const auto existing = model_.topics.find(name);
+  const bool is_new = existing == model_.topics.end();
+  topic_info updated = is_new ? topic_info{} : existing->second;
+  updated.topic_id = assignment.value().topic_id;
+  updated.marked_for_deletion = deletion_markers_.contains(name);
 
   std::vector<partition_id> removed;
-  for (const auto& [p, info] : topic.partitions) {
+  for (const auto& [p, info] : updated.partitions) {
     if (!assignment.value().partitions.contains(p)) removed.push_back(p);
   }
-  for (const auto p : removed) {
-    const auto path = layout::partition_state_path(name, p);
-    session_->remove_watches(path);
-    armed_.erase(data_key(path));
-    topic.partitions.erase(p);
-  }
-  std::vector<partition_id> to_read;
+  for (const auto p : removed) updated.partitions.erase(p);
   for (auto& [p, replicas] : assignment.value().partitions) {
-    const bool known = topic.partitions.contains(p);
-    topic.partitions[p].replicas = std::move(replicas);
-    if (!known || full) to_read.push_back(p);
-  }
-  for (const auto p : to_read) {
-    FERRY_TRY(refresh_partition_state(name, p));
+    const bool known = updated.partitions.contains(p);
+    auto& partition = updated.partitions[p];
+    partition.replicas = std::move(replicas);
+    if (!known || full) {
+      FERRY_TRY(partition.state, read_partition_state(name, p, !updated.marked_for_deletion));
+    }
   }
   if (is_new || full) {
-    FERRY_TRY(reload_config(name));
+    FERRY_TRY(updated.config, read_config(name));
   }
+  model_.topics[name] = std::move(updated);
+  topic_versions_[name] = got->stat.version;
+  for (const auto p : removed) forget_partition(name, p);
   return success();
+}
+
+result<std::optional<partition_state>> cluster_registry::read_partition_state(const std::string& name, partition_id p,
+                                                                              bool watch_creation) {
+  const auto path = layout::partition_state_path(name, p);
+  FERRY_TRY(auto got, read_watched(path, task{task_kind::partition_state, name, p.value()}, watch_creation));
+  if (!got) return std::optional<partition_state>{};
+  auto state = layout::decode_partition_state(got->data);
+  if (!state) {
+    FERRY_LOG(warn, "coord") << "ignoring malformed " << path << ": " << got->data;
+    return std::optional<partition_state>{};
+  }
+  auto& s = state.value();
+  return std::optional<partition_state>(
+      partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, got->stat.version});
 }
 
 result<void> cluster_registry::refresh_partition_state(const std::string& name, partition_id p) {
   const auto topic = model_.topics.find(name);
   if (topic == model_.topics.end() || !topic->second.partitions.contains(p)) return success();
   // States of a topic being deleted are not coming back; a creation watch on them would only linger.
-  const bool watch_creation = !topic->second.marked_for_deletion;
-  FERRY_TRY(auto got, read_watched(layout::partition_state_path(name, p),
-                                   task{task_kind::partition_state, name, p.value()}, watch_creation));
-  // Reading may have taken a while, but only this thread changes the model.
-  auto& partition = topic->second.partitions[p];
-  if (!got) {
-    partition.state.reset();
-    return success();
-  }
-  auto state = layout::decode_partition_state(got->data);
-  if (!state) {
-    FERRY_LOG(warn, "coord") << "ignoring malformed " << layout::partition_state_path(name, p) << ": " << got->data;
-    partition.state.reset();
-    return success();
-  }
-  auto& s = state.value();
-  partition.state = partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, got->stat.version};
+  FERRY_TRY(auto state, read_partition_state(name, p, !topic->second.marked_for_deletion));
+  topic->second.partitions[p].state = std::move(state);
   return success();
 }
 
-result<void> cluster_registry::reload_config(const std::string& name) {
-  const auto topic = model_.topics.find(name);
-  if (topic == model_.topics.end()) return success();
+result<layout::config_map> cluster_registry::read_config(const std::string& name) {
   auto got = session_->get(layout::topic_config_path(name));
   if (!got) {
     if (got.error() != errc::no_node) return got.error();
-    topic->second.config.clear();
-    return success();
+    return layout::config_map{};
   }
   auto config = layout::decode_topic_config(got.value().data);
   if (!config) {
     FERRY_LOG(warn, "coord") << "ignoring malformed " << layout::topic_config_path(name) << ": "
                              << got.value().data;
-    topic->second.config.clear();
-    return success();
+    return layout::config_map{};
   }
-  topic->second.config = std::move(config).value();
-  return success();
+  return config;
 }
 
 result<void> cluster_registry::refresh_config_changes(bool skip_existing) {
@@ -549,7 +542,11 @@ result<void> cluster_registry::refresh_config_changes(bool skip_existing) {
         if (!change) {
           FERRY_LOG(warn, "coord") << "ignoring malformed config change " << child << ": " << got.value().data;
         } else if (change.value().entity_type == "topics") {
-          FERRY_TRY(reload_config(change.value().entity_name));
+          const auto topic = model_.topics.find(change.value().entity_name);
+          // A topic not in the model yet gets its config when it is read.
+          if (topic != model_.topics.end()) {
+            FERRY_TRY(topic->second.config, read_config(topic->first));
+          }
         }
       }
     }
@@ -593,12 +590,16 @@ result<void> cluster_registry::refresh_controller() {
 void cluster_registry::drop_topic(const std::string& name) {
   const auto topic = model_.topics.find(name);
   if (topic == model_.topics.end()) return;
-  for (const auto& [p, info] : topic->second.partitions) {
-    const auto path = layout::partition_state_path(name, p);
-    if (armed_.erase(data_key(path)) > 0) session_->remove_watches(path);
-  }
+  std::vector<partition_id> partitions;
+  for (const auto& [p, info] : topic->second.partitions) partitions.push_back(p);
   model_.topics.erase(topic);
   topic_versions_.erase(name);
+  for (const auto p : partitions) forget_partition(name, p);
+}
+
+void cluster_registry::forget_partition(const std::string& name, partition_id p) {
+  const auto path = layout::partition_state_path(name, p);
+  if (armed_.erase(data_key(path)) > 0) session_->remove_watches(path);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -677,7 +678,7 @@ result<void> cluster_registry::reconcile() {
   for (const auto& [name, topic] : model_.topics) {
     if (!topic.marked_for_deletion) names.push_back(name);
   }
-  bool retry = false;
+  std::error_code failure;  // the first error that is not a lost race; the whole pass is retried
   for (const auto& name : names) {
     std::vector<partition_id> missing;
     for (const auto& [p, info] : model_.topics.at(name).partitions) {
@@ -689,7 +690,7 @@ result<void> cluster_registry::reconcile() {
       if (done) continue;
       if (done.error() == errc::not_controller || done.error() == errc::closed) return done.error();
       // A lost race: the state changed meanwhile. Its watch re-reads it and the next pass looks again.
-      if (done.error() != errc::bad_version && done.error() != errc::no_node) retry = true;
+      if (done.error() != errc::bad_version && done.error() != errc::no_node && !failure) failure = done.error();
     }
     if (missing.empty()) continue;
     auto done = create_partition_states(name, missing);
@@ -698,11 +699,11 @@ result<void> cluster_registry::reconcile() {
     if (done.error() == errc::node_exists || done.error() == errc::no_node) {
       // Created (or the topic deleted) by someone else meanwhile: read those states again.
       for (const auto p : missing) enqueue(task{task_kind::partition_state, name, p.value()});
-    } else {
-      retry = true;
+    } else if (!failure) {
+      failure = done.error();
     }
   }
-  if (retry) return errc::connection_loss;
+  if (failure) return failure;
   return success();
 }
 

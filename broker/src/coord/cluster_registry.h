@@ -140,10 +140,14 @@ class cluster_registry {
   result<void> refresh_topics(bool full);
   result<void> refresh_topic(const std::string& name, bool full);
   result<void> refresh_partition_state(const std::string& name, partition_id p);
+  result<std::optional<partition_state>> read_partition_state(const std::string& name, partition_id p,
+                                                              bool watch_creation);
+  result<layout::config_map> read_config(const std::string& name);
   result<void> refresh_config_changes(bool skip_existing);
-  result<void> reload_config(const std::string& name);
   result<void> refresh_controller();
   void drop_topic(const std::string& name);
+  // Drops the watch on a partition state that left the model.
+  void forget_partition(const std::string& name, partition_id p);
 
   // Controller: election and duties, on the worker thread.
   result<void> try_elect();
