@@ -4,11 +4,14 @@ scripts/local-cluster (the same tool users run), on free loopback ports, in a te
 Every cluster is stopped at the end of its test module, and the broker logs are checked for sanitizer
 reports: the debug build runs with AddressSanitizer and UndefinedBehaviorSanitizer.
 """
+import contextlib
+import glob
 import json
 import os
 import random
 import shutil
 import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -107,6 +110,55 @@ class Cluster:
     def log_dir(self, broker):
         return os.path.join(self.data, f"broker-{broker}", "data")
 
+    def zk_stop(self):
+        self.run("zk-stop")
+
+    def zk_start(self):
+        self.run("zk-start")
+
+    def pid(self, broker):
+        """The running broker's pid, from local-cluster's pid file; None when it is not running."""
+        try:
+            with open(os.path.join(self.data, f"broker-{broker}.pid")) as f:
+                pid = int(f.read().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return None
+        return None if state in ("Z", "X") else pid
+
+    def ready(self, broker):
+        try:
+            return self.admin(broker, "/v1/ready")[0] == 200
+        except OSError:
+            return False
+
+    def leader(self, topic, partition, timeout=30.0):
+        """The leader of a partition according to a running broker's admin API, once it has one."""
+        def find():
+            for b in range(self.brokers):
+                if self.pid(b) is None:
+                    continue
+                status, body = self.admin(b, f"/v1/topics/{topic}")
+                if status != 200:
+                    return None
+                for p in body["partitions"]:
+                    if p["partition"] == partition and p["leader"] >= 0:
+                        return (p["leader"],)
+                return None
+            return None
+        return wait_until(find, timeout=timeout, what=f"a leader for {topic}/{partition}")[0]
+
+    def partition_dir(self, broker, topic, partition):
+        return os.path.join(self.log_dir(broker), f"{topic}-{partition}")
+
+    def segment_files(self, broker, topic, partition):
+        """The partition's .log files on that broker, in offset order."""
+        return sorted(glob.glob(os.path.join(self.partition_dir(broker, topic, partition), "*.log")))
+
     def sanitizer_reports(self):
         reports = []
         for b in range(self.brokers):
@@ -125,6 +177,23 @@ class Cluster:
         if not reports:
             shutil.rmtree(self.data, ignore_errors=True)
         return reports
+
+
+@contextlib.contextmanager
+def started_cluster(brokers, overrides=()):
+    """A cluster for one module's own fixture (other sizes or settings than `cluster`): started, yielded,
+    stopped, and checked for sanitizer reports."""
+    c = Cluster(brokers, overrides)
+    try:
+        c.up()
+    except BaseException:
+        c.cleanup()
+        raise
+    try:
+        yield c
+    finally:
+        reports = c.cleanup()
+    assert not reports, f"sanitizer reports in broker logs (kept in {c.data}): {reports}"
 
 
 @pytest.fixture(scope="module")
@@ -152,3 +221,37 @@ def kcat(*args, input=None, timeout=120, check=True):
     if check and result.returncode != 0:
         raise AssertionError(f"kcat {' '.join(args)} failed: {result.stderr.decode(errors='replace')}")
     return result
+
+
+# RecordBatch v2 header fields (see broker/src/model/record_batch.h).
+BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
+BATCH_HEADER_SIZE = 61
+
+
+class BatchHeader:
+    def __init__(self, raw, position):
+        (self.base_offset, self.length, self.leader_epoch, self.magic, self.crc, self.attributes,
+         self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id, self.producer_epoch,
+         self.base_sequence, self.records_count) = BATCH_HEADER.unpack_from(raw, 0)
+        self.position = position
+        self.size = self.length + 12
+        self.codec = self.attributes & 0x07
+
+    @property
+    def last_offset(self):
+        return self.base_offset + self.last_offset_delta
+
+
+def log_batches(path):
+    """The batch headers of a segment file, in order; stops at the first incomplete batch."""
+    with open(path, "rb") as f:
+        data = f.read()
+    out = []
+    position = 0
+    while position + BATCH_HEADER_SIZE <= len(data):
+        header = BatchHeader(data[position:position + BATCH_HEADER_SIZE], position)
+        if header.length <= 0 or position + header.size > len(data):
+            break
+        out.append(header)
+        position += header.size
+    return out

@@ -1,16 +1,34 @@
 #!/usr/bin/env python3
-"""Captures the first request frames a real Kafka client sends, as golden bytes for codec tests.
+"""Captures the request frames a real Kafka client sends, as golden bytes for codec tests.
 
-Listens on 127.0.0.1:PORT, accepts one connection, writes each size-prefixed frame it receives to
-OUT_PREFIX-<n>.bin until the client stops sending or `--frames` frames arrived, then closes. Clients give
-up after the connection closes; only what they sent first is recorded (an ApiVersions request, and for
-kafka-python the Metadata v0 probe sent right behind it).
+Listens on 127.0.0.1:PORT for one connection and writes each size-prefixed frame the client sends to
+OUT_PREFIX-<n>.bin, until `--frames` frames arrived or the client stops. Without --forward nothing is
+answered, so only what a client sends first is recorded (ApiVersions, and kafka-python's Metadata v0 probe
+right behind it). With --forward HOST:PORT the connection is relayed to a real broker, so whole
+conversations (Metadata, Produce, Fetch, ...) are recorded.
 
-Usage: capture_request.py PORT OUT_PREFIX [--frames N] [--timeout S]
+Usage: capture_request.py PORT OUT_PREFIX [--frames N] [--timeout S] [--forward HOST:PORT]
 """
 import argparse
 import socket
 import struct
+import threading
+
+
+def relay(source, sink):
+    try:
+        while True:
+            chunk = source.recv(65536)
+            if not chunk:
+                break
+            sink.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        try:
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
 
 
 def main():
@@ -19,6 +37,7 @@ def main():
     parser.add_argument("out_prefix")
     parser.add_argument("--frames", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=10.0)
+    parser.add_argument("--forward")
     args = parser.parse_args()
 
     server = socket.socket()
@@ -28,6 +47,11 @@ def main():
     server.settimeout(args.timeout)
     conn, _ = server.accept()
     conn.settimeout(args.timeout)
+    upstream = None
+    if args.forward:
+        host, port = args.forward.rsplit(":", 1)
+        upstream = socket.create_connection((host, int(port)), timeout=args.timeout)
+        threading.Thread(target=relay, args=(upstream, conn), daemon=True).start()
     buffer = b""
     written = 0
     try:
@@ -35,6 +59,8 @@ def main():
             chunk = conn.recv(65536)
             if not chunk:
                 break
+            if upstream:
+                upstream.sendall(chunk)
             buffer += chunk
             while len(buffer) >= 4 and written < args.frames:
                 size = struct.unpack(">i", buffer[:4])[0]
@@ -47,6 +73,8 @@ def main():
     except socket.timeout:
         pass
     conn.close()
+    if upstream:
+        upstream.close()
     print(f"captured {written} frame(s)")
 
 

@@ -34,7 +34,9 @@ bool is_transient(std::error_code e) {
 std::string children_key(std::string_view path) { return "c:" + std::string(path); }
 std::string data_key(std::string_view path) { return "d:" + std::string(path); }
 
-bool contains(const std::vector<broker_id>& ids, broker_id id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); }
+bool contains(const std::vector<broker_id>& ids, broker_id id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
 
 result<void> validate_assignment(const layout::replica_assignment& assignment) {
   std::int32_t expected = 0;
@@ -132,8 +134,8 @@ result<void> cluster_registry::load_cluster_id() {
     }
     if (got.error() != errc::no_node) return got.error();
     // The first broker of a new cluster names it.
-    auto created = session_->create(path, layout::encode_cluster_id(uuid::random().to_string()),
-                                    create_mode::persistent, true);
+    auto created =
+        session_->create(path, layout::encode_cluster_id(uuid::random().to_string()), create_mode::persistent, true);
     if (!created && created.error() != errc::node_exists) return created.error();
   }
 }
@@ -222,8 +224,12 @@ void cluster_registry::worker_loop() {
     std::vector<std::string> fired;
     {
       std::unique_lock lock(queue_mutex_);
-      if (retry.empty()) queue_changed_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
-      else queue_changed_.wait_for(lock, retry_backoff, [&] { return stopping_; });
+      if (retry.empty()) {
+        queue_changed_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      } else {
+        // Pause before retrying; whatever arrives meanwhile joins that batch.
+        queue_changed_.wait_for(lock, retry_backoff, [&] { return stopping_; });
+      }
       if (stopping_) return;
       batch.swap(pending_);
       fired.swap(fired_);
@@ -371,8 +377,8 @@ result<void> cluster_registry::refresh_brokers() {
   const std::string parent(layout::brokers_ids_path);
   const std::string key = children_key(parent);
   const bool arm = !armed_.contains(key);
-  FERRY_TRY(const auto children, session_->get_children(parent, arm ? watch_for(task{task_kind::brokers}, key)
-                                                                    : watcher{}));
+  FERRY_TRY(const auto children,
+            session_->get_children(parent, arm ? watch_for(task{task_kind::brokers}, key) : watcher{}));
   if (arm) armed_.insert(key);
 
   std::map<broker_id, broker_info> brokers;
@@ -408,8 +414,8 @@ result<void> cluster_registry::refresh_deletions() {
   const std::string parent(layout::delete_topics_path);
   const std::string key = children_key(parent);
   const bool arm = !armed_.contains(key);
-  FERRY_TRY(auto children, session_->get_children(parent, arm ? watch_for(task{task_kind::deletions}, key)
-                                                              : watcher{}));
+  FERRY_TRY(auto children,
+            session_->get_children(parent, arm ? watch_for(task{task_kind::deletions}, key) : watcher{}));
   if (arm) armed_.insert(key);
   deletion_markers_ = std::set<std::string, std::less<>>(children.begin(), children.end());
   for (auto& [name, topic] : model_.topics) topic.marked_for_deletion = deletion_markers_.contains(name);
@@ -420,8 +426,8 @@ result<void> cluster_registry::refresh_topics(bool full) {
   const std::string parent(layout::brokers_topics_path);
   const std::string key = children_key(parent);
   const bool arm = !armed_.contains(key);
-  FERRY_TRY(const auto children, session_->get_children(parent, arm ? watch_for(task{task_kind::topics}, key)
-                                                                    : watcher{}));
+  FERRY_TRY(const auto children,
+            session_->get_children(parent, arm ? watch_for(task{task_kind::topics}, key) : watcher{}));
   if (arm) armed_.insert(key);
 
   const std::set<std::string, std::less<>> names(children.begin(), children.end());
@@ -512,8 +518,7 @@ result<layout::config_map> cluster_registry::read_config(const std::string& name
   }
   auto config = layout::decode_topic_config(got.value().data);
   if (!config) {
-    FERRY_LOG(warn, "coord") << "ignoring malformed " << layout::topic_config_path(name) << ": "
-                             << got.value().data;
+    FERRY_LOG(warn, "coord") << "ignoring malformed " << layout::topic_config_path(name) << ": " << got.value().data;
     return layout::config_map{};
   }
   return config;
@@ -523,8 +528,8 @@ result<void> cluster_registry::refresh_config_changes(bool skip_existing) {
   const std::string parent(layout::config_changes_path);
   const std::string key = children_key(parent);
   const bool arm = !armed_.contains(key);
-  FERRY_TRY(auto children, session_->get_children(parent, arm ? watch_for(task{task_kind::config_changes}, key)
-                                                              : watcher{}));
+  FERRY_TRY(auto children,
+            session_->get_children(parent, arm ? watch_for(task{task_kind::config_changes}, key) : watcher{}));
   if (arm) armed_.insert(key);
 
   std::vector<std::pair<std::int64_t, std::string>> changes;
@@ -744,7 +749,8 @@ result<void> cluster_registry::delete_topic_nodes(const std::string& name) {
   constexpr std::size_t slice = 500;
   for (std::size_t begin = 0; begin < doomed.size(); begin += slice) {
     std::vector<zk_op> ops;
-    for (std::size_t i = begin; i < std::min(doomed.size(), begin + slice); ++i) ops.push_back(zk_op::remove(doomed[i]));
+    for (std::size_t i = begin; i < std::min(doomed.size(), begin + slice); ++i)
+      ops.push_back(zk_op::remove(doomed[i]));
     FERRY_TRY(controller_write(std::move(ops)));
   }
   FERRY_LOG(info, "coord") << "deleted topic " << name;
@@ -756,8 +762,8 @@ result<void> cluster_registry::create_partition_states(const std::string& name,
   const std::string partitions_path = layout::topic_partitions_path(name);
   auto children = session_->get_children(partitions_path);
   if (!children && children.error() != errc::no_node) return children.error();
-  const std::set<std::string> existing = children ? std::set<std::string>(children.value().begin(), children.value().end())
-                                                  : std::set<std::string>{};
+  const std::set<std::string> existing =
+      children ? std::set<std::string>(children.value().begin(), children.value().end()) : std::set<std::string>{};
   std::vector<zk_op> ops;
   if (!children) ops.push_back(zk_op::create(partitions_path, ""));
   std::vector<std::pair<partition_id, layout::leader_and_isr>> created;
@@ -769,7 +775,8 @@ result<void> cluster_registry::create_partition_states(const std::string& name,
     // Kafka's NewPartition -> OnlinePartition: the first live replica leads, all live replicas are in sync.
     // Without any live replica the partition stays offline until one registers.
     if (live_replicas.empty()) continue;
-    if (!existing.contains(std::to_string(p.value()))) ops.push_back(zk_op::create(layout::partition_path(name, p), ""));
+    if (!existing.contains(std::to_string(p.value())))
+      ops.push_back(zk_op::create(layout::partition_path(name, p), ""));
     layout::leader_and_isr state{live_replicas.front(), leader_epoch{0}, live_replicas, controller_epoch_};
     ops.push_back(zk_op::create(layout::partition_state_path(name, p), layout::encode_partition_state(state)));
     created.emplace_back(p, std::move(state));
@@ -818,10 +825,10 @@ result<void> cluster_registry::elect_leader(const std::string& name, partition_i
   }
   if (next.leader == current.leader && next.epoch == current.epoch && next.isr == current.isr) return success();
 
-  FERRY_TRY(controller_write({zk_op::set(layout::partition_state_path(name, p), layout::encode_partition_state(next),
-                                         current.zk_version)}));
-  FERRY_LOG(info, "coord") << "partition " << name << "/" << p << ": leader " << next.leader << ", epoch "
-                           << next.epoch << ", " << next.isr.size() << " in sync";
+  FERRY_TRY(controller_write(
+      {zk_op::set(layout::partition_state_path(name, p), layout::encode_partition_state(next), current.zk_version)}));
+  FERRY_LOG(info, "coord") << "partition " << name << "/" << p << ": leader " << next.leader << ", epoch " << next.epoch
+                           << ", " << next.isr.size() << " in sync";
   model_.topics.at(name).partitions.at(p).state =
       partition_state{next.leader, next.epoch, std::move(next.isr), next.controller_epoch, current.zk_version + 1};
   return success();
@@ -853,10 +860,9 @@ result<uuid> cluster_registry::create_topic(std::string_view name, const layout:
   // The config znode may be left over from an earlier topic of that name: then it is overwritten.
   for (int attempt = 0;; ++attempt) {
     FERRY_TRY(const auto existing_config, session_->exists(config_path));
-    const std::vector<zk_op> ops = {
-        zk_op::create(topic_path, layout::encode_topic(topic)),
-        existing_config ? zk_op::set(config_path, layout::encode_topic_config(config))
-                        : zk_op::create(config_path, layout::encode_topic_config(config))};
+    const std::vector<zk_op> ops = {zk_op::create(topic_path, layout::encode_topic(topic)),
+                                    existing_config ? zk_op::set(config_path, layout::encode_topic_config(config))
+                                                    : zk_op::create(config_path, layout::encode_topic_config(config))};
     std::size_t failed = ops.size();
     auto written = session_->multi(ops, &failed);
     if (written) return topic.topic_id;

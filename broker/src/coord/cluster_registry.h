@@ -109,8 +109,7 @@ class cluster_registry {
     reconcile,  // nothing to read: only makes the worker run (controller duties, new listeners)
   };
   struct task {
-    explicit task(task_kind k, std::string t = {}, std::int32_t p = -1)
-        : kind(k), topic(std::move(t)), partition(p) {}
+    explicit task(task_kind k, std::string t = {}, std::int32_t p = -1) : kind(k), topic(std::move(t)), partition(p) {}
     task_kind kind;
     std::string topic;
     std::int32_t partition;

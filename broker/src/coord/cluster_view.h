@@ -39,7 +39,7 @@ struct partition_state {
 };
 
 struct partition_info {
-  std::vector<broker_id> replicas;        // assignment order; the first is the preferred leader
+  std::vector<broker_id> replicas;       // assignment order; the first is the preferred leader
   std::optional<partition_state> state;  // nullopt until the controller has created the state znode
 
   bool operator==(const partition_info&) const = default;
@@ -48,7 +48,7 @@ struct partition_info {
 struct topic_info {
   uuid topic_id;  // zero only briefly, for a topic written without one, until the controller assigns it
   std::map<partition_id, partition_info> partitions;
-  layout::config_map config;       // overrides from /config/topics/<topic>; defaults are not included
+  layout::config_map config;         // overrides from /config/topics/<topic>; defaults are not included
   bool marked_for_deletion = false;  // /admin/delete_topics/<topic> exists
 
   bool operator==(const topic_info&) const = default;

@@ -6,20 +6,20 @@ namespace ferry::coord {
 
 // Why a coordination call failed. ZooKeeper return codes map onto these in from_zk_code().
 enum class errc {
-  no_node = 1,               // the znode (topic, config, state) does not exist
-  node_exists,               // the znode (topic, broker id, ...) already exists
-  bad_version,               // conditional update lost a race: the znode changed since it was read
-  not_empty,                 // delete of a znode that still has children
-  connection_loss,           // no ZooKeeper connection within the operation timeout
-  session_expired,           // the session ended; the owner re-registers on the next one
-  timeout,                   // gave up waiting (startup connect, stale registration, a view condition)
-  closed,                    // the session or registry is shutting down
-  not_controller,            // a controller write was fenced: another broker holds a newer controller epoch
-  fenced,                    // a leader's ISR update named a stale leader or leader epoch
-  invalid_data,              // a znode holds JSON (or text) that is not the expected shape
-  invalid_argument,          // bad topic name, partition list, ISR or replica assignment
+  no_node = 1,       // the znode (topic, config, state) does not exist
+  node_exists,       // the znode (topic, broker id, ...) already exists
+  bad_version,       // conditional update lost a race: the znode changed since it was read
+  not_empty,         // delete of a znode that still has children
+  connection_loss,   // no ZooKeeper connection within the operation timeout
+  session_expired,   // the session ended; the owner re-registers on the next one
+  timeout,           // gave up waiting (startup connect, stale registration, a view condition)
+  closed,            // the session or registry is shutting down
+  not_controller,    // a controller write was fenced: another broker holds a newer controller epoch
+  fenced,            // a leader's ISR update named a stale leader or leader epoch
+  invalid_data,      // a znode holds JSON (or text) that is not the expected shape
+  invalid_argument,  // bad topic name, partition list, ISR or replica assignment
   invalid_replication_factor,
-  zookeeper_error,           // any other ZooKeeper failure (auth, marshalling, system error)
+  zookeeper_error,  // any other ZooKeeper failure (auth, marshalling, system error)
 };
 
 const std::error_category& error_category();

@@ -117,8 +117,8 @@ std::optional<std::int64_t> config_change_sequence(std::string_view child_name) 
 bool is_valid_topic_name(std::string_view topic) {
   if (topic.empty() || topic.size() > 249 || topic == "." || topic == "..") return false;
   for (const char c : topic) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;
@@ -148,8 +148,10 @@ result<endpoint> decode_endpoint(std::string_view text) {
 std::string encode_broker(const broker_registration& b) {
   ordered_json j;
   j["version"] = 5;
-  if (b.host.empty()) j["host"] = nullptr;
-  else j["host"] = b.host;
+  if (b.host.empty())
+    j["host"] = nullptr;
+  else
+    j["host"] = b.host;
   j["port"] = b.port;
   j["jmx_port"] = -1;
   j["timestamp"] = std::to_string(b.timestamp_ms);

@@ -51,8 +51,14 @@ int create_flags(create_mode mode) {
 }
 
 node_stat to_stat(const Stat& s) {
-  return node_stat{s.czxid,   s.mzxid,    s.ctime,          s.mtime,
-                   s.version, s.cversion, s.ephemeralOwner, s.numChildren};
+  return node_stat{s.czxid, s.mzxid, s.ctime, s.mtime, s.version, s.cversion, s.ephemeralOwner, s.numChildren};
+}
+
+watch_event to_event(int type) {
+  if (type == ZOO_CREATED_EVENT) return watch_event::created;
+  if (type == ZOO_DELETED_EVENT) return watch_event::deleted;
+  if (type == ZOO_CHILD_EVENT) return watch_event::children_changed;
+  return watch_event::changed;
 }
 
 std::string describe(int rc) { return std::string(zerror(rc)) + " (" + std::to_string(rc) + ")"; }
@@ -111,11 +117,7 @@ struct zk_session::connection {
     auto* self = static_cast<connection*>(const_cast<void*>(zoo_get_context(zh)));
     watcher fn = self->take_watch(context);
     if (!fn || type == ZOO_NOTWATCHING_EVENT) return;
-    watch_event event = watch_event::changed;
-    if (type == ZOO_CREATED_EVENT) event = watch_event::created;
-    else if (type == ZOO_DELETED_EVENT) event = watch_event::deleted;
-    else if (type == ZOO_CHILD_EVENT) event = watch_event::children_changed;
-    fn(event, path != nullptr ? std::string(path) : std::string());
+    fn(to_event(type), path != nullptr ? std::string(path) : std::string());
   }
 
   zk_session* const owner;
@@ -150,24 +152,41 @@ result<std::unique_ptr<zk_session>> zk_session::connect(zk_session_options optio
   }
 
   std::unique_ptr<zk_session> session(new zk_session(std::move(options)));
-  FERRY_TRY(auto conn, session->open_connection());
-  {
-    std::unique_lock lock(session->mutex_);
-    session->current_ = conn;
-    const bool connected = session->changed_.wait_for(lock, session->options_.connect_timeout,
-                                                      [&] { return conn->state == ZOO_CONNECTED_STATE; });
-    if (!connected) {
-      lock.unlock();
-      FERRY_LOG(error, "coord") << "could not connect to ZooKeeper at zookeeper.connect='" << session->options_.connect
-                                << "' within " << session->options_.connect_timeout.count() << " ms";
-      return errc::timeout;
-    }
-  }
+  FERRY_TRY(session->wait_for_first_session(steady_clock::now() + session->options_.connect_timeout));
   FERRY_LOG(info, "coord") << "connected to ZooKeeper at " << session->options_.connect << ", session 0x" << std::hex
-                           << session->session_id() << std::dec << ", timeout "
-                           << session->negotiated_timeout().count() << " ms";
+                           << session->session_id() << std::dec << ", timeout " << session->negotiated_timeout().count()
+                           << " ms";
   session->reconnect_thread_ = std::thread([s = session.get()] { s->reconnect_loop(); });
   return session;
+}
+
+result<void> zk_session::wait_for_first_session(steady_clock::time_point deadline) {
+  std::shared_ptr<connection> conn;
+  for (;;) {
+    auto opened = open_connection();
+    if (opened) {
+      conn = std::move(opened).value();
+      break;
+    }
+    // Host names may not resolve yet, e.g. a ZooKeeper service that is still being created: retry until the
+    // deadline.
+    if (steady_clock::now() >= deadline) {
+      FERRY_LOG(error, "coord") << "cannot use zookeeper.connect='" << options_.connect
+                                << "': its host names do not resolve or it is malformed (" << opened.error().message()
+                                << ")";
+      return errc::timeout;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  std::unique_lock lock(mutex_);
+  current_ = conn;
+  if (!changed_.wait_until(lock, deadline, [&] { return conn->state == ZOO_CONNECTED_STATE; })) {
+    lock.unlock();
+    FERRY_LOG(error, "coord") << "could not connect to ZooKeeper at zookeeper.connect='" << options_.connect
+                              << "' within " << options_.connect_timeout.count() << " ms";
+    return errc::timeout;
+  }
+  return success();
 }
 
 result<std::shared_ptr<zk_session::connection>> zk_session::open_connection() {
@@ -175,10 +194,7 @@ result<std::shared_ptr<zk_session::connection>> zk_session::open_connection() {
   conn->handle = zookeeper_init2(options_.connect.c_str(), &connection::on_session_event,
                                  static_cast<int>(options_.session_timeout.count()), nullptr, conn.get(),
                                  ZOO_NO_LOG_CLIENTENV, &log_from_zookeeper);
-  if (conn->handle == nullptr) {
-    FERRY_LOG(error, "coord") << "invalid zookeeper.connect '" << options_.connect << "': " << std::strerror(errno);
-    return errc::invalid_argument;
-  }
+  if (conn->handle == nullptr) return std::error_code(errno, std::generic_category());
   return conn;
 }
 
@@ -221,6 +237,8 @@ void zk_session::reconnect_loop() {
     auto fresh = open_connection();
     lock.lock();
     if (!fresh) {
+      FERRY_LOG(warn, "coord") << "cannot open a ZooKeeper session for '" << options_.connect
+                               << "': " << fresh.error().message();
       expired_ = true;  // try again after a pause: only a connect string that stopped resolving gets here
       changed_.wait_for(lock, std::chrono::seconds(1), [&] { return closing_; });
       continue;
@@ -331,8 +349,7 @@ result<std::optional<node_stat>> zk_session::exists(const std::string& path, wat
     } else {
       rc = zoo_exists(c.handle, path.c_str(), 0, &stat);
     }
-    if (rc == ZOK) out = to_stat(stat);
-    else out.reset();
+    out = rc == ZOK ? std::optional<node_stat>(to_stat(stat)) : std::nullopt;
     return rc == ZNONODE ? ZOK : rc;
   }));
   return out;
@@ -349,8 +366,8 @@ result<std::string> zk_session::create(const std::string& path, std::string_view
   std::string created;
   FERRY_TRY(retrying([&](connection& c) {
     std::string buffer(path.size() + 32, '\0');  // room for the 10-digit sequence suffix
-    const int rc = zoo_create(c.handle, path.c_str(), data.data(), static_cast<int>(data.size()),
-                              &ZOO_OPEN_ACL_UNSAFE, create_flags(mode), buffer.data(), static_cast<int>(buffer.size()));
+    const int rc = zoo_create(c.handle, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
+                              create_flags(mode), buffer.data(), static_cast<int>(buffer.size()));
     if (rc == ZOK) created = buffer.c_str();
     return rc;
   }));

@@ -138,6 +138,7 @@ class zk_session {
  private:
   explicit zk_session(zk_session_options options);
 
+  result<void> wait_for_first_session(std::chrono::steady_clock::time_point deadline);
   result<std::shared_ptr<connection>> open_connection();
   // The current connection once it is connected; waits until `deadline`.
   result<std::shared_ptr<connection>> acquire(std::chrono::steady_clock::time_point deadline);

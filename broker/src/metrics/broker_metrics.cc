@@ -30,7 +30,7 @@ broker_metrics::broker_metrics()
       topic_bytes_out_(family<prometheus::Counter>(*registry_, "ferry_topic_bytes_out_total",
                                                    "Record batch bytes sent to fetchers, by topic")),
       topic_records_out_(family<prometheus::Counter>(*registry_, "ferry_topic_records_out_total",
-                                                     "Records sent to fetchers (counted per whole batch), by topic")),
+                                                     "Records sent to fetchers (the offsets the sent batches span), by topic")),
       connections_(family<prometheus::Gauge>(*registry_, "ferry_open_connections", "Open Kafka client connections")),
       log_size_(family<prometheus::Gauge>(*registry_, "ferry_partition_log_size_bytes",
                                           "Bytes on disk in a partition's log segments")),

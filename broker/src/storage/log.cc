@@ -196,9 +196,11 @@ result<read_result> disk_log::read(offset from, std::uint64_t max_bytes, offset 
     FERRY_TRY(const auto first, seg->locate(current, at));
     // Stop before the batch that reaches `upto`.
     std::uint64_t bound = at.size;
+    offset next = at.next_offset;
     if (upto < at.next_offset) {
       FERRY_TRY(const auto stop, seg->locate(upto, at));
       bound = stop.position;
+      next = stop.base;
     }
     if (bound <= first.position) break;
     // The first batch goes out whatever its size, so consumers get past it.
@@ -206,9 +208,13 @@ result<read_result> disk_log::read(offset from, std::uint64_t max_bytes, offset 
         out.total_bytes == 0 ? std::max(max_bytes, first.size) : max_bytes - out.total_bytes;
     std::uint64_t end = bound;
     if (budget < bound - first.position) {
-      FERRY_TRY(end, seg->boundary_before(first.position, first.position + budget, at));
+      FERRY_TRY(const auto cut, seg->boundary_before(first.position, first.position + budget, at));
+      end = cut.position;
+      next = cut.next;
     }
     if (end == first.position) break;
+    if (out.slices.empty()) out.first_offset = first.base;
+    out.next_offset = next;
     out.slices.push_back({seg->log_file(), first.position, static_cast<std::uint32_t>(end - first.position)});
     out.total_bytes += end - first.position;
     if (end != at.size || out.total_bytes >= max_bytes) break;

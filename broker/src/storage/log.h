@@ -32,6 +32,10 @@ struct file_slice {
 struct read_result {
   std::vector<file_slice> slices;
   std::uint64_t total_bytes = 0;
+  // The offsets the returned batches span: the first batch's base offset, and one past the last batch's last
+  // offset. Equal when nothing was returned.
+  offset first_offset;
+  offset next_offset;
 };
 
 struct append_result {

@@ -342,7 +342,7 @@ result<segment::batch_location> segment::locate(offset target, const extent& at)
   }
 }
 
-result<std::uint64_t> segment::boundary_before(std::uint64_t start, std::uint64_t limit, const extent& at) const {
+result<segment::boundary> segment::boundary_before(std::uint64_t start, std::uint64_t limit, const extent& at) const {
   offset_index::entry indexed;
   {
     std::shared_lock lock(mutex_);
@@ -353,7 +353,8 @@ result<std::uint64_t> segment::boundary_before(std::uint64_t start, std::uint64_
   batch_scanner scan(*log_, end, at.size, lookup_read_ahead);
   while (true) {
     FERRY_TRY(const bool more, scan.next());
-    if (!more || scan.position() + scan.size() > limit) return end;
+    if (!more) return boundary{end, at.next_offset};
+    if (scan.position() + scan.size() > limit) return boundary{end, scan.header().base_offset()};
     end = scan.position() + scan.size();
   }
 }

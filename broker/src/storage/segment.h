@@ -101,7 +101,11 @@ class segment {
   result<batch_location> locate(offset target, const extent& at) const;
   // The end of the last whole batch that ends at or before `limit`, walking from `start` (a batch boundary);
   // `start` when the first batch ends past it. limit <= at.size.
-  result<std::uint64_t> boundary_before(std::uint64_t start, std::uint64_t limit, const extent& at) const;
+  struct boundary {
+    std::uint64_t position = 0;
+    offset next;  // base offset of the batch at `position` (the extent's next offset at its end)
+  };
+  result<boundary> boundary_before(std::uint64_t start, std::uint64_t limit, const extent& at) const;
   // The first batch whose max timestamp is >= ts; nullopt when none is.
   result<std::optional<batch_location>> find_timestamp(std::int64_t ts, const extent& at) const;
   // Calls fn with the header of each batch whose last offset is >= from, in order.

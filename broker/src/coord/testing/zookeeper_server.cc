@@ -252,15 +252,13 @@ void expire_session(const std::string& connect, const zk_session::credentials& c
   // and drops ours: the close may lose that race. Repeat until joining reports the session expired.
   for (int attempt = 0; attempt < 100; ++attempt) {
     twin_state twin;
-    zhandle_t* zh = zookeeper_init2(connect.c_str(), &twin_watcher, 10'000, &id, &twin, ZOO_NO_LOG_CLIENTENV,
-                                    &quiet);
+    zhandle_t* zh = zookeeper_init2(connect.c_str(), &twin_watcher, 10'000, &id, &twin, ZOO_NO_LOG_CLIENTENV, &quiet);
     if (zh == nullptr) throw std::runtime_error("zookeeper_init failed for " + connect);
     int state;
     {
       std::unique_lock lock(twin.mutex);
-      twin.changed.wait_for(lock, 10s, [&] {
-        return twin.state == ZOO_CONNECTED_STATE || twin.state == ZOO_EXPIRED_SESSION_STATE;
-      });
+      twin.changed.wait_for(
+          lock, 10s, [&] { return twin.state == ZOO_CONNECTED_STATE || twin.state == ZOO_EXPIRED_SESSION_STATE; });
       state = twin.state;
     }
     // Closing a joined handle closes the session for every connection that uses it.

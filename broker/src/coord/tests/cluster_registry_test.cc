@@ -50,12 +50,12 @@ const partition_state* state_of(const cluster_view& v, const std::string& topic,
 bool has_leaders(const cluster_view& v, const std::string& topic) {
   const auto* t = v.find_topic(topic);
   if (t == nullptr || t->partitions.empty()) return false;
-  return std::all_of(t->partitions.begin(), t->partitions.end(), [](const auto& entry) {
-    return entry.second.state && entry.second.state->leader != no_broker;
-  });
+  return std::all_of(t->partitions.begin(), t->partitions.end(),
+                     [](const auto& entry) { return entry.second.state && entry.second.state->leader != no_broker; });
 }
 
-std::shared_ptr<const cluster_view> await(cluster_registry& r, const std::function<bool(const cluster_view&)>& condition) {
+std::shared_ptr<const cluster_view> await(cluster_registry& r,
+                                          const std::function<bool(const cluster_view&)>& condition) {
   auto view = r.wait_for(condition, wait_time);
   EXPECT_TRUE(view) << "condition not met within " << wait_time.count() << " s";
   return view ? view.value() : r.view();
@@ -372,8 +372,9 @@ TEST(ClusterRegistry, AddPartitions) {
   grown.merge(assign_replicas(brokers, 2, 1, 0, 2).value());
   ASSERT_EQ(grown.size(), 4u);
   ASSERT_TRUE(broker->add_partitions("grow", grown));
-  const auto view =
-      await(*broker, [](const cluster_view& v) { return has_leaders(v, "grow") && v.topics.at("grow").partitions.size() == 4; });
+  const auto view = await(*broker, [](const cluster_view& v) {
+    return has_leaders(v, "grow") && v.topics.at("grow").partitions.size() == 4;
+  });
   EXPECT_EQ(view->topics.at("grow").topic_id, topic_id);
 
   EXPECT_EQ(broker->add_partitions("grow", initial).error(), errc::invalid_argument);  // shrinking

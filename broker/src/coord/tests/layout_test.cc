@@ -80,10 +80,9 @@ TEST(Layout, BrokerRegistrationHasKafkaShape) {
   b.endpoints = {{"PLAINTEXT", "PLAINTEXT", "h1", 9092}};
   b.timestamp_ms = 1614570663881;
   const std::string text = layout::encode_broker(b);
-  EXPECT_EQ(text,
-            R"({"version":5,"host":"h1","port":9092,"jmx_port":-1,"timestamp":"1614570663881",)"
-            R"("endpoints":["PLAINTEXT://h1:9092"],"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},)"
-            R"("rack":"dc1","features":{}})");
+  EXPECT_EQ(text, R"({"version":5,"host":"h1","port":9092,"jmx_port":-1,"timestamp":"1614570663881",)"
+                  R"("endpoints":["PLAINTEXT://h1:9092"],"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},)"
+                  R"("rack":"dc1","features":{}})");
   auto decoded = layout::decode_broker(text);
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded.value(), b);
@@ -221,12 +220,15 @@ TEST(Layout, MalformedJsonIsInvalidData) {
       R"({"version":1,"leader":3000000000,"leader_epoch":0,"isr":[1],"controller_epoch":1})",
       R"({"version":1,"leader_epoch":0,"isr":[1],"controller_epoch":1})",
       R"({"leader":1,"leader_epoch":0,"isr":[1],"controller_epoch":1})"};
-  for (const auto& text : bad_states) EXPECT_EQ(layout::decode_partition_state(text).error(), errc::invalid_data) << text;
+  for (const auto& text : bad_states)
+    EXPECT_EQ(layout::decode_partition_state(text).error(), errc::invalid_data) << text;
 
-  const std::vector<std::string> bad_topics = {
-      R"({"version":3,"partitions":[[1]]})", R"({"version":3,"partitions":{"x":[1]}})",
-      R"({"version":3,"partitions":{"-1":[1]}})", R"({"version":3,"partitions":{"0":[1]},"topic_id":"short"})",
-      R"({"version":3,"partitions":{"0":[1]},"topic_id":7})", R"({"version":3})"};
+  const std::vector<std::string> bad_topics = {R"({"version":3,"partitions":[[1]]})",
+                                               R"({"version":3,"partitions":{"x":[1]}})",
+                                               R"({"version":3,"partitions":{"-1":[1]}})",
+                                               R"({"version":3,"partitions":{"0":[1]},"topic_id":"short"})",
+                                               R"({"version":3,"partitions":{"0":[1]},"topic_id":7})",
+                                               R"({"version":3})"};
   for (const auto& text : bad_topics) EXPECT_EQ(layout::decode_topic(text).error(), errc::invalid_data) << text;
 
   EXPECT_EQ(layout::decode_topic_config(R"({"version":1,"config":{"retention.ms":86400000}})").error(),

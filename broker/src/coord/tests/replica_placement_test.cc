@@ -21,11 +21,11 @@ TEST(AssignReplicas, MatchesKafka) {
   const auto brokers = ids({0, 1, 2, 3, 4});
   auto assignment = assign_replicas(brokers, 10, 3, 0);
   ASSERT_TRUE(assignment);
-  const layout::replica_assignment expected = {
-      {partition_id{0}, ids({0, 1, 2})}, {partition_id{1}, ids({1, 2, 3})}, {partition_id{2}, ids({2, 3, 4})},
-      {partition_id{3}, ids({3, 4, 0})}, {partition_id{4}, ids({4, 0, 1})}, {partition_id{5}, ids({0, 2, 3})},
-      {partition_id{6}, ids({1, 3, 4})}, {partition_id{7}, ids({2, 4, 0})}, {partition_id{8}, ids({3, 0, 1})},
-      {partition_id{9}, ids({4, 1, 2})}};
+  const layout::replica_assignment expected = {{partition_id{0}, ids({0, 1, 2})}, {partition_id{1}, ids({1, 2, 3})},
+                                               {partition_id{2}, ids({2, 3, 4})}, {partition_id{3}, ids({3, 4, 0})},
+                                               {partition_id{4}, ids({4, 0, 1})}, {partition_id{5}, ids({0, 2, 3})},
+                                               {partition_id{6}, ids({1, 3, 4})}, {partition_id{7}, ids({2, 4, 0})},
+                                               {partition_id{8}, ids({3, 0, 1})}, {partition_id{9}, ids({4, 1, 2})}};
   EXPECT_EQ(assignment.value(), expected);
 }
 
@@ -56,7 +56,8 @@ TEST(AssignReplicas, ContinuesNumberingForAddedPartitions) {
   const auto brokers = ids({0, 1, 2});
   auto added = assign_replicas(brokers, 2, 2, 0, 3);
   ASSERT_TRUE(added);
-  EXPECT_EQ(added.value(), (layout::replica_assignment{{partition_id{3}, ids({0, 2})}, {partition_id{4}, ids({1, 0})}}));
+  EXPECT_EQ(added.value(),
+            (layout::replica_assignment{{partition_id{3}, ids({0, 2})}, {partition_id{4}, ids({1, 0})}}));
 }
 
 TEST(AssignReplicas, SingleBroker) {

@@ -193,6 +193,15 @@ TEST(ZkSession, ConnectTimesOutWithoutServer) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
 }
 
+TEST(ZkSession, ConnectTimesOutOnUnresolvableHosts) {
+  zk_session_options options;
+  options.connect = "zookeeper.invalid:2181";
+  options.connect_timeout = 500ms;
+  auto session = zk_session::connect(options);
+  ASSERT_FALSE(session);
+  EXPECT_EQ(session.error(), errc::timeout);
+}
+
 TEST(ZkSession, ReplacesAnExpiredSession) {
   const auto connect = test::fresh_connect();
   std::atomic<int> new_sessions{0};

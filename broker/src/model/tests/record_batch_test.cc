@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "model/testing/batch_builder.h"
 
 namespace ferry::model {
@@ -74,6 +78,21 @@ TEST(record_batch, sequences_wrap) {
   spec.base_sequence = INT32_MAX - 1;
   const auto batch = testing::build_batch(spec);
   EXPECT_EQ(batch_header_view(batch).last_sequence(), 0);
+}
+
+TEST(record_batch, batches_written_by_real_clients_validate) {
+  // The fuzz seed corpus holds batches from librdkafka (every codec) and kafka-python, as clients sent them.
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(FERRY_RECORD_BATCH_CORPUS)) {
+    if (!entry.path().filename().string().ends_with("-batch")) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(raw.data()), raw.size());
+    EXPECT_FALSE(validate_batch(bytes, {})) << entry.path();
+    EXPECT_GT(batch_header_view(bytes).records_count(), 0) << entry.path();
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);
 }
 
 }  // namespace

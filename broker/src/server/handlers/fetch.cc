@@ -33,10 +33,18 @@ std::optional<p::error_code> check_epoch(const replication::partition& partition
   return std::nullopt;
 }
 
+// What one pass found in a partition, for the topic's bytes-out and records-out counters.
+struct served {
+  std::shared_ptr<replication::partition> partition;
+  std::uint64_t bytes = 0;
+  std::int64_t records = 0;
+};
+
 // One pass over every requested partition. Returns the bytes found.
 std::uint64_t read_all(request_context& ctx, const p::fetch_request& request, p::fetch_response& response,
-                       const std::shared_ptr<fetch_waiter>& waiter) {
+                       std::vector<served>& found, const std::shared_ptr<fetch_waiter>& waiter) {
   response.responses.clear();
+  found.clear();
   std::uint64_t budget = request.max_bytes > 0 ? static_cast<std::uint64_t>(request.max_bytes) : 0;
   std::uint64_t total = 0;
   for (const auto& topic : request.topics) {
@@ -73,6 +81,9 @@ std::uint64_t read_all(request_context& ctx, const p::fetch_request& request, p:
       for (const auto& slice : read.value().slices)
         out.records->files.push_back(p::file_chunk{slice.file->native_handle(), slice.position, slice.length, slice.file});
       total += read.value().total_bytes;
+      if (read.value().total_bytes > 0)
+        found.push_back({part.value(), read.value().total_bytes,
+                         read.value().next_offset.value() - read.value().first_offset.value()});
       budget -= std::min(budget, read.value().total_bytes);
       if (read.value().total_bytes == 0 && waiter) partition.wait_for_data(waiter);
     }
@@ -94,25 +105,22 @@ awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, request.max_wait_ms));
   auto waiter = std::make_shared<fetch_waiter>(co_await asio::this_coro::executor);
+  std::vector<served> found;
   for (;;) {
     waiter->timer.expires_at(deadline);
-    const std::uint64_t found = read_all(ctx, request, response, waiter);
-    const bool errors = ctx.errors > 0;
-    if (found >= static_cast<std::uint64_t>(std::max(1, request.min_bytes)) || errors ||
+    const std::uint64_t bytes = read_all(ctx, request, response, found, waiter);
+    if (bytes >= static_cast<std::uint64_t>(std::max(1, request.min_bytes)) || ctx.errors > 0 ||
         std::chrono::steady_clock::now() >= deadline)
       break;
     co_await waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (std::chrono::steady_clock::now() >= deadline) {
-      read_all(ctx, request, response, nullptr);
+      read_all(ctx, request, response, found, nullptr);
       break;
     }
   }
-  for (const auto& topic : response.responses) {
-    for (const auto& partition : topic.partitions) {
-      if (!partition.records || partition.records->files.empty()) continue;
-      if (const auto part = ctx.broker.partitions.leader_for({topic.topic, partition.partition_index}))
-        part.value()->counters().bytes_out->Increment(static_cast<double>(partition.records->size()));
-    }
+  for (const auto& s : found) {
+    s.partition->counters().bytes_out->Increment(static_cast<double>(s.bytes));
+    s.partition->counters().records_out->Increment(static_cast<double>(s.records));
   }
   co_return response;
 }

@@ -67,8 +67,8 @@ TEST_F(segment_test, locate_finds_the_batch_holding_each_offset) {
       EXPECT_EQ(found.size, sizes[i]);
     }
     // The boundary walk stops at whole batches.
-    EXPECT_EQ(s->boundary_before(0, position + sizes[i] - 1, at).value(), position);
-    EXPECT_EQ(s->boundary_before(0, position + sizes[i], at).value(), position + sizes[i]);
+    EXPECT_EQ(s->boundary_before(0, position + sizes[i] - 1, at).value().position, position);
+    EXPECT_EQ(s->boundary_before(0, position + sizes[i], at).value().position, position + sizes[i]);
     position += sizes[i];
   }
   EXPECT_EQ(position, at.size);
