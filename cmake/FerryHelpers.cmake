@@ -16,12 +16,12 @@ function(ferry_library name)
   add_library(ferry::${name} ALIAS ferry_${name})
 endfunction()
 
-# ferry_test(NAME SRCS ... DEPS ... [LABELS ...]): a GoogleTest binary registered with ctest.
+# ferry_test(NAME SRCS ... DEPS ...): a GoogleTest binary whose tests ctest runs one by one, labelled "unit".
 function(ferry_test name)
-  cmake_parse_arguments(ARG "" "" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SRCS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "unit;${ARG_LABELS}")
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS unit)
 endfunction()
 
 # ferry_fuzz(NAME SRC ... DEPS ... CORPUS dir): a libFuzzer target when FERRY_FUZZ is on; always a

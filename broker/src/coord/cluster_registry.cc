@@ -15,7 +15,7 @@ using namespace std::chrono_literals;
 
 constexpr auto retry_backoff = 250ms;
 // Kafka purges config change notifications older than this (changeExpirationMs).
-constexpr std::int64_t config_change_expiry_ms = 15 * 60 * 1000;
+constexpr std::int64_t config_change_expiry_ms = std::int64_t{15} * 60 * 1000;
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -29,6 +29,13 @@ bool is_disconnection(std::error_code e) {
 // Errors that go away by themselves (reconnects, lost races): the work is repeated after a pause.
 bool is_transient(std::error_code e) {
   return is_disconnection(e) || e == errc::bad_version || e == errc::node_exists || e == errc::no_node;
+}
+
+std::string child_path(std::string_view parent, std::string_view child) {
+  std::string path(parent);
+  path += '/';
+  path += child;
+  return path;
 }
 
 std::string children_key(std::string_view path) { return "c:" + std::string(path); }
@@ -203,16 +210,26 @@ watcher cluster_registry::watch_for(task t, std::string key) {
 
 std::string cluster_registry::describe(const task& t) {
   switch (t.kind) {
-    case task_kind::new_session: return "the cluster on a new session";
-    case task_kind::resync: return "the cluster";
-    case task_kind::brokers: return std::string(layout::brokers_ids_path);
-    case task_kind::deletions: return std::string(layout::delete_topics_path);
-    case task_kind::topics: return std::string(layout::brokers_topics_path);
-    case task_kind::topic: return layout::topic_path(t.topic);
-    case task_kind::partition_state: return layout::partition_state_path(t.topic, partition_id{t.partition});
-    case task_kind::config_changes: return std::string(layout::config_changes_path);
-    case task_kind::controller: return std::string(layout::controller_path);
-    case task_kind::reconcile: return "controller duties";
+    case task_kind::new_session:
+      return "the cluster on a new session";
+    case task_kind::resync:
+      return "the cluster";
+    case task_kind::brokers:
+      return std::string(layout::brokers_ids_path);
+    case task_kind::deletions:
+      return std::string(layout::delete_topics_path);
+    case task_kind::topics:
+      return std::string(layout::brokers_topics_path);
+    case task_kind::topic:
+      return layout::topic_path(t.topic);
+    case task_kind::partition_state:
+      return layout::partition_state_path(t.topic, partition_id{t.partition});
+    case task_kind::config_changes:
+      return std::string(layout::config_changes_path);
+    case task_kind::controller:
+      return std::string(layout::controller_path);
+    case task_kind::reconcile:
+      return "controller duties";
   }
   return "?";
 }
@@ -282,15 +299,24 @@ result<void> cluster_registry::handle(const task& t) {
       FERRY_TRY(resync());
       return refresh_controller();
     }
-    case task_kind::resync: return resync();
-    case task_kind::brokers: return refresh_brokers();
-    case task_kind::deletions: return refresh_deletions();
-    case task_kind::topics: return refresh_topics(false);
-    case task_kind::topic: return refresh_topic(t.topic, false);
-    case task_kind::partition_state: return refresh_partition_state(t.topic, partition_id{t.partition});
-    case task_kind::config_changes: return refresh_config_changes(false);
-    case task_kind::controller: return refresh_controller();
-    case task_kind::reconcile: return success();
+    case task_kind::resync:
+      return resync();
+    case task_kind::brokers:
+      return refresh_brokers();
+    case task_kind::deletions:
+      return refresh_deletions();
+    case task_kind::topics:
+      return refresh_topics(false);
+    case task_kind::topic:
+      return refresh_topic(t.topic, false);
+    case task_kind::partition_state:
+      return refresh_partition_state(t.topic, partition_id{t.partition});
+    case task_kind::config_changes:
+      return refresh_config_changes(false);
+    case task_kind::controller:
+      return refresh_controller();
+    case task_kind::reconcile:
+      return success();
   }
   return success();
 }
@@ -386,7 +412,7 @@ result<void> cluster_registry::refresh_brokers() {
     std::int32_t id = 0;
     const auto [end, ec] = std::from_chars(child.data(), child.data() + child.size(), id);
     if (ec != std::errc{} || end != child.data() + child.size()) continue;
-    auto got = session_->get(parent + "/" + child);
+    auto got = session_->get(child_path(parent, child));
     if (!got) {
       if (got.error() == errc::no_node) continue;  // left meanwhile
       return got.error();
@@ -540,7 +566,7 @@ result<void> cluster_registry::refresh_config_changes(bool skip_existing) {
   for (const auto& [seq, child] : changes) {
     if (seq <= last_config_change_) continue;
     if (!skip_existing) {
-      auto got = session_->get(parent + "/" + child);
+      auto got = session_->get(child_path(parent, child));
       if (!got && got.error() != errc::no_node) return got.error();
       if (got) {
         auto change = layout::decode_config_change(got.value().data);
@@ -559,6 +585,7 @@ result<void> cluster_registry::refresh_config_changes(bool skip_existing) {
   }
   if (is_controller_) {
     std::vector<std::string> names;
+    names.reserve(changes.size());
     for (const auto& [seq, child] : changes) names.push_back(child);
     FERRY_TRY(purge_config_changes(names));
   }
@@ -735,7 +762,7 @@ result<void> cluster_registry::delete_topic_nodes(const std::string& name) {
     auto children = session_->get_children(path);
     if (!children) return children.error() == errc::no_node ? success() : result<void>(children.error());
     for (const auto& child : children.value()) {
-      FERRY_TRY(collect(path + "/" + child));
+      FERRY_TRY(collect(child_path(path, child)));
     }
     doomed.push_back(path);
     return success();
@@ -772,12 +799,14 @@ result<void> cluster_registry::create_partition_states(const std::string& name,
     for (const auto r : model_.topics.at(name).partitions.at(p).replicas) {
       if (model_.is_live(r)) live_replicas.push_back(r);
     }
-    // Kafka's NewPartition -> OnlinePartition: the first live replica leads, all live replicas are in sync.
+    // Kafka's NewPartition -> OnlinePartition: the first live replica leads. Kafka also counts every live
+    // follower in sync from the start; Ferry starts the ISR with the leader alone, and followers join through
+    // alter_isr once they have caught up, so a leader failover never elects a replica that holds no data.
     // Without any live replica the partition stays offline until one registers.
     if (live_replicas.empty()) continue;
     if (!existing.contains(std::to_string(p.value())))
       ops.push_back(zk_op::create(layout::partition_path(name, p), ""));
-    layout::leader_and_isr state{live_replicas.front(), leader_epoch{0}, live_replicas, controller_epoch_};
+    layout::leader_and_isr state{live_replicas.front(), leader_epoch{0}, {live_replicas.front()}, controller_epoch_};
     ops.push_back(zk_op::create(layout::partition_state_path(name, p), layout::encode_partition_state(state)));
     created.emplace_back(p, std::move(state));
   }
@@ -838,7 +867,7 @@ result<void> cluster_registry::purge_config_changes(const std::vector<std::strin
   const std::string parent(layout::config_changes_path);
   const std::int64_t cutoff = now_ms() - config_change_expiry_ms;
   for (const auto& child : children) {
-    const std::string path = parent + "/" + child;
+    const std::string path = child_path(parent, child);
     FERRY_TRY(const auto stat, session_->exists(path));
     if (!stat || stat->ctime_ms >= cutoff) continue;
     auto removed = session_->remove(path);
@@ -962,7 +991,7 @@ result<layout::producer_id_block> cluster_registry::allocate_producer_id_block()
 }
 
 result<partition_state> cluster_registry::alter_isr(const topic_partition& tp, leader_epoch epoch,
-                                                    std::vector<broker_id> isr) {
+                                                    const std::vector<broker_id>& isr) {
   if (!contains(isr, options_.id)) return errc::invalid_argument;
   const std::string path = layout::partition_state_path(tp.topic, tp.partition);
   for (;;) {

@@ -93,7 +93,7 @@ class cluster_registry {
   // For the partition leader (this broker) to shrink or expand the ISR, as Kafka leaders did before
   // AlterPartition: conditional on the state znode; errc::fenced unless this broker is the leader at
   // `epoch`; errc::invalid_argument unless `isr` contains this broker.
-  result<partition_state> alter_isr(const topic_partition& tp, leader_epoch epoch, std::vector<broker_id> isr);
+  result<partition_state> alter_isr(const topic_partition& tp, leader_epoch epoch, const std::vector<broker_id>& isr);
 
  private:
   enum class task_kind {

@@ -12,20 +12,34 @@ class category final : public std::error_category {
   const char* name() const noexcept override { return "coord"; }
   std::string message(int value) const override {
     switch (static_cast<errc>(value)) {
-      case errc::no_node: return "znode does not exist";
-      case errc::node_exists: return "znode already exists";
-      case errc::bad_version: return "znode was changed concurrently (version mismatch)";
-      case errc::not_empty: return "znode has children";
-      case errc::connection_loss: return "lost the connection to ZooKeeper (check zookeeper.connect)";
-      case errc::session_expired: return "ZooKeeper session expired";
-      case errc::timeout: return "timed out waiting for ZooKeeper (check zookeeper.connect)";
-      case errc::closed: return "ZooKeeper session is closing";
-      case errc::not_controller: return "this broker is no longer the controller";
-      case errc::fenced: return "stale partition leader or leader epoch";
-      case errc::invalid_data: return "znode content is malformed";
-      case errc::invalid_argument: return "invalid argument";
-      case errc::invalid_replication_factor: return "replication factor is larger than the number of live brokers";
-      case errc::zookeeper_error: return "ZooKeeper error";
+      case errc::no_node:
+        return "znode does not exist";
+      case errc::node_exists:
+        return "znode already exists";
+      case errc::bad_version:
+        return "znode was changed concurrently (version mismatch)";
+      case errc::not_empty:
+        return "znode has children";
+      case errc::connection_loss:
+        return "lost the connection to ZooKeeper (check zookeeper.connect)";
+      case errc::session_expired:
+        return "ZooKeeper session expired";
+      case errc::timeout:
+        return "timed out waiting for ZooKeeper (check zookeeper.connect)";
+      case errc::closed:
+        return "ZooKeeper session is closing";
+      case errc::not_controller:
+        return "this broker is no longer the controller";
+      case errc::fenced:
+        return "stale partition leader or leader epoch";
+      case errc::invalid_data:
+        return "znode content is malformed";
+      case errc::invalid_argument:
+        return "invalid argument";
+      case errc::invalid_replication_factor:
+        return "replication factor is larger than the number of live brokers";
+      case errc::zookeeper_error:
+        return "ZooKeeper error";
     }
     return "unknown coord error";
   }
@@ -40,18 +54,28 @@ const std::error_category& error_category() {
 
 errc from_zk_code(int rc) {
   switch (rc) {
-    case ZNONODE: return errc::no_node;
-    case ZNODEEXISTS: return errc::node_exists;
-    case ZBADVERSION: return errc::bad_version;
-    case ZNOTEMPTY: return errc::not_empty;
+    case ZNONODE:
+      return errc::no_node;
+    case ZNODEEXISTS:
+      return errc::node_exists;
+    case ZBADVERSION:
+      return errc::bad_version;
+    case ZNOTEMPTY:
+      return errc::not_empty;
     case ZCONNECTIONLOSS:
-    case ZSESSIONMOVED: return errc::connection_loss;
-    case ZOPERATIONTIMEOUT: return errc::timeout;
+    case ZSESSIONMOVED:
+      return errc::connection_loss;
+    case ZOPERATIONTIMEOUT:
+      return errc::timeout;
     case ZSESSIONEXPIRED:
-    case ZINVALIDSTATE: return errc::session_expired;
-    case ZCLOSING: return errc::closed;
-    case ZBADARGUMENTS: return errc::invalid_argument;
-    default: return errc::zookeeper_error;
+    case ZINVALIDSTATE:
+      return errc::session_expired;
+    case ZCLOSING:
+      return errc::closed;
+    case ZBADARGUMENTS:
+      return errc::invalid_argument;
+    default:
+      return errc::zookeeper_error;
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "coord/errc.h"

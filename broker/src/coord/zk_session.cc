@@ -42,10 +42,14 @@ bool is_retriable(int rc) {
 
 int create_flags(create_mode mode) {
   switch (mode) {
-    case create_mode::persistent: return 0;
-    case create_mode::ephemeral: return ZOO_EPHEMERAL;
-    case create_mode::persistent_sequential: return ZOO_SEQUENCE;
-    case create_mode::ephemeral_sequential: return ZOO_EPHEMERAL | ZOO_SEQUENCE;
+    case create_mode::persistent:
+      return 0;
+    case create_mode::ephemeral:
+      return ZOO_EPHEMERAL;
+    case create_mode::persistent_sequential:
+      return ZOO_SEQUENCE;
+    case create_mode::ephemeral_sequential:
+      return ZOO_EPHEMERAL | ZOO_SEQUENCE;
   }
   return 0;
 }
@@ -88,7 +92,8 @@ struct zk_session::connection {
     std::lock_guard lock(watch_mutex);
     const std::uint64_t id = next_watch_id++;
     watches.emplace(id, std::make_pair(path, std::move(fn)));
-    return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id));
+    // An id, not a pointer: a watch that fires after its entry is gone finds nothing instead of freed memory.
+    return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id));  // NOLINT(performance-no-int-to-ptr)
   }
 
   watcher take_watch(void* context) {
@@ -410,8 +415,12 @@ result<void> zk_session::multi(std::span<const zk_op> ops, std::size_t* failed_o
           zoo_set_op_init(&raw[i], op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()), op.version,
                           &stats[i]);
           break;
-        case zk_op::kind::remove: zoo_delete_op_init(&raw[i], op.path.c_str(), op.version); break;
-        case zk_op::kind::check: zoo_check_op_init(&raw[i], op.path.c_str(), op.version); break;
+        case zk_op::kind::remove:
+          zoo_delete_op_init(&raw[i], op.path.c_str(), op.version);
+          break;
+        case zk_op::kind::check:
+          zoo_check_op_init(&raw[i], op.path.c_str(), op.version);
+          break;
       }
     }
     const int rc = zoo_multi(c.handle, static_cast<int>(raw.size()), raw.data(), results.data());

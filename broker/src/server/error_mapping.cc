@@ -49,9 +49,14 @@ error_code to_kafka_error(const std::error_code& error) {
       case coord::errc::invalid_argument: return error_code::invalid_request;
       case coord::errc::timeout:
       case coord::errc::connection_loss:
-      case coord::errc::session_expired: return error_code::request_timed_out;
+      case coord::errc::session_expired:
+      case coord::errc::closed:
+      case coord::errc::bad_version: return error_code::request_timed_out;  // retriable: the state moved on
       case coord::errc::not_controller: return error_code::not_controller;
-      default: break;
+      case coord::errc::fenced: return error_code::fenced_leader_epoch;
+      case coord::errc::not_empty:
+      case coord::errc::invalid_data:
+      case coord::errc::zookeeper_error: return error_code::unknown_server_error;
     }
   }
   if (category == std::system_category() || category == std::generic_category()) {

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "bytes/crc32c.h"
 #include "storage/file_names.h"
+#include "storage/record_timestamps.h"
 #include "storage/segment.h"
 
 namespace ferry::storage {
@@ -230,7 +231,17 @@ result<std::optional<log::timestamp_match>> disk_log::offset_for_timestamp(std::
     const auto at = seg->committed();
     if (at.max_timestamp < ts) continue;
     FERRY_TRY(const auto found, seg->find_timestamp(ts, at));
-    if (found) return std::optional<timestamp_match>{timestamp_match{found->base, found->max_timestamp}};
+    if (!found) continue;
+    // The batch holds the answer; its records say which one (Kafka answers with a record, not a batch).
+    std::vector<std::byte> batch(found->size);
+    FERRY_TRY(const std::size_t got, seg->log_file()->read_at(batch, found->position));
+    if (got == batch.size()) {
+      if (const auto record = first_record_at_or_after(batch, ts))
+        return std::optional<timestamp_match>{timestamp_match{record->found, record->timestamp}};
+    }
+    FERRY_LOG(warn, "storage") << directory_.string() << ": the records of the batch at offset " << found->base
+                               << " cannot be read; answering a timestamp lookup with the batch's first offset";
+    return std::optional<timestamp_match>{timestamp_match{found->base, found->max_timestamp}};
   }
   return std::optional<timestamp_match>{};
 }

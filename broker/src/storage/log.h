@@ -68,8 +68,9 @@ class log {
   // log end offset.
   virtual result<read_result> read(offset from, std::uint64_t max_bytes, offset upto) = 0;
 
-  // The first offset whose batch max timestamp is >= ts, found through the time indexes, with that batch's
-  // timestamp; nullopt when no batch is that new.
+  // The first record whose timestamp is >= ts, with that timestamp: the time indexes find the first batch
+  // whose max timestamp is >= ts, and its records (decompressed if need be) the record in it, as Kafka
+  // does. nullopt when no batch is that new.
   struct timestamp_match {
     offset found;
     std::int64_t timestamp;

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -26,6 +27,7 @@
 // completion thread exits without draining completions_to_process. Tests close handles mid-reconnect on
 // purpose (expire_session, server restarts), so LeakSanitizer would report that leak; it is the library's,
 // not ours. The unwinder cannot walk the uninstrumented library's frames, hence one entry per allocator.
+// NOLINTNEXTLINE(bugprone-reserved-identifier): the sanitizer runtime's hook has this name.
 extern "C" __attribute__((used, visibility("default"))) const char* __lsan_default_suppressions() {
   return "leak:queue_session_event\n"
          "leak:collectWatchers\n"
@@ -46,7 +48,7 @@ constexpr const char* class_path =
 
 std::uint16_t pick_free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
+  if (fd < 0) throw std::runtime_error("socket: " + std::generic_category().message(errno));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -54,7 +56,7 @@ std::uint16_t pick_free_port() {
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
     ::close(fd);
-    throw std::runtime_error("cannot find a free port: " + std::string(std::strerror(errno)));
+    throw std::runtime_error("cannot find a free port: " + std::generic_category().message(errno));
   }
   ::close(fd);
   return ntohs(addr.sin_port);
@@ -82,8 +84,9 @@ std::string four_letter_word(std::uint16_t port, const char* command) {
 }
 
 std::string java_binary() {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read on the thread that starts the server, before java runs.
   if (const char* home = std::getenv("JAVA_HOME"); home != nullptr && *home != '\0') {
-    const std::string candidate = std::string(home) + "/bin/java";
+    std::string candidate = std::string(home) + "/bin/java";
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "/usr/bin/java";
@@ -94,7 +97,7 @@ std::string java_binary() {
 zookeeper_server::zookeeper_server() {
   std::string pattern = (std::filesystem::temp_directory_path() / "ferry-zk-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("mkdtemp: " + std::string(std::strerror(errno)));
+    throw std::runtime_error("mkdtemp: " + std::generic_category().message(errno));
   }
   dir_ = pattern;
   std::filesystem::create_directories(dir_ / "data");
@@ -153,6 +156,7 @@ void zookeeper_server::launch() {
                                          "org.apache.zookeeper.server.quorum.QuorumPeerMain",
                                          (dir_ / "zoo.cfg").string()};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const int log_fd = ::open((dir_ / "zookeeper.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -177,7 +181,7 @@ void zookeeper_server::launch() {
   }
   ::close(log_fd);
   ::close(null_fd);
-  if (pid < 0) throw std::runtime_error("fork: " + std::string(std::strerror(errno)));
+  if (pid < 0) throw std::runtime_error("fork: " + std::generic_category().message(errno));
   pid_ = pid;
 }
 

@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "coord/errc.h"
 #include "coord/replica_placement.h"
@@ -166,7 +167,7 @@ TEST(ClusterRegistry, CreateTopicGetsLeadersFromTheController) {
     for (const auto& [p, info] : topic.partitions) {
       EXPECT_EQ(info.replicas, assignment.value().at(p));
       EXPECT_EQ(info.state->leader, info.replicas.front());
-      EXPECT_EQ(info.state->isr, info.replicas);
+      EXPECT_EQ(info.state->isr, std::vector<broker_id>{info.replicas.front()});  // followers join when caught up
       EXPECT_EQ(info.state->epoch, leader_epoch{0});
     }
   }
@@ -180,7 +181,7 @@ TEST(ClusterRegistry, CreateTopicGetsLeadersFromTheController) {
   EXPECT_EQ(topic_node["partitions"]["0"], json::array({1, 2}));
   const auto state = json::parse(zk->get("/brokers/topics/orders/partitions/0/state").value().data);
   EXPECT_EQ(state["leader"], 1);
-  EXPECT_EQ(state["isr"], json::array({1, 2}));
+  EXPECT_EQ(state["isr"], json::array({1}));
   EXPECT_EQ(state["controller_epoch"], std::stoi(zk->get("/controller_epoch").value().data));
   const auto config = json::parse(zk->get("/config/topics/orders").value().data);
   EXPECT_EQ(config, json::parse(R"({"version":1,"config":{"cleanup.policy":"compact"}})"));
@@ -286,6 +287,9 @@ TEST(ClusterRegistry, ElectsOnlyFromTheIsrAndWaitsForIt) {
   ASSERT_TRUE(one->create_topic("t", {{partition_id{0}, ids({2, 3})}}, {}));
   auto view = await(*one, [](const cluster_view& v) { return has_leaders(v, "t"); });
   EXPECT_EQ(state_of(*view, "t", 0)->leader, broker_id{2});
+  // Broker 3 has caught up: the leader adds it to the ISR.
+  ASSERT_TRUE(two->alter_isr({"t", partition_id{0}}, leader_epoch{0}, ids({2, 3})));
+  await(*one, [](const cluster_view& v) { return state_of(v, "t", 0)->isr == ids({2, 3}); });
 
   // The leader dies: the next replica in the ISR takes over and the ISR shrinks to it.
   two.reset();

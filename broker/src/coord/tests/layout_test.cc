@@ -2,8 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "coord/errc.h"
 #include "coord/uuid.h"

@@ -27,11 +27,13 @@ awaitable<p::create_partitions_response> handle_create_partitions(request_contex
       continue;
     }
     if (validate_only) continue;
-    const std::string name = wanted.name;
+    // Captures by reference only: GCC 12 destroys by-value captures of a closure that is an argument inside a
+    // co_await expression twice (a std::string here crashed the broker).
+    const std::string& name = wanted.name;
     const std::int32_t count = wanted.count;
     const bool ready = co_await wait_for_view(
         ctx.broker,
-        [name, count](const coord::cluster_view& v) { return topic_has_leaders(v, name, count); },
+        [&name, count](const coord::cluster_view& v) { return topic_has_leaders(v, name, count); },
         std::chrono::milliseconds(std::max(0, request.timeout_ms)));
     if (!ready) out.error_code = ctx.error(p::error_code::request_timed_out);
   }

@@ -57,9 +57,11 @@ awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, 
       continue;
     }
     if (!validate_only) {
-      const auto name = wanted.name;
+      // Capture by reference only: GCC 12 destroys by-value captures of a closure that is an argument inside
+      // a co_await expression twice (a std::string here crashed the broker on every CreateTopics).
+      const std::string& name = wanted.name;
       const bool ready = co_await wait_for_view(
-          ctx.broker, [name](const coord::cluster_view& v) { return topic_has_leaders(v, name, 1); },
+          ctx.broker, [&name](const coord::cluster_view& v) { return topic_has_leaders(v, name, 1); },
           std::chrono::milliseconds(std::max(0, request.timeout_ms)));
       if (!ready) {
         out.error_code = ctx.error(p::error_code::request_timed_out);

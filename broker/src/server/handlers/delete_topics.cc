@@ -31,8 +31,10 @@ awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, 
       out.error_code = ctx.error(p::error_code::unknown_topic_or_partition);
       continue;
     }
+    // The closures capture by reference only: GCC 12 destroys by-value captures (this std::string) twice
+    // when the closure is an argument inside a co_await expression, which crashed the broker.
     const std::string topic_name = *name;
-    const auto marked = co_await run_blocking(ctx.broker, [&ctx, topic_name] {
+    const auto marked = co_await run_blocking(ctx.broker, [&ctx, &topic_name] {
       return ctx.broker.cluster.delete_topic(topic_name);
     });
     if (!marked) {
@@ -41,7 +43,7 @@ awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, 
       continue;
     }
     const bool gone = co_await wait_for_view(
-        ctx.broker, [topic_name](const coord::cluster_view& v) { return v.find_topic(topic_name) == nullptr; },
+        ctx.broker, [&topic_name](const coord::cluster_view& v) { return v.find_topic(topic_name) == nullptr; },
         std::chrono::milliseconds(std::max(0, request.timeout_ms)));
     if (!gone) out.error_code = ctx.error(p::error_code::request_timed_out);
   }

@@ -370,6 +370,7 @@ public final class JavaClients {
                 lookups.put(Integer.toString(tp.partition()), map(
                     "expected_offset", middle,
                     "expected_timestamp", timestamp(indexByPartitionOffset.get(tp.partition()).get(middle)),
+                    "first_timestamp", timestamp(indexByPartitionOffset.get(tp.partition()).get(0L)),
                     "between", offsetAndTimestamp(between.get(tp)),
                     "exact", offsetAndTimestamp(exact.get(tp)),
                     "before_all", offsetAndTimestamp(before.get(tp)),
@@ -443,7 +444,7 @@ public final class JavaClients {
                  "has_validate_only_topic", listed.contains(checked), "has_records_topic", listed.contains(recordsTopic()));
 
             // describeTopics: partitions, leaders, replicas, ISR.
-            TopicDescription description = awaitValue(() -> describe(admin, topic), d -> d != null && d.partitions().size() == 4);
+            TopicDescription description = awaitValue(() -> describe(admin, topic), d -> hasLeaders(d, 4));
             emit("describe_topic", "topic", topic, "description", describeTopic(description));
 
             // describeConfigs: the override is a topic config, everything else a default.
@@ -476,8 +477,11 @@ public final class JavaClients {
 
             // createPartitions: 4 -> 6, with leaders for the new ones.
             admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(6))).all().get(60, TimeUnit.SECONDS);
-            TopicDescription grown = awaitValue(() -> describe(admin, topic), d -> d != null && d.partitions().size() == 6);
+            TopicDescription grown = awaitValue(() -> describe(admin, topic), d -> hasLeaders(d, 6));
             emit("create_partitions", "topic", topic, "description", describeTopic(grown));
+
+            // Some records in it, so deleting it has data to delete.
+            int oldRecords = produceSome(topic, "old-", 100, null);
 
             // The errors a client gets for bad requests, by exception class.
             Map<String, Object> errors = new LinkedHashMap<>();
@@ -508,6 +512,62 @@ public final class JavaClients {
             emit("delete_topics", "still_listed", remaining.contains(topic) || remaining.contains(defaults),
                  "describe_deleted", errorOf(admin.describeTopics(List.of(topic)).allTopicNames()),
                  "records_topic_kept", remaining.contains(recordsTopic()), "elapsed_ms", millisSince(started));
+
+            // The same name again: a new, empty topic, with nothing left of the old one's records.
+            started = System.nanoTime();
+            admin.createTopics(List.of(new NewTopic(topic, 2, (short) 3))).all().get(60, TimeUnit.SECONDS);
+            awaitValue(() -> describe(admin, topic), d -> hasLeaders(d, 2));
+            int newRecords = produceSome(topic, "new-", 10, 0);
+            emit("recreate", "topic", topic, "old_records_acked", oldRecords, "new_records_acked", newRecords,
+                 "read", readFromBeginning(topic, 2, 10), "elapsed_ms", millisSince(started));
+        }
+    }
+
+    static boolean hasLeaders(TopicDescription d, int partitions) {
+        if (d == null || d.partitions().size() != partitions) return false;
+        for (TopicPartitionInfo p : d.partitions())
+            if (p.leader() == null) return false;
+        return true;
+    }
+
+    /** Sends `count` records keyed prefix+i with a default producer (to `partition`, or by key); returns how many were acknowledged. */
+    int produceSome(String topic, String prefix, int count, Integer partition) throws Exception {
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        int acked = 0;
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+            List<Future<RecordMetadata>> futures = new ArrayList<>();
+            for (int i = 0; i < count; i++) futures.add(producer.send(new ProducerRecord<>(topic, partition, prefix + i, "v" + i)));
+            for (Future<RecordMetadata> f : futures) {
+                f.get(60, TimeUnit.SECONDS);
+                acked++;
+            }
+        }
+        return acked;
+    }
+
+    /** Everything in the topic's partitions, read from the beginning until `wanted` records came (or a minute passed). */
+    Map<String, Object> readFromBeginning(String topic, int partitions, int wanted) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        List<Object> got = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props)) {
+            List<TopicPartition> all = new ArrayList<>();
+            for (int p = 0; p < partitions; p++) all.add(new TopicPartition(topic, p));
+            consumer.assign(all);
+            consumer.seekToBeginning(all);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (got.size() < wanted && System.nanoTime() < deadline)
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500)))
+                    got.add(map("partition", r.partition(), "offset", r.offset(), "key", r.key()));
+            for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200)))
+                got.add(map("partition", r.partition(), "offset", r.offset(), "key", r.key()));
+            return map("records", got, "end_offsets", byPartition(consumer.endOffsets(all, WAIT)));
         }
     }
 
