@@ -255,3 +255,66 @@ def log_batches(path):
         out.append(header)
         position += header.size
     return out
+
+
+# Kafka requests by hand, for tests that need exact bytes on the wire.
+
+def kafka_request(api_key, version, correlation_id, body=b"", client_id=b"ferry-it", flexible=False):
+    """A size-prefixed request: header v1 (v2 when flexible: an empty tag buffer after the client id)."""
+    header = struct.pack(">hhih", api_key, version, correlation_id, len(client_id)) + client_id
+    if flexible:
+        header += b"\x00"
+    payload = header + body
+    return struct.pack(">i", len(payload)) + payload
+
+
+def recv_exactly(sock, n):
+    out = b""
+    while len(out) < n:
+        chunk = sock.recv(n - len(out))
+        if not chunk:
+            raise ConnectionError(f"connection closed after {len(out)} of {n} bytes")
+        out += chunk
+    return out
+
+
+def read_response(sock):
+    """(correlation id, rest of the frame) of the next response (response header v0)."""
+    size = struct.unpack(">i", recv_exactly(sock, 4))[0]
+    frame = recv_exactly(sock, size)
+    return struct.unpack(">i", frame[:4])[0], frame[4:]
+
+
+def record_batch(values, base_ts=1_700_000_000_000, producer_id=-1, producer_epoch=-1, base_sequence=-1):
+    """RecordBatch v2 bytes as a client sends them (kafka-python's builder), key b"k", no headers."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=producer_id,
+                                        producer_epoch=producer_epoch, base_sequence=base_sequence,
+                                        batch_size=1 << 20)
+    for i, value in enumerate(values):
+        builder.append(i, timestamp=base_ts + i, key=b"k", value=value, headers=[])
+    return bytes(builder.build())
+
+
+def produce_v3(sock, topic, partition, batch, correlation_id, acks=1):
+    """(error code, base offset) of a Produce v3 of one batch to one partition."""
+    body = struct.pack(">hhi", -1, acks, 10000) + struct.pack(">i", 1) + struct.pack(">h", len(topic)) + topic.encode()
+    body += struct.pack(">i", 1) + struct.pack(">ii", partition, len(batch)) + batch
+    sock.sendall(kafka_request(0, 3, correlation_id, body))
+    got, response = read_response(sock)
+    assert got == correlation_id
+    topics, name_len = struct.unpack(">ih", response[:6])
+    assert topics == 1 and response[6:6 + name_len] == topic.encode()
+    at = 6 + name_len
+    partitions, index, error, base_offset = struct.unpack(">iihq", response[at:at + 18])
+    assert partitions == 1 and index == partition
+    return error, base_offset
+
+
+def init_producer_id(sock, correlation_id):
+    """(error code, producer id, epoch) from InitProducerId v0 for an idempotent (non-transactional) producer."""
+    sock.sendall(kafka_request(22, 0, correlation_id, struct.pack(">hi", -1, 60000)))
+    got, response = read_response(sock)
+    assert got == correlation_id
+    _, error, producer_id, epoch = struct.unpack(">ihqh", response[:16])
+    return error, producer_id, epoch

@@ -6,21 +6,25 @@ and the data must come back from its own disk.
 """
 import os
 import random
+import signal
+import socket
 import threading
 import time
 
 import confluent_kafka
 import pytest
 
-from conftest import kcat, log_batches, started_cluster, wait_until
+from conftest import init_producer_id, kcat, log_batches, produce_v3, record_batch, started_cluster, wait_until
 
 PARTITIONS = 3
 MARKER = ".ferry-clean-shutdown"
+OUT_OF_ORDER_SEQUENCE = 45
 
 
 @pytest.fixture(scope="module")
 def one():
-    with started_cluster(1, overrides=[f"num.partitions={PARTITIONS}"]) as c:
+    # Small segments: the crash tests run across segment rolls (and the producer-state snapshots taken there).
+    with started_cluster(1, overrides=[f"num.partitions={PARTITIONS}", "log.segment.bytes=65536"]) as c:
         yield c
 
 
@@ -132,6 +136,10 @@ def crash_under(cluster, producer):
         producer.stop()
     log = cluster.broker_log(0)
     assert "was not shut down cleanly" in log
+    segments = sum(len(cluster.segment_files(0, producer.topic, p)) for p in range(PARTITIONS))
+    print(f"{producer.topic}: {producer.sent} sent, {len(producer.acked)} acknowledged, {len(producer.failed)} "
+          f"failed, {segments} segments")
+    assert segments > PARTITIONS, "the logs rolled"
 
 
 def test_sigkill_under_acks1_producer_keeps_every_acknowledged_record(broker):
@@ -250,9 +258,11 @@ def test_zookeeper_restart_brokers_reconnect_without_restarting():
 
         c.zk_stop()
         assert "zookeeper  stopped" in c.run("status", check=False).stdout
-        # Without ZooKeeper the brokers keep running and keep serving the data they have.
+        # Without ZooKeeper the brokers keep running and keep serving the partitions they lead.
         records = read_topic(c.bootstrap, "zk-before")
         assert sum(len(r) for r in records.values()) == 300
+        kcat("-b", c.bootstrap, "-P", "-t", "zk-before", "-K", "|", input=b"k2|during\n")
+        assert all(c.pid(b) == pids[b] for b in range(3))
         c.zk_start()
 
         wait_until(lambda: all(c.ready(b) for b in range(3)), timeout=60, what="every broker ready again")
@@ -265,7 +275,59 @@ def test_zookeeper_restart_brokers_reconnect_without_restarting():
         kcat("-b", c.bootstrap, "-P", "-t", "zk-before", "-K", "|", input=b"k1|after\n")
         kcat("-b", c.bootstrap, "-P", "-t", "zk-after", "-K", "|", input=b"".join(b"k%d|after %d\n" % (i, i) for i in range(50)))
         records = read_topic(c.bootstrap, "zk-before")
-        assert sum(len(r) for r in records.values()) == 301
-        assert b"after" in [v for rows in records.values() for _, _, v in rows]
+        assert sum(len(r) for r in records.values()) == 302
+        values = [v for rows in records.values() for _, _, v in rows]
+        assert b"during" in values and b"after" in values
         records = read_topic(c.bootstrap, "zk-after")
         assert sorted(v for rows in records.values() for _, _, v in rows) == sorted(b"after %d" % i for i in range(50))
+
+
+@pytest.mark.parametrize("restart", ["kill", "stop"])
+def test_retried_idempotent_batches_are_not_stored_twice_across_a_restart(broker, restart):
+    """An idempotent producer's retry of a batch the broker stored before it went down is answered with the
+    original offsets and not stored again: the producer state comes back from the log (and its snapshot)."""
+    topic = f"idempotent-raw-{restart}"
+    kcat("-b", broker.bootstrap, "-L", "-t", topic)  # creates the topic
+    broker.leader(topic, 0)
+    s = socket.create_connection(("127.0.0.1", broker.base_port), timeout=30)
+    error, pid, epoch = init_producer_id(s, 1)
+    assert error == 0 and pid >= 0 and epoch >= 0
+    batches = [record_batch([b"idem-%d" % (5 * n + i) for i in range(5)], producer_id=pid, producer_epoch=epoch,
+                            base_sequence=5 * n) for n in range(7)]
+    for n in range(5):
+        assert produce_v3(s, topic, 0, batches[n], 10 + n) == (0, 5 * n)
+    assert produce_v3(s, topic, 0, batches[4], 20) == (0, 20), "a retry before the restart"
+    s.close()
+
+    getattr(broker, restart)(0)
+    broker.start(0)
+    s = socket.create_connection(("127.0.0.1", broker.base_port), timeout=30)
+    broker.leader(topic, 0)
+    assert produce_v3(s, topic, 0, batches[3], 30) == (0, 15), "a retry of an older batch after the restart"
+    assert produce_v3(s, topic, 0, batches[4], 31) == (0, 20), "a retry of the last batch after the restart"
+    assert produce_v3(s, topic, 0, batches[6], 32) == (OUT_OF_ORDER_SEQUENCE, -1), "a gap in the sequence"
+    assert produce_v3(s, topic, 0, batches[5], 33) == (0, 25), "the next batch"
+    s.close()
+    records = read_topic(broker.bootstrap, topic)
+    assert [(o, v) for o, _, v in records[0]] == [(i, b"idem-%d" % i) for i in range(30)]
+
+
+def test_broker_whose_zookeeper_session_expired_registers_again():
+    """A broker frozen (SIGSTOP) past its ZooKeeper session timeout loses its registration; thawed, it opens a
+    new session, registers again, and serves, without a restart."""
+    with started_cluster(2, overrides=[f"num.partitions={PARTITIONS}", "zookeeper.session.timeout.ms=6000"]) as c:
+        pid = c.pid(1)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            wait_until(lambda: metadata_brokers(c.address(0)) == [0], timeout=60,
+                       what="broker 1 to drop out of the cluster")
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        wait_until(lambda: metadata_brokers(c.address(0)) == [0, 1], timeout=60, what="broker 1 to register again")
+        wait_until(lambda: c.ready(1), timeout=60, what="broker 1 ready")
+        assert c.pid(1) == pid
+        assert "session expired" in c.broker_log(1)
+        lines = b"".join(b"k%d|after expiry %d\n" % (i, i) for i in range(60))
+        kcat("-b", c.address(1), "-P", "-t", "zk-expired", "-K", "|", input=lines)
+        records = read_topic(c.address(1), "zk-expired")
+        assert sorted(v for rows in records.values() for _, _, v in rows) == sorted(b"after expiry %d" % i for i in range(60))

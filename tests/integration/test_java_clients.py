@@ -310,6 +310,15 @@ def test_describe_topic(java):
     assert len({p["leader"] for p in described["description"]["partitions"]}) == 3
 
 
+def test_create_topic_and_partitions_with_explicit_assignment(java):
+    assigned = java.check("create_assigned")
+    placement = [[2, 1], [0, 2], [1, 0]]
+    assert [p["replicas"] for p in assigned["created"]["partitions"]] == placement
+    assert [p["leader"] for p in assigned["created"]["partitions"]] == [2, 0, 1]  # the first replica leads
+    assert [p["replicas"] for p in assigned["grown"]["partitions"]] == placement + [[2, 0]]
+    assert assigned["grown"]["partitions"][3]["leader"] == 2
+
+
 def test_describe_configs_shows_overrides_and_defaults(java):
     broker = java.check("broker_config")["configs"]
     configs = java.check("describe_configs")["configs"]
@@ -325,8 +334,27 @@ def test_describe_configs_shows_overrides_and_defaults(java):
     assert all(not e["read_only"] and not e["sensitive"] for e in configs.values())
 
 
+def test_describe_configs_with_synonyms_and_types(java):
+    configs = java.check("describe_configs_synonyms")["configs"]
+    broker = java.check("broker_config")["configs"]
+    # The override comes first, then the broker setting that gives the default, with its value.
+    assert configs["retention.ms"]["synonyms"] == [["retention.ms", "3600000", "DYNAMIC_TOPIC_CONFIG"],
+                                                   ["log.retention.ms", broker["log.retention.ms"]["value"], "DEFAULT_CONFIG"]]
+    assert configs["cleanup.policy"]["synonyms"] == [["log.cleanup.policy", "delete", "DEFAULT_CONFIG"]]
+    for name, entry in configs.items():
+        assert entry["synonyms"], name
+        assert entry["synonyms"][-1][1] != "null", f"{name}: the default synonym has no value"
+    types = {name: entry["type"] for name, entry in configs.items()}
+    assert types["retention.ms"] == "LONG" and types["segment.bytes"] == "INT"
+    assert types["cleanup.policy"] == "LIST" and types["compression.type"] == "STRING"
+    assert types["unclean.leader.election.enable"] == "BOOLEAN"
+    assert "UNKNOWN" not in types.values(), types
+
+
 def test_incremental_alter_configs_set_and_delete(java):
     broker = java.check("broker_config")["configs"]
+    validate_only = java.check("incremental_validate_only")
+    assert (validate_only["error"], validate_only["retention.ms"]) == ("none", "3600000")  # checked, not applied
     after_set = java.check("incremental_set")["configs"]
     assert _config(after_set, "retention.ms") == ("7200000", "DYNAMIC_TOPIC_CONFIG")
     assert _config(after_set, "max.message.bytes") == ("2000000", "DYNAMIC_TOPIC_CONFIG")
@@ -336,6 +364,17 @@ def test_incremental_alter_configs_set_and_delete(java):
     assert _config(after_delete, "retention.ms") == (broker["log.retention.ms"]["value"], "DEFAULT_CONFIG")
     assert _config(after_delete, "max.message.bytes") == ("2000000", "DYNAMIC_TOPIC_CONFIG")
     assert _config(after_delete, "segment.bytes") == ("1048576", "DYNAMIC_TOPIC_CONFIG")
+
+
+def test_incremental_alter_configs_append_and_subtract(java):
+    lists = java.check("incremental_lists")["results"]
+    assert lists == {
+        "append_present_value": "none",
+        "cleanup.policy": ["delete", "DYNAMIC_TOPIC_CONFIG"],
+        "append_unsupported_value": "InvalidConfigurationException",  # compaction is not implemented
+        "append_to_non_list": "InvalidRequestException",
+        "subtract_from_non_list": "InvalidRequestException",
+    }
 
 
 def test_alter_configs_replaces_all_overrides(java):
@@ -376,9 +415,19 @@ def test_admin_errors(java):
         "incremental_invalid_value": "InvalidConfigurationException",
         "shrink_partitions": "InvalidPartitionsException",
         "delete_missing": "UnknownTopicOrPartitionException",
+        "assign_unknown_broker": "InvalidReplicaAssignmentException",
+        "grow_onto_unknown_broker": "InvalidReplicaAssignmentException",
     }
     # None of the refused topics exists afterwards.
-    assert errors["created_by_errors"] == [False, False, False, False]
+    assert errors["created_by_errors"] == [False] * 5
+
+
+def test_topic_ids_get_unknown_topic_id(java):
+    """Ferry has no topic ids yet; a client asking by id must get UNKNOWN_TOPIC_ID for that id, which needs the
+    id echoed in the answer (the client matches results by it)."""
+    ids = java.check("topic_ids")
+    assert ids["delete_by_unknown_id"].startswith("UnknownTopicIdException"), ids
+    assert ids["describe_by_unknown_id"].startswith("UnknownTopicIdException"), ids
 
 
 def test_delete_topics_and_recreate_the_name(java, cluster):

@@ -9,6 +9,7 @@ import time
 
 import confluent_kafka
 import pytest
+from kafka.admin import KafkaAdminClient, NewTopic
 
 from conftest import kcat, log_batches, started_cluster
 
@@ -140,7 +141,9 @@ def produce_with_timestamps(bootstrap, topic, partition, timestamps, codec, grou
     per_group = (len(timestamps) + groups - 1) // groups
     for g in range(groups):
         for i in range(g * per_group, min(len(timestamps), (g + 1) * per_group)):
-            producer.produce(topic, value=b"ts-%d" % i, key=b"k", partition=partition, timestamp=timestamps[i],
+            # Values compressible enough that librdkafka compresses even a batch of one record.
+            producer.produce(topic, value=b"ts-%d " % i + b"z" * 200, key=b"k", partition=partition,
+                             timestamp=timestamps[i],
                              on_delivery=lambda err, msg: err and failures.append(err))
         assert producer.flush(60) == 0
     assert not failures
@@ -242,3 +245,67 @@ def test_librdkafka_consumer_seeks_back_and_rereads(kc, seek_topic):
         assert all(v == b"value-%d" % o for o, _, v in again)
     finally:
         consumer.close()
+
+
+def create_topic(bootstrap, name, partitions, configs):
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        response = admin.create_topics([NewTopic(name, partitions, 1, topic_configs=configs)])
+        assert [(t[0], t[1]) for t in response.topic_errors] == [(name, 0)]
+    finally:
+        admin.close()
+
+
+def test_offsets_for_timestamps_across_segments(kc):
+    """Small segments (segment.bytes=2048): the lookup goes through several segments' time indexes."""
+    topic = "kcat-times-segments"
+    create_topic(kc.bootstrap, topic, 1, {"segment.bytes": "2048"})
+    base = int(time.time() * 1000) - 7_200_000
+    timestamps = [base + 100 * i for i in range(600)]
+    produce_with_timestamps(kc.bootstrap, topic, 0, timestamps, "none", groups=30)
+    segments = kc.segment_files(kc.leader(topic, 0), topic, 0)
+    assert len(segments) >= 5
+    for i in (0, 1, 19, 20, 21, 150, 333, 419, 420, 598, 599):
+        assert query_offset(kc.bootstrap, topic, 0, timestamps[i]) == i
+        assert query_offset(kc.bootstrap, topic, 0, timestamps[i] - 1) == i
+    assert query_offset(kc.bootstrap, topic, 0, timestamps[-1] + 1) == -1
+
+
+def test_log_append_time_topic(kc):
+    """message.timestamp.type=LogAppendTime: the broker's clock replaces the producer's timestamps, in the
+    produce answer, in what consumers read, and for lookups by timestamp."""
+    topic = "kcat-log-append-time"
+    create_topic(kc.bootstrap, topic, 1, {"message.timestamp.type": "LogAppendTime"})
+    old = 1_000_000_000_000  # 2001
+    reports = []
+    producer = confluent_kafka.Producer({"bootstrap.servers": kc.bootstrap, "linger.ms": 50, "compression.codec": "lz4"})
+    started = int(time.time() * 1000)
+    for i in range(100):
+        producer.produce(topic, value=b"lat-%d" % i, partition=0, timestamp=old + i,
+                         on_delivery=lambda err, msg: reports.append((err, msg.timestamp(), msg.offset())))
+    assert producer.flush(60) == 0
+    finished = int(time.time() * 1000)
+    assert len(reports) == 100 and all(err is None for err, _, _ in reports)
+    for _, (kind, ts), _ in reports:
+        assert kind == confluent_kafka.TIMESTAMP_LOG_APPEND_TIME and started - 1000 <= ts <= finished + 1000
+    out = kcat("-b", kc.bootstrap, "-C", "-t", topic, "-e", "-f", "%o %T %s\\n").stdout
+    rows = [line.split(b" ") for line in out.split(b"\n")[:-1]]
+    assert [int(o) for o, _, _ in rows] == list(range(100))
+    assert all(started - 1000 <= int(ts) <= finished + 1000 for _, ts, _ in rows)
+    assert [v for _, _, v in rows] == [b"lat-%d" % i for i in range(100)]
+    assert query_offset(kc.bootstrap, topic, 0, old) == 0
+    assert query_offset(kc.bootstrap, topic, 0, finished + 60_000) == -1
+
+
+def test_small_fetch_sizes_still_get_whole_batches(kc, tmp_path):
+    """A consumer whose fetch limits are smaller than one batch still gets every batch (KIP-74)."""
+    topic = "kcat-small-fetch"
+    produced = make_records(seed=99, count=20_000)
+    write_input(tmp_path / "in.txt", produced)
+    produce_file(kc.bootstrap, topic, tmp_path / "in.txt", "-X", "compression.codec=gzip", "-X", "linger.ms=50")
+    largest = max(b.size for p in range(PARTITIONS)
+                  for b in log_batches(kc.segment_files(kc.leader(topic, p), topic, p)[0]))
+    assert largest > 10_000
+    consumed = consume_all(kc.bootstrap, topic, "-X", "message.max.bytes=1000", "-X", "fetch.max.bytes=1024",
+                           "-X", "max.partition.fetch.bytes=512")
+    check_same_records(produced, consumed)

@@ -19,6 +19,7 @@ struct definition {
   std::string_view broker_setting;
   std::function<bool(topic_settings&, std::string_view, std::string&)> parse;  // false + reason on bad value
   std::function<std::string(const topic_settings&)> print;
+  config_type type;  // Kafka's type for it (clients show it; cleanup.policy is a list there)
 };
 
 template <typename Int>
@@ -37,11 +38,12 @@ definition integer(std::string_view name, std::string_view broker_setting, Int t
             s.*field = parsed;
             return true;
           },
-          [field](const topic_settings& s) { return std::to_string(s.*field); }};
+          [field](const topic_settings& s) { return std::to_string(s.*field); },
+          sizeof(Int) == 8 ? config_type::int64 : config_type::int32};
 }
 
 definition choice(std::string_view name, std::string_view broker_setting, std::string topic_settings::*field,
-                  std::vector<std::string> allowed, std::string why_not_others) {
+                  std::vector<std::string> allowed, std::string why_not_others, config_type type = config_type::string) {
   return {name, broker_setting,
           [field, allowed, why_not_others](topic_settings& s, std::string_view v, std::string& why) {
             if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
@@ -51,14 +53,14 @@ definition choice(std::string_view name, std::string_view broker_setting, std::s
             s.*field = std::string(v);
             return true;
           },
-          [field](const topic_settings& s) { return s.*field; }};
+          [field](const topic_settings& s) { return s.*field; }, type};
 }
 
 const std::vector<definition>& definitions() {
   static const std::vector<definition> all = [] {
     std::vector<definition> d{
         choice("cleanup.policy", "log.cleanup.policy", &topic_settings::cleanup_policy, {"delete"},
-               "only 'delete' is supported; log compaction is not implemented yet"),
+               "only 'delete' is supported; log compaction is not implemented yet", config_type::list),
         choice("compression.type", "compression.type", &topic_settings::compression_type, {"producer"},
                "only 'producer' is supported: batches are stored as the producer compressed them"),
         integer("delete.retention.ms", "log.cleaner.delete.retention.ms", &topic_settings::delete_retention_ms,
@@ -88,7 +90,8 @@ const std::vector<definition>& definitions() {
            s.unclean_leader_election_enable = v == "true";
            return true;
          },
-         [](const topic_settings& s) { return std::string(s.unclean_leader_election_enable ? "true" : "false"); }},
+         [](const topic_settings& s) { return std::string(s.unclean_leader_election_enable ? "true" : "false"); },
+         config_type::boolean},
     };
     std::sort(d.begin(), d.end(), [](const definition& a, const definition& b) { return a.name < b.name; });
     return d;
@@ -111,6 +114,18 @@ const std::vector<std::string_view>& topic_config_names() {
     return out;
   }();
   return names;
+}
+
+std::optional<config_type> topic_config_type(std::string_view name) {
+  const definition* d = find(name);
+  if (d == nullptr) return std::nullopt;
+  return d->type;
+}
+
+std::optional<std::string> topic_config_default(const topic_settings& defaults, std::string_view name) {
+  const definition* d = find(name);
+  if (d == nullptr) return std::nullopt;
+  return d->print(defaults);
 }
 
 std::optional<config_error> apply_topic_override(topic_settings& settings, std::string_view name,
@@ -141,7 +156,8 @@ std::vector<config_entry> describe_topic_settings(const topic_settings& defaults
     const auto it = overrides.find(std::string(d.name));
     std::string why;
     const bool overridden = it != overrides.end() && d.parse(effective, it->second, why);
-    out.push_back({std::string(d.name), d.print(effective), !overridden, false, std::string(d.broker_setting)});
+    out.push_back({std::string(d.name), d.print(effective), !overridden, false, std::string(d.broker_setting),
+                   d.print(defaults), d.type});
   }
   return out;
 }

@@ -35,6 +35,20 @@ struct topic_settings {
   bool operator==(const topic_settings&) const = default;
 };
 
+// A config's value type, numbered as DescribeConfigs (v3+) reports it to clients.
+enum class config_type : std::int8_t {
+  unknown = 0,
+  boolean = 1,
+  string = 2,
+  int32 = 3,
+  int16 = 4,
+  int64 = 5,
+  float64 = 6,
+  list = 7,
+  class_name = 8,
+  password = 9,
+};
+
 // One topic config as DescribeConfigs reports it.
 struct config_entry {
   std::string name;
@@ -42,10 +56,16 @@ struct config_entry {
   bool is_default = true;  // false when the topic overrides it
   bool is_sensitive = false;
   std::string broker_setting;  // the broker setting that supplies the default, e.g. "log.retention.ms"
+  std::string default_value;   // what the broker setting gives when the topic does not override it
+  config_type type = config_type::unknown;
 };
 
 // Names of every topic config, sorted.
 [[nodiscard]] const std::vector<std::string_view>& topic_config_names();
+
+// The type of a topic config, and its value from the defaults alone; nullopt for a name that is not one.
+[[nodiscard]] std::optional<config_type> topic_config_type(std::string_view name);
+[[nodiscard]] std::optional<std::string> topic_config_default(const topic_settings& defaults, std::string_view name);
 
 // Applies one override ("retention.ms" = "3600000") to `settings`. An unknown name or a bad value is an
 // error whose message names both (the server sends it as INVALID_CONFIG).

@@ -51,6 +51,14 @@ void set_partition_leader_epoch(std::span<std::byte> batch, leader_epoch epoch) 
   store_be<std::int32_t>(batch, 12, epoch.value());
 }
 
+void set_log_append_time(std::span<std::byte> batch, std::int64_t now_ms) {
+  constexpr std::int16_t log_append_time_bit = 0x08;
+  const auto attributes = load_be<std::int16_t>(batch, 21);
+  store_be<std::int16_t>(batch, 21, static_cast<std::int16_t>(attributes | log_append_time_bit));
+  store_be<std::int64_t>(batch, 35, now_ms);
+  store_be<std::uint32_t>(batch, 17, bytes::crc32c(batch.subspan(crc_start)));
+}
+
 std::size_t peek_batch_size(std::span<const std::byte> bytes) {
   if (bytes.size() < batch_log_overhead) return 0;
   const std::int32_t length = load_be<std::int32_t>(bytes, 8);

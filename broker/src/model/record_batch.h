@@ -70,6 +70,9 @@ class batch_header_view {
 // Writes the two broker-owned fields in place.
 void set_base_offset(std::span<std::byte> batch, offset base);
 void set_partition_leader_epoch(std::span<std::byte> batch, leader_epoch epoch);
+// For LogAppendTime topics: marks the batch's timestamps as broker time, sets its max timestamp and recomputes
+// the CRC, which covers both. The one case where the broker changes checksummed bytes.
+void set_log_append_time(std::span<std::byte> batch, std::int64_t now_ms);
 
 // Checks a batch completely: length, magic, CRC and header consistency. The whole span must be exactly one
 // batch. Used on produce (with client rules) and when recovering a log (without them).

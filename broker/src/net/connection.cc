@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/endian/conversion.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -17,6 +18,8 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr auto no_throw = asio::as_tuple(asio::use_awaitable);
+// A request body is read into a buffer of at most this much first, then of twice what arrived so far.
+constexpr std::size_t first_read_bytes = 64 * 1024;
 
 // Sends a file region straight from the page cache to the socket.
 asio::awaitable<bool> send_file_region(asio::ip::tcp::socket& socket, const protocol::file_chunk& chunk) {
@@ -83,9 +86,23 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_han
                                << " is outside 0.." << limits.max_request_bytes << " (socket.request.max.bytes)";
         break;
       }
-      frame.resize(static_cast<std::size_t>(size));
-      auto [body_ec, m] = co_await asio::async_read(socket, asio::buffer(frame.data(), frame.size()), no_throw);
-      if (body_ec) break;
+      // The buffer grows with the bytes that arrive, not with the size announced: a size prefix alone (4 bytes
+      // a connection) must not make the broker allocate up to socket.request.max.bytes.
+      const auto want = static_cast<std::size_t>(size);
+      std::size_t have = 0;
+      bool complete = true;
+      while (have < want) {
+        const std::size_t next = std::min(want, std::max(have * 2, first_read_bytes));
+        frame.resize(next);
+        auto [body_ec, m] =
+            co_await asio::async_read(socket, asio::buffer(frame.data() + have, next - have), no_throw);
+        if (body_ec) {
+          complete = false;
+          break;
+        }
+        have = next;
+      }
+      if (!complete) break;
       request_outcome outcome = co_await handler.handle(frame, info);
       if (outcome.what == request_outcome::action::close) break;
       if (outcome.what == request_outcome::action::respond && !co_await write_output(socket, outcome.response))

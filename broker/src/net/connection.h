@@ -15,7 +15,8 @@ struct connection_limits {
 // Serves one client connection as a coroutine: read a size-prefixed frame, hand it to the request handler,
 // write the response, repeat. Requests on one connection are handled one at a time and answered in order,
 // as Kafka does. A frame whose size is negative or above max_request_bytes closes the connection (only
-// this one). Responses' file pieces go out with sendfile(2).
+// this one). The frame buffer grows with the bytes that arrive, so an announced size costs no memory until
+// the body comes. Responses' file pieces go out with sendfile(2).
 boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket socket, request_handler& handler,
                                               connection_limits limits, connection_info info);
 

@@ -30,14 +30,17 @@ struct broker_context {
 };
 
 // Runs a blocking call on the blocking pool and resumes the calling coroutine on its own executor.
+//
+// The call must be trivially destructible (capture by reference): GCC 12 destroys by-value captures of a
+// lambda passed inside a co_await expression twice, so a captured std::string would be freed twice.
 template <typename F>
 boost::asio::awaitable<std::invoke_result_t<F>> run_blocking(broker_context& broker, F call) {
+  static_assert(std::is_trivially_destructible_v<F>, "capture by reference; see the comment above");
   using R = std::invoke_result_t<F>;
   // co_spawn hands results through default-constructed storage, which result<T> lacks; optional has it.
-  auto done = co_await boost::asio::co_spawn(
-      broker.blocking_pool,
-      [call = std::move(call)]() mutable -> boost::asio::awaitable<std::optional<R>> { co_return call(); },
-      boost::asio::use_awaitable);
+  auto task = [call]() -> boost::asio::awaitable<std::optional<R>> { co_return call(); };
+  auto operation = boost::asio::co_spawn(broker.blocking_pool, task, boost::asio::use_awaitable);
+  auto done = co_await std::move(operation);
   co_return std::move(*done);
 }
 

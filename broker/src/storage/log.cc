@@ -2,33 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <boost/endian/conversion.hpp>
 #include <mutex>
 #include <shared_mutex>
 
 #include "base/log.h"
-#include "bytes/crc32c.h"
 #include "storage/file_names.h"
 #include "storage/record_timestamps.h"
 #include "storage/segment.h"
 
 namespace ferry::storage {
 namespace {
-
-// Sets a batch's timestamp type to LogAppendTime and its max timestamp to `now_ms`, then recomputes the
-// CRC they are part of (field positions from model/record_batch.h).
-void stamp_log_append_time(std::span<std::byte> batch, std::int64_t now_ms) {
-  constexpr std::size_t crc_at = 17;
-  constexpr std::size_t attributes_at = 21;
-  constexpr std::size_t max_timestamp_at = 35;
-  constexpr std::int16_t log_append_time_bit = 0x08;
-  auto* raw = reinterpret_cast<unsigned char*>(batch.data());
-  boost::endian::store_big_s16(raw + attributes_at,
-                               static_cast<std::int16_t>(boost::endian::load_big_s16(raw + attributes_at) |
-                                                         log_append_time_bit));
-  boost::endian::store_big_s64(raw + max_timestamp_at, now_ms);
-  boost::endian::store_big_u32(raw + crc_at, bytes::crc32c(batch.subspan(attributes_at)));
-}
 
 // The partition log: a directory of segments (segment.h) plus producer-state snapshots (producer_state.h).
 //
@@ -138,7 +121,7 @@ result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch 
   std::int64_t append_time = -1;
   if (config_.log_append_time) {
     append_time = now_ms;
-    stamp_log_append_time(batch, append_time);
+    model::set_log_append_time(batch, append_time);
   }
   FERRY_TRY(segments_.back()->append(batch, config_.index_interval_bytes, now_ms));
   if (idempotent) {

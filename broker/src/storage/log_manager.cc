@@ -37,6 +37,16 @@ std::string unique_suffix() {
   return out;
 }
 
+// "<topic>-<partition>.<unique>-delete", with the topic cut short so that the name fits the 255 bytes a file
+// name may have (as Kafka's LocalLog.logDeleteDirName does): a topic name may have 249 characters, and the
+// suffix adds up to 51.
+std::string delete_directory_name(const topic_partition& tp) {
+  constexpr std::size_t max_file_name = 255;
+  const std::string suffix =
+      "-" + std::to_string(tp.partition.value()) + "." + unique_suffix() + std::string(delete_suffix);
+  return tp.topic.substr(0, max_file_name - std::min(max_file_name, suffix.size())) + suffix;
+}
+
 // Keeps the first error of several independent steps.
 void keep_first(result<void>& outcome, const std::error_code& ec) {
   if (outcome) outcome = ec;
@@ -131,7 +141,7 @@ result<void> log_manager::remove(const topic_partition& tp) {
     FERRY_LOG(warn, "storage") << "closing " << tp << " before removing it: " << closed.error().message();
   }
   const std::filesystem::path& root = options_.log_dirs[found->dir];
-  const auto renamed = root / (tp.directory_name() + "." + unique_suffix() + std::string(delete_suffix));
+  const auto renamed = root / delete_directory_name(tp);
   {
     std::unique_lock lock(mutex_);
     const auto it = logs_.find(tp);

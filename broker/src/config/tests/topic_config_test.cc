@@ -36,11 +36,35 @@ TEST(topic_config, describe_marks_overrides) {
       seen = true;
       EXPECT_EQ(e.value, "5");
       EXPECT_FALSE(e.is_default);
+      EXPECT_EQ(e.default_value, "604800000");  // the broker's log.retention.ms still shows under the override
     } else {
       EXPECT_TRUE(e.is_default) << e.name;
+      EXPECT_EQ(e.value, e.default_value) << e.name;
     }
   }
   EXPECT_TRUE(seen);
+}
+
+TEST(topic_config, describe_gives_kafka_types) {
+  std::map<std::string, config_type> types;
+  for (const auto& e : describe_topic_settings({}, {})) types[e.name] = e.type;
+  EXPECT_EQ(types["retention.ms"], config_type::int64);
+  EXPECT_EQ(types["segment.bytes"], config_type::int32);
+  EXPECT_EQ(types["cleanup.policy"], config_type::list);
+  EXPECT_EQ(types["compression.type"], config_type::string);
+  EXPECT_EQ(types["unclean.leader.election.enable"], config_type::boolean);
+  for (const auto& [name, type] : types) EXPECT_NE(type, config_type::unknown) << name;
+}
+
+TEST(topic_config, type_and_default_by_name) {
+  topic_settings defaults;
+  defaults.retention_ms = 1234;
+  EXPECT_EQ(topic_config_type("cleanup.policy"), config_type::list);
+  EXPECT_EQ(topic_config_type("max.message.bytes"), config_type::int32);
+  EXPECT_EQ(topic_config_type("no.such.config"), std::nullopt);
+  EXPECT_EQ(topic_config_default(defaults, "retention.ms"), "1234");
+  EXPECT_EQ(topic_config_default(defaults, "cleanup.policy"), "delete");
+  EXPECT_EQ(topic_config_default(defaults, "no.such.config"), std::nullopt);
 }
 
 }  // namespace

@@ -35,6 +35,15 @@ TEST(record_batch, assigning_offsets_keeps_the_crc_valid) {
   EXPECT_EQ(validate_batch(batch, {}), errc::nonzero_base_offset);
 }
 
+TEST(record_batch, log_append_time_rewrites_the_crc) {
+  auto batch = build_simple_batch(3);
+  set_log_append_time(batch, 1'800'000'000'000);
+  const batch_header_view header(batch);
+  EXPECT_EQ(header.ts_type(), timestamp_type::log_append_time);
+  EXPECT_EQ(header.max_timestamp(), 1'800'000'000'000);
+  EXPECT_FALSE(validate_batch(batch, {}));
+}
+
 TEST(record_batch, a_flipped_payload_bit_fails_the_crc) {
   auto batch = build_simple_batch(2);
   batch.back() ^= std::byte{0x01};

@@ -8,15 +8,21 @@ namespace ferry::server::handlers {
 // every broker then deletes its logs. Answers once the topic is gone from the cluster view, or times out.
 awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, p::delete_topics_request& request) {
   p::delete_topics_response response;
-  std::vector<std::optional<std::string>> names;
+  // v6+ names each topic or gives its id; the answer echoes both, since clients match results by either.
+  struct wanted_topic {
+    std::optional<std::string> name;
+    p::uuid topic_id{};
+  };
+  std::vector<wanted_topic> wanted;
   if (ctx.version() >= 6) {
-    for (const auto& t : request.topics) names.push_back(t.name);
+    for (const auto& t : request.topics) wanted.push_back({t.name, t.topic_id});
   } else {
-    for (const auto& t : request.topic_names) names.emplace_back(t);
+    for (const auto& t : request.topic_names) wanted.push_back({t, {}});
   }
-  for (const auto& name : names) {
+  for (const auto& [name, topic_id] : wanted) {
     auto& out = response.responses.emplace_back();
     out.name = name;
+    out.topic_id = topic_id;
     if (!name) {
       out.error_code = ctx.error(p::error_code::unknown_topic_id);
       out.error_message = "topic ids are not supported; delete topics by name";

@@ -36,9 +36,12 @@ void describe_topic(request_context& ctx, const p::describe_configs_request& req
     c.value = entry.value;
     c.is_default = entry.is_default;
     c.config_source = entry.is_default ? source_default : source_topic;
+    c.config_type = static_cast<std::int8_t>(entry.type);
+    // Synonyms in precedence order, as Kafka lists them: the topic's override, then the broker setting that
+    // supplies the default, with its value.
     if (request.include_synonyms) {
       if (!entry.is_default) c.synonyms.push_back({entry.name, entry.value, source_topic});
-      c.synonyms.push_back({entry.broker_setting, std::nullopt, source_default});
+      c.synonyms.push_back({entry.broker_setting, entry.default_value, source_default});
     }
   }
 }

@@ -1,3 +1,8 @@
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "config/topic_config.h"
 #include "server/handlers/handlers.h"
 #include "server/topic_admin.h"
 
@@ -6,10 +11,61 @@ namespace {
 
 enum class operation : std::int8_t { set = 0, remove = 1, append = 2, subtract = 3 };
 
+std::vector<std::string> split_list(const std::string& value) {
+  std::vector<std::string> items;
+  std::stringstream in(value);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+std::string join_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+// Applies one operation to `overrides`; an error code and message when the request is not acceptable.
+std::optional<std::pair<p::error_code, std::string>> apply(const config::topic_settings& defaults,
+                                                          std::map<std::string, std::string>& overrides,
+                                                          const p::incremental_alter_configs_request::alter_configs_resource::alterable_config& c) {
+  switch (static_cast<operation>(c.config_operation)) {
+    case operation::set:
+      if (!c.value) return std::pair{p::error_code::invalid_request, "SET of '" + c.name + "' needs a value"};
+      overrides[c.name] = *c.value;
+      return std::nullopt;
+    case operation::remove:
+      overrides.erase(c.name);
+      return std::nullopt;
+    case operation::append:
+    case operation::subtract: {
+      // As Kafka: only list configs take APPEND and SUBTRACT. APPEND starts from the override or else the
+      // default and adds the values not there yet; SUBTRACT removes values from the override.
+      const bool append = static_cast<operation>(c.config_operation) == operation::append;
+      if (config::topic_config_type(c.name) != config::config_type::list)
+        return std::pair{p::error_code::invalid_request, std::string(append ? "APPEND" : "SUBTRACT") + " is not allowed for '" +
+                                                             c.name + "': it is not a list config"};
+      const auto current = overrides.find(c.name);
+      std::vector<std::string> items;
+      if (current != overrides.end()) items = split_list(current->second);
+      else if (append) items = split_list(config::topic_config_default(defaults, c.name).value_or(""));
+      for (const auto& v : split_list(c.value.value_or(""))) {
+        const auto at = std::find(items.begin(), items.end(), v);
+        if (append && at == items.end()) items.push_back(v);
+        if (!append && at != items.end()) items.erase(at);
+      }
+      overrides[c.name] = join_list(items);
+      return std::nullopt;
+    }
+  }
+  return std::pair{p::error_code::invalid_request,
+                   "unknown config operation " + std::to_string(c.config_operation) + " for '" + c.name + "'"};
+}
+
 }  // namespace
 
-// IncrementalAlterConfigs sets or deletes single overrides and keeps the rest. APPEND and SUBTRACT apply to
-// list-valued configs, and no topic config Ferry honours is a list yet.
+// IncrementalAlterConfigs sets or deletes single overrides and keeps the rest; APPEND and SUBTRACT add values
+// to or remove them from list configs (cleanup.policy). The result is validated as a whole, as AlterConfigs is.
 awaitable<p::incremental_alter_configs_response> handle_incremental_alter_configs(
     request_context& ctx, p::incremental_alter_configs_request& request) {
   p::incremental_alter_configs_response response;
@@ -22,26 +78,29 @@ awaitable<p::incremental_alter_configs_response> handle_incremental_alter_config
       out.error_message = "only topic configs can be changed; broker settings need a restart";
       continue;
     }
-    const auto* topic = ctx.broker.cluster.view()->find_topic(resource.resource_name);
+    std::set<std::string> names;
+    bool repeated = false;
+    for (const auto& c : resource.configs) repeated = repeated || !names.insert(c.name).second;
+    if (repeated) {
+      out.error_code = ctx.error(p::error_code::invalid_request);
+      out.error_message = "a config appears more than once for the resource";
+      continue;
+    }
+    // Hold the view: the topic entry lives in it, and the registry may swap in a newer one at any time.
+    const auto view = ctx.broker.cluster.view();
+    const auto* topic = view->find_topic(resource.resource_name);
     if (topic == nullptr) {
       out.error_code = ctx.error(p::error_code::unknown_topic_or_partition);
+      out.error_message = "topic '" + resource.resource_name + "' does not exist";
       continue;
     }
     auto overrides = topic->config;
-    std::optional<std::string> problem;
-    for (const auto& c : resource.configs) {
-      switch (static_cast<operation>(c.config_operation)) {
-        case operation::set:
-          if (c.value) overrides[c.name] = *c.value;
-          else problem = "SET of '" + c.name + "' needs a value";
-          break;
-        case operation::remove: overrides.erase(c.name); break;
-        default: problem = "'" + c.name + "' is not a list config, so APPEND and SUBTRACT do not apply";
-      }
-    }
+    std::optional<std::pair<p::error_code, std::string>> problem;
+    for (const auto& c : resource.configs)
+      if (!problem) problem = apply(ctx.broker.config.topic_defaults, overrides, c);
     if (problem) {
-      out.error_code = ctx.error(p::error_code::invalid_config);
-      out.error_message = problem;
+      out.error_code = ctx.error(problem->first);
+      out.error_message = problem->second;
       continue;
     }
     const bool validate_only = request.validate_only;

@@ -66,8 +66,13 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
 
   const bool may_create = ctx.broker.config.auto_create_topics_enable && request.allow_auto_topic_creation;
   for (const auto& wanted : *request.topics) {
-    if (!wanted.name) {
-      response.topics.push_back(missing(ctx, "", p::error_code::unknown_topic_id));
+    if (!wanted.name || (wanted.name->empty() && wanted.topic_id != p::uuid{})) {
+      // A lookup by topic id (the name null, or empty as the Java client sends it): topic ids are not served
+      // yet (all zero in responses), so none is known.
+      auto unknown = missing(ctx, "", p::error_code::unknown_topic_id);
+      unknown.name.reset();
+      unknown.topic_id = wanted.topic_id;
+      response.topics.push_back(std::move(unknown));
       continue;
     }
     const std::string& name = *wanted.name;

@@ -98,6 +98,17 @@ TEST_F(log_manager_test, remove_deletes_the_directory_but_not_a_held_log) {
   EXPECT_EQ(manager->create(tp("gone", 3), log_config{}).value()->log_end_offset(), offset{0});
 }
 
+TEST_F(log_manager_test, remove_works_for_the_longest_topic_names) {
+  auto manager = open(1);
+  const std::string topic(249, 't');  // Kafka's limit; "<topic>-<partition>" fits a file name
+  auto l = manager->create(tp(topic, 12345), log_config{}).value();
+  append(*l, 1);
+  ASSERT_TRUE(manager->remove(tp(topic, 12345)));
+  EXPECT_FALSE(manager->get(tp(topic, 12345)));
+  EXPECT_TRUE(std::filesystem::is_empty(dir(0)));
+  EXPECT_EQ(manager->create(tp(topic, 12345), log_config{}).value()->log_end_offset(), offset{0});
+}
+
 TEST_F(log_manager_test, startup_skips_strangers_and_removes_half_deleted_logs) {
   std::filesystem::create_directories(dir(0) / "t-1.0123456789abcdef0123456789abcdef-delete");
   std::filesystem::create_directories(dir(0) / "lost+found");

@@ -24,10 +24,12 @@ import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.AlterConfigsOptions;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -44,7 +46,9 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -75,10 +79,9 @@ public final class JavaClients {
     private final String prefix;
     private final int records;
     private final String clientVersion = clientVersion();
-    // What the producer was told for record i: partition, offset, timestamp; -1 when the send failed.
+    // What the producer was told for record i: partition and offset; partition -1 when the send failed.
     private int[] sentPartition;
     private long[] sentOffset;
-    private long[] sentTimestamp;
     private final Map<Integer, Map<Long, Integer>> indexByPartitionOffset = new HashMap<>();
 
     private JavaClients(String bootstrap, String prefix, int records) {
@@ -173,7 +176,6 @@ public final class JavaClients {
         baseTimestamp = System.currentTimeMillis() - 3_600_000L;
         sentPartition = new int[records];
         sentOffset = new long[records];
-        sentTimestamp = new long[records];
         Arrays.fill(sentPartition, -1);
         long started = System.nanoTime();
         int acked = 0;
@@ -199,7 +201,6 @@ public final class JavaClients {
                 acked++;
                 sentPartition[i] = md.partition();
                 sentOffset[i] = md.offset();
-                sentTimestamp[i] = md.timestamp();
                 // The default partitioner puts a keyed record on murmur2(key) % partitions.
                 int expected = Utils.toPositive(Utils.murmur2(key(i).getBytes(StandardCharsets.UTF_8))) % PARTITIONS;
                 if (md.partition() != expected) {
@@ -433,6 +434,15 @@ public final class JavaClients {
             emit("create_topic_defaults", "topic", defaults, "num_partitions", byDefault.numPartitions(defaults).get(),
                  "replication_factor", byDefault.replicationFactor(defaults).get());
 
+            // An explicit replica assignment: the first replica leads.
+            String assigned = prefix + "-assigned";
+            Map<Integer, List<Integer>> placement = Map.of(0, List.of(2, 1), 1, List.of(0, 2), 2, List.of(1, 0));
+            admin.createTopics(List.of(new NewTopic(assigned, placement))).all().get(60, TimeUnit.SECONDS);
+            TopicDescription placed = awaitValue(() -> describe(admin, assigned), d -> hasLeaders(d, 3));
+            admin.createPartitions(Map.of(assigned, NewPartitions.increaseTo(4, List.of(List.of(2, 0))))).all().get(60, TimeUnit.SECONDS);
+            TopicDescription placedGrown = awaitValue(() -> describe(admin, assigned), d -> hasLeaders(d, 4));
+            emit("create_assigned", "topic", assigned, "created", describeTopic(placed), "grown", describeTopic(placedGrown));
+
             // validateOnly checks but creates nothing.
             String validateError = errorOf(admin.createTopics(List.of(new NewTopic(checked, 2, (short) 3)),
                                                               new CreateTopicsOptions().validateOnly(true)).all());
@@ -450,6 +460,21 @@ public final class JavaClients {
             // describeConfigs: the override is a topic config, everything else a default.
             ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
             emit("describe_configs", "topic", topic, "configs", configs(describeConfigs(admin, resource)));
+            Config withSynonyms = admin.describeConfigs(List.of(resource), new DescribeConfigsOptions().includeSynonyms(true).includeDocumentation(true))
+                .all().get(60, TimeUnit.SECONDS).get(resource);
+            Map<String, Object> detailed = new TreeMap<>();
+            for (ConfigEntry e : withSynonyms.entries()) {
+                List<Object> synonyms = new ArrayList<>();
+                for (ConfigEntry.ConfigSynonym syn : e.synonyms()) synonyms.add(List.of(syn.name(), String.valueOf(syn.value()), String.valueOf(syn.source())));
+                detailed.put(e.name(), map("value", e.value(), "source", String.valueOf(e.source()), "type", String.valueOf(e.type()), "synonyms", synonyms));
+            }
+            emit("describe_configs_synonyms", "topic", topic, "configs", detailed);
+
+            // incrementalAlterConfigs with validateOnly checks and changes nothing.
+            String validateOnlyError = errorOf(admin.incrementalAlterConfigs(Map.of(resource, List.of(
+                new AlterConfigOp(new ConfigEntry("retention.ms", "1"), AlterConfigOp.OpType.SET))), new AlterConfigsOptions().validateOnly(true)).all());
+            emit("incremental_validate_only", "topic", topic, "error", validateOnlyError,
+                 "retention.ms", describeConfigs(admin, resource).get("retention.ms").value());
 
             // incrementalAlterConfigs: SET two, then DELETE one.
             admin.incrementalAlterConfigs(Map.of(resource, List.of(
@@ -462,6 +487,18 @@ public final class JavaClients {
             Config afterDelete = awaitValue(() -> describeConfigs(admin, resource),
                                             c -> c.get("retention.ms").source() != ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
             emit("incremental_delete", "topic", topic, "configs", configs(afterDelete));
+
+            // APPEND and SUBTRACT: for list configs only (cleanup.policy); appending a value already there is
+            // allowed and leaves it an override.
+            Map<String, Object> lists = new LinkedHashMap<>();
+            lists.put("append_present_value", errorOf(alterOne(admin, resource, "cleanup.policy", "delete", AlterConfigOp.OpType.APPEND)));
+            Config afterAppend = awaitValue(() -> describeConfigs(admin, resource),
+                                            c -> c.get("cleanup.policy").source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
+            lists.put("cleanup.policy", List.of(afterAppend.get("cleanup.policy").value(), String.valueOf(afterAppend.get("cleanup.policy").source())));
+            lists.put("append_unsupported_value", errorOf(alterOne(admin, resource, "cleanup.policy", "compact", AlterConfigOp.OpType.APPEND)));
+            lists.put("append_to_non_list", errorOf(alterOne(admin, resource, "retention.ms", "1", AlterConfigOp.OpType.APPEND)));
+            lists.put("subtract_from_non_list", errorOf(alterOne(admin, resource, "retention.ms", "1", AlterConfigOp.OpType.SUBTRACT)));
+            emit("incremental_lists", "topic", topic, "results", lists);
 
             // alterConfigs (deprecated; removed from the 4.x Admin): replaces every override of the topic.
             Method alterConfigs = findMethod(Admin.class, "alterConfigs", Map.class);
@@ -500,10 +537,19 @@ public final class JavaClients {
                 new AlterConfigOp(new ConfigEntry("retention.ms", "soon"), AlterConfigOp.OpType.SET)))).all()));
             errors.put("shrink_partitions", errorOf(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(2))).all()));
             errors.put("delete_missing", errorOf(admin.deleteTopics(List.of(prefix + "-missing")).all()));
+            errors.put("assign_unknown_broker", errorOf(admin.createTopics(List.of(
+                new NewTopic(prefix + "-badassign", Map.of(0, List.of(0, 7))))).all()));
+            errors.put("grow_onto_unknown_broker", errorOf(admin.createPartitions(Map.of(
+                assigned, NewPartitions.increaseTo(5, List.of(List.of(7, 0))))).all()));
             Set<String> afterErrors = names(admin);
             emit("errors", "errors", errors, "created_by_errors", List.of(
                 afterErrors.contains(prefix + "-rf4"), afterErrors.contains(prefix + "-badvalue"),
-                afterErrors.contains(prefix + "-badname"), afterErrors.contains(prefix + "-zero")));
+                afterErrors.contains(prefix + "-badname"), afterErrors.contains(prefix + "-zero"),
+                afterErrors.contains(prefix + "-badassign")));
+
+            // Topic ids (Ferry has none yet): asking by id gets an unknown-id answer the client can match up.
+            emit("topic_ids", "delete_by_unknown_id", errorDetail(admin.deleteTopics(TopicCollection.ofTopicIds(List.of(Uuid.randomUuid()))).all()),
+                 "describe_by_unknown_id", errorDetail(admin.describeTopics(TopicCollection.ofTopicIds(List.of(Uuid.randomUuid()))).allTopicIds()));
 
             // deleteTopics: gone from listTopics, then describing it fails.
             started = System.nanoTime();
@@ -571,6 +617,10 @@ public final class JavaClients {
         }
     }
 
+    static KafkaFuture<Void> alterOne(Admin admin, ConfigResource resource, String name, String value, AlterConfigOp.OpType op) {
+        return admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(new ConfigEntry(name, value), op)))).all();
+    }
+
     static Set<String> names(Admin admin) {
         try {
             return admin.listTopics().names().get(60, TimeUnit.SECONDS);
@@ -623,13 +673,20 @@ public final class JavaClients {
 
     /** "none" when the future succeeds, otherwise the simple class name of what it failed with. */
     static String errorOf(KafkaFuture<?> future) {
+        String detail = errorDetail(future);
+        int colon = detail.indexOf(':');
+        return colon < 0 ? detail : detail.substring(0, colon);
+    }
+
+    /** Like errorOf, followed by ": " and the exception's message. */
+    static String errorDetail(KafkaFuture<?> future) {
         try {
             future.get(60, TimeUnit.SECONDS);
             return "none";
         } catch (ExecutionException e) {
-            return e.getCause().getClass().getSimpleName();
+            return e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage();
         } catch (Exception e) {
-            return e.getClass().getSimpleName();
+            return e.getClass().getSimpleName() + ": " + e.getMessage();
         }
     }
 

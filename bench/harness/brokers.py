@@ -1,0 +1,259 @@
+"""The systems under test: Ferry (through scripts/local-cluster, which also runs the ZooKeeper), Apache Kafka
+3.9 in ZooKeeper mode against that same ZooKeeper, and Apache Kafka 4.x in KRaft mode (combined broker and
+controller, one node). Each is started once per bench run and kept up while the load alternates.
+
+Every setting that differs from the system's default is listed in SETTINGS_NOTES with the reason.
+"""
+import base64
+import json
+import os
+import subprocess
+import time
+import uuid
+
+from . import procs
+
+# Set the same on every side (on Ferry these equal its defaults too; set explicitly so a change of
+# default cannot skew the comparison).
+SAME_ON_BOTH = {
+    "log.segment.bytes": "1073741824",                  # 1 GiB segments: Kafka's default
+    "log.flush.interval.messages": "9223372036854775807",  # no fsync per message: the OS writes back
+    "log.flush.interval.ms": "9223372036854775807",        # no time-based fsync either
+    "num.partitions": "1",                              # topics are created with explicit counts anyway
+}
+
+# Kafka settings that differ from Kafka's defaults (besides ports, log.dirs and SAME_ON_BOTH).
+KAFKA_SINGLE_NODE = {
+    # Internal topics default to replication factor 3, which one broker cannot host; Kafka's own
+    # config/server.properties sets these to 1 for a single node. Needed for ConsumerPerformance's group.
+    "offsets.topic.replication.factor": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    # Only delays the first group join of ConsumerPerformance (its timing excludes the join anyway);
+    # Kafka's config/server.properties of 3.x sets 0 as well.
+    "group.initial.rebalance.delay.ms": "0",
+}
+KAFKA4_SINGLE_NODE = {
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+}
+
+# As kafka-server-start.sh (KAFKA_HEAP_OPTS) and kafka-run-class.sh (KAFKA_JVM_PERFORMANCE_OPTS) run it.
+KAFKA_HEAP = ["-Xms1G", "-Xmx1G"]
+KAFKA_JVM_OPTS = ["-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+                  "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true"]
+
+LOG4J1 = """# Written by bench/run: INFO to the console, which bench/run writes to kafka.log.
+log4j.rootLogger=INFO, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+"""
+LOG4J2 = """# Written by bench/run: {level} to the console.
+Configuration:
+  Appenders:
+    Console:
+      name: STDOUT
+      PatternLayout:
+        pattern: "[%d] %p %m (%c)%n"
+  Loggers:
+    Root:
+      level: {level}
+      AppenderRef:
+        - ref: STDOUT
+"""
+
+
+class BrokerError(RuntimeError):
+    pass
+
+
+def _tail(path, n=40):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+class Ferry:
+    key = "ferry"
+
+    def __init__(self, root, run_dir, build_dir, label, port, zk_port, guardian, benchtool):
+        self.root, self.build_dir, self.label = root, build_dir, label
+        self.data = os.path.join(run_dir, "cluster")
+        self.port, self.zk_port = port, zk_port
+        self.bootstrap = f"127.0.0.1:{port}"
+        self.guardian, self.benchtool = guardian, benchtool
+        self.pid = None
+        self.log = os.path.join(self.data, "broker-0", "broker.log")
+        self.settings = {k: v for k, v in SAME_ON_BOTH.items()}
+
+    def _cluster(self, *args, timeout=300):
+        argv = [os.path.join(self.root, "scripts", "local-cluster"), "--data", self.data, *args]
+        return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+
+    def start(self):
+        down = [os.path.join(self.root, "scripts", "local-cluster"), "--data", self.data, "down"]
+        self.guardian.add_command(down)
+        args = ["up", "--brokers", "1", "--base-port", str(self.port), "--zk-port", str(self.zk_port),
+                "--build-dir", self.build_dir, "--timeout", "120"]
+        for k, v in self.settings.items():
+            args += ["--override", f"{k}={v}"]
+        r = self._cluster(*args)
+        if r.returncode != 0:
+            raise BrokerError(f"scripts/local-cluster up failed:\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
+        with open(os.path.join(self.data, "broker-0.pid")) as f:
+            self.pid = int(f.read().split()[0])
+
+    def stop(self):
+        if os.path.exists(os.path.join(self.data, "cluster.env")):
+            self._cluster("down")
+        self.guardian.remove_command([os.path.join(self.root, "scripts", "local-cluster"), "--data", self.data,
+                                      "down"])
+
+    def alive(self):
+        return self.pid is not None and procs.alive_with_marker(self.pid, self.data)
+
+    def data_dir(self):
+        return os.path.join(self.data, "broker-0", "data")
+
+    def log_tail(self):
+        return _tail(self.log)
+
+
+class Kafka:
+    """Apache Kafka started from the jars alone: java -cp 'lib/*' kafka.Kafka server.properties."""
+
+    def __init__(self, key, label, version, lib, run_dir, port, guardian, benchtool, kraft, zk_port=None,
+                 controller_port=None):
+        self.key, self.label, self.version, self.lib = key, label, version, lib
+        self.home = os.path.join(run_dir, key)
+        self.port, self.kraft = port, kraft
+        self.bootstrap = f"127.0.0.1:{port}"
+        self.guardian, self.benchtool = guardian, benchtool
+        self.pid = None
+        self.proc = None
+        self.log = os.path.join(self.home, "kafka.log")
+        self.config = os.path.join(self.home, "server.properties")
+        s = {}
+        if kraft:
+            s.update({
+                "process.roles": "broker,controller",
+                "node.id": "1",
+                "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}",
+                "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+                "controller.listener.names": "CONTROLLER",
+                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            })
+        else:
+            s.update({
+                "broker.id": "0",
+                "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                # The ZooKeeper Ferry uses, under a chroot of its own so the two never meet.
+                "zookeeper.connect": f"127.0.0.1:{zk_port}/kafka{version.replace('.', '')[:2]}",
+            })
+        s["log.dirs"] = os.path.join(self.home, "data")
+        s.update(SAME_ON_BOTH)
+        s.update(KAFKA_SINGLE_NODE)
+        if kraft:
+            s.update(KAFKA4_SINGLE_NODE)
+        self.settings = s
+
+    def classpath(self):
+        return os.path.join(self.lib, "*")
+
+    def _java(self, main, *args, heap=None, log4j_level="INFO"):
+        if self.version.startswith("3."):
+            logcfg = os.path.join(self.home, "log4j.properties")
+            logopt = f"-Dlog4j.configuration=file:{logcfg}"
+        else:
+            logcfg = os.path.join(self.home, f"log4j2-{log4j_level.lower()}.yaml")
+            logopt = f"-Dlog4j2.configurationFile={logcfg}"
+            with open(logcfg, "w") as f:
+                f.write(LOG4J2.format(level=log4j_level))
+        return ["java", *(heap or KAFKA_HEAP), *KAFKA_JVM_OPTS, logopt, "-cp", self.classpath(), main, *args]
+
+    def start(self):
+        os.makedirs(os.path.join(self.home, "data"), exist_ok=True)
+        with open(self.config, "w") as f:
+            f.write(f"# Written by bench/run for Apache Kafka {self.version}; see bench/README.md for why each\n"
+                    "# setting that differs from Kafka's default does.\n")
+            for k, v in self.settings.items():
+                f.write(f"{k}={v}\n")
+        if self.version.startswith("3."):
+            with open(os.path.join(self.home, "log4j.properties"), "w") as f:
+                f.write(LOG4J1)
+        if self.kraft:
+            # kafka-storage.sh format --standalone: a fresh cluster id and a single-voter quorum.
+            cluster_id = new_cluster_id()
+            argv = self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", self.config,
+                              "--standalone", heap=["-Xmx512M"], log4j_level="WARN")
+            r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
+            if r.returncode != 0:
+                raise BrokerError(f"kafka-storage format failed for {self.label}:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        argv = self._java("kafka.Kafka", self.config)
+        logf = open(self.log, "a")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                                     start_new_session=True, cwd=self.home)
+        logf.close()
+        self.pid = self.proc.pid
+        self.guardian.add_pid(self.pid, self.config)
+
+    def wait_ready(self, timeout=180):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise BrokerError(f"{self.label} exited during startup ({self.proc.returncode}); end of "
+                                  f"{self.log}:\n{_tail(self.log)}")
+            r = subprocess.run([self.benchtool, "ready", "-b", self.bootstrap, "-w", "2"],
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True)
+            if r.returncode == 0:
+                return
+            time.sleep(0.5)
+        raise BrokerError(f"{self.label} did not answer Metadata within {timeout} s; end of {self.log}:\n"
+                          f"{_tail(self.log)}")
+
+    def stop(self):
+        if self.pid is not None:
+            procs.stop_pid(self.pid, self.config, grace=60)
+            if self.proc:
+                try:
+                    self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
+            self.guardian.remove_pid(self.pid)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def data_dir(self):
+        return os.path.join(self.home, "data")
+
+    def log_tail(self):
+        return _tail(self.log)
+
+
+def new_cluster_id():
+    """A Kafka cluster id: 16 random bytes in URL-safe base64 without padding, not starting with '-'."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
+
+
+def du_bytes(path):
+    total = 0
+    for dirpath, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(dirpath, name))
+            except OSError:
+                pass
+    return total
+
+
+def describe(b):
+    return json.dumps(b.settings, indent=2)

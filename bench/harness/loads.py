@@ -1,0 +1,267 @@
+"""The load generators and how to read their output.
+
+- librdkafka's rdkafka_performance (Debian's example source, built by bench/run): -P to produce, -C with
+  explicit partitions to consume (the simple consumer: no consumer group, so it runs against Ferry too),
+  -C -l to measure end-to-end latency from the payload's send timestamp.
+- Kafka's own ProducerPerformance, ConsumerPerformance and EndToEndLatency (org.apache.kafka.tools, from
+  the kafka-tools jar of the newest Kafka, the same tool version against every broker).
+- benchtool paced-produce (bench/tools/benchtool.c, librdkafka): the fixed-rate producer for latency.
+
+MB is 10^6 bytes everywhere in the results (the Java tools print MiB; converted here).
+"""
+import os
+import re
+import signal
+import subprocess
+import time
+
+from . import procs
+
+JAVA_TOOL_HEAP = ["-Xmx512M"]  # as kafka-producer-perf-test.sh and kafka-consumer-perf-test.sh
+
+# Client settings, the same against every broker.
+RDKAFKA_BATCHED = {"linger.ms": "5"}  # librdkafka's default; rdkafka_performance itself sets 1000
+RDKAFKA_BATCH1 = {"linger.ms": "0", "batch.num.messages": "1"}
+JAVA_BATCHED = {"linger.ms": "5"}     # the Java client's default since 4.0 (batch.size 16384, its default)
+JAVA_BATCH1 = {"linger.ms": "0", "batch.size": "0"}  # batch.size=0: one record per batch
+
+
+class ToolFailed(RuntimeError):
+    pass
+
+
+def _props_file(path, props):
+    with open(path, "w") as f:
+        for k, v in props.items():
+            f.write(f"{k}={v}\n")
+    return path
+
+
+def java_tool_argv(kafka_lib, log4j_cfg, main, *args):
+    from .brokers import KAFKA_JVM_OPTS
+    return ["java", *JAVA_TOOL_HEAP, *KAFKA_JVM_OPTS, f"-Dlog4j2.configurationFile={log4j_cfg}",
+            "-cp", os.path.join(kafka_lib, "*"), main, *args]
+
+
+_RDK_PRODUCED = re.compile(r"% (\d+) messages produced \((\d+) bytes\), (\d+) delivered \(offset -?\d+, (\d+) failed\) "
+                           r"in (\d+)ms")
+_RDK_CONSUMED = re.compile(r"% (\d+) messages \((\d+) bytes\) consumed in (\d+)ms")
+
+
+def parse_rdkafka_produce(out, size):
+    m = _RDK_PRODUCED.findall(out)
+    if not m:
+        raise ToolFailed("no summary line from rdkafka_performance -P")
+    sent, nbytes, delivered, failed, ms = (int(x) for x in m[-1])
+    if failed or delivered < sent:
+        raise ToolFailed(f"rdkafka_performance: {delivered} of {sent} delivered, {failed} failed")
+    secs = max(ms, 1) / 1000
+    return {"records": delivered, "seconds": secs, "rec_per_s": delivered / secs,
+            "MB_per_s": delivered * size / secs / 1e6}
+
+
+def parse_rdkafka_consume(out, want):
+    m = _RDK_CONSUMED.findall(out)
+    if not m:
+        raise ToolFailed("no summary line from rdkafka_performance -C")
+    n, nbytes, ms = (int(x) for x in m[-1])
+    if n < want:
+        raise ToolFailed(f"rdkafka_performance -C consumed {n} of {want} records")
+    secs = max(ms, 1) / 1000
+    return {"records": n, "seconds": secs, "rec_per_s": n / secs, "MB_per_s": nbytes / secs / 1e6}
+
+
+_PP_FINAL = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
+                       r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99.9th")
+
+
+def parse_producer_performance(out, size):
+    m = _PP_FINAL.findall(out)
+    if not m:
+        raise ToolFailed("no final line from ProducerPerformance")
+    sent, rps, _mib, avg, mx, p50, p95, p99, p999 = m[-1]
+    rps = float(rps)
+    return {"records": int(sent), "rec_per_s": rps, "MB_per_s": rps * size / 1e6,
+            "ack_latency_avg_ms": float(avg), "ack_latency_p99_ms": float(p99)}
+
+
+def parse_consumer_performance(out, want):
+    # header: start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,
+    #         rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
+    lines = [ln for ln in out.splitlines() if re.match(r"^\d{4}-\d\d-\d\d ", ln)]
+    if not lines:
+        raise ToolFailed("no result line from ConsumerPerformance")
+    f = [x.strip() for x in lines[-1].split(",")]
+    mib, n, fetch_ms = float(f[2]), int(f[4]), float(f[7])
+    if n < want:
+        raise ToolFailed(f"ConsumerPerformance consumed {n} of {want} records")
+    secs = max(fetch_ms, 1) / 1000
+    return {"records": n, "seconds": secs, "rec_per_s": n / secs, "MB_per_s": mib * 1048576 / secs / 1e6,
+            "group_join_ms": float(f[6])}
+
+
+_E2E_AVG = re.compile(r"Avg latency: ([\d.]+) ms")
+_E2E_PCT = re.compile(r"Percentiles: 50th = (\d+), 99th = (\d+), 99.9th = (\d+)")
+
+
+def parse_end_to_end(out):
+    a, p = _E2E_AVG.findall(out), _E2E_PCT.findall(out)
+    if not a or not p:
+        raise ToolFailed("no latency summary from EndToEndLatency")
+    p50, p99, p999 = (float(x) for x in p[-1])
+    return {"avg_ms": float(a[-1]), "p50_ms": p50, "p99_ms": p99, "p999_ms": p999}
+
+
+def percentile(sorted_values, q):
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_values:
+        return None
+    k = max(0, min(len(sorted_values) - 1, int(round(q / 100 * len(sorted_values) + 0.5)) - 1))
+    return sorted_values[k]
+
+
+def latency_stats(latency_file, drop_first):
+    with open(latency_file) as f:
+        values = [int(x) for x in f.read().split() if x.strip().isdigit()]
+    values = values[drop_first:]
+    if not values:
+        raise ToolFailed("no latency samples")
+    s = sorted(values)
+    return {"samples": len(s), "p50_ms": percentile(s, 50) / 1000, "p99_ms": percentile(s, 99) / 1000,
+            "p999_ms": percentile(s, 99.9) / 1000, "avg_ms": sum(s) / len(s) / 1000, "max_ms": s[-1] / 1000}
+
+
+class Tools:
+    def __init__(self, rdkafka_perf, benchtool, kafka_lib, tmp_dir, say):
+        self.perf, self.benchtool, self.kafka_lib, self.tmp, self.say = rdkafka_perf, benchtool, kafka_lib, tmp_dir, say
+        self.log4j = os.path.join(tmp_dir, "tools-log4j2.yaml")
+        from .brokers import LOG4J2
+        with open(self.log4j, "w") as f:
+            f.write(LOG4J2.format(level="WARN"))
+        self.seq = 0
+
+    def _props(self, props):
+        self.seq += 1
+        return _props_file(os.path.join(self.tmp, f"client-{self.seq}.properties"), props)
+
+    # --- admin -------------------------------------------------------------------------------------------
+    def create_topic(self, bootstrap, topic, partitions):
+        r = subprocess.run([self.benchtool, "create-topic", "-b", bootstrap, "-t", topic, "-p", str(partitions),
+                            "-w", "120"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
+        if r.returncode != 0:
+            raise ToolFailed(f"create-topic {topic}: {r.stdout.strip()} {r.stderr.strip()}")
+
+    def delete_topic(self, bootstrap, topic):
+        subprocess.run([self.benchtool, "delete-topic", "-b", bootstrap, "-t", topic],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+
+    # --- produce -----------------------------------------------------------------------------------------
+    def rdkafka_produce(self, bootstrap, topic, size, count, batched, log, timeout):
+        props = RDKAFKA_BATCHED if batched else RDKAFKA_BATCH1
+        argv = [self.perf, "-P", "-t", topic, "-b", bootstrap, "-s", str(size), "-c", str(count), "-a", "1",
+                "-i", "5000"]
+        for k, v in props.items():
+            argv += ["-X", f"{k}={v}"]
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "rdkafka_performance -P")
+        if code != 0:
+            raise ToolFailed(f"rdkafka_performance -P exited {code}")
+        r = parse_rdkafka_produce(out, size)
+        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
+        return r
+
+    def java_produce(self, bootstrap, topic, size, count, batched, log, timeout):
+        props = {"bootstrap.servers": bootstrap, "acks": "1", **(JAVA_BATCHED if batched else JAVA_BATCH1)}
+        argv = java_tool_argv(self.kafka_lib, self.log4j, "org.apache.kafka.tools.ProducerPerformance",
+                              "--topic", topic, "--num-records", str(count), "--record-size", str(size),
+                              "--throughput", "-1", "--command-config", self._props(props))
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "ProducerPerformance")
+        if code != 0:
+            raise ToolFailed(f"ProducerPerformance exited {code}")
+        r = parse_producer_performance(out, size)
+        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
+        return r
+
+    # --- consume -----------------------------------------------------------------------------------------
+    def rdkafka_consume(self, bootstrap, topic, partitions, count, log, timeout):
+        argv = [self.perf, "-C", "-t", topic, "-b", bootstrap, "-o", "beginning", "-e", "-c", str(count),
+                "-i", "5000"]
+        for p in range(partitions):
+            argv += ["-p", str(p)]
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "rdkafka_performance -C")
+        if code != 0:
+            raise ToolFailed(f"rdkafka_performance -C exited {code}")
+        r = parse_rdkafka_consume(out, count)
+        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
+        return r
+
+    def java_consume(self, bootstrap, topic, count, log, timeout):
+        props = {"bootstrap.servers": bootstrap}
+        argv = java_tool_argv(self.kafka_lib, self.log4j, "org.apache.kafka.tools.ConsumerPerformance",
+                              "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", str(count),
+                              "--timeout", str(int(timeout * 1000)), "--command-config", self._props(props))
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout + 30, self.say, "ConsumerPerformance")
+        if code != 0:
+            raise ToolFailed(f"ConsumerPerformance exited {code}")
+        r = parse_consumer_performance(out, count)
+        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
+        return r
+
+    # --- latency -----------------------------------------------------------------------------------------
+    def rdkafka_latency(self, bootstrap, topic, size, rate, seconds, warmup_s, log, timeout):
+        """rdkafka_performance -C -l (the consumer, writing each record's latency to a file) and benchtool
+        paced-produce at `rate` records/s; the first warmup_s seconds of samples are dropped."""
+        count = int(rate * (seconds + warmup_s))
+        lat_file = os.path.join(self.tmp, f"latency-{topic}.txt")
+        cons_argv = [self.perf, "-C", "-l", "-A", lat_file, "-t", topic, "-p", "0", "-b", bootstrap,
+                     "-o", "beginning", "-c", str(count), "-i", "5000"]
+        cpu0 = procs.children_cpu_seconds()
+        with open(log, "a") as logf:
+            logf.write(f"\n$ {' '.join(cons_argv)}\n")
+            logf.flush()
+            consumer = subprocess.Popen(cons_argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        try:
+            time.sleep(2.0)  # let the consumer connect and start fetching before the first record
+            if consumer.poll() is not None:
+                raise ToolFailed(f"rdkafka_performance -C -l exited early ({consumer.returncode})")
+            prod_argv = [self.benchtool, "paced-produce", "-b", bootstrap, "-t", topic, "-p", "0", "-s", str(size),
+                         "-r", str(rate), "-n", str(count)]
+            code, out, wall, _ = procs.run_tool(prod_argv, log, timeout, self.say, "paced producer")
+            if code != 0:
+                raise ToolFailed(f"benchtool paced-produce exited {code}: {out.strip()[-300:]}")
+            try:
+                consumer.wait(15)
+            except subprocess.TimeoutExpired:
+                consumer.send_signal(signal.SIGINT)  # rdkafka_performance prints and closes the file on SIGINT
+                try:
+                    consumer.wait(10)
+                except subprocess.TimeoutExpired:
+                    consumer.kill()
+                    consumer.wait()
+        finally:
+            if consumer.poll() is None:
+                consumer.kill()
+                consumer.wait()
+        r = latency_stats(lat_file, int(rate * warmup_s))
+        import json
+        try:
+            sent = json.loads(out.strip().splitlines()[-1])
+            r["achieved_rate"] = sent.get("rate")
+        except (ValueError, IndexError):
+            pass
+        r["client_cpu_s"] = round(procs.children_cpu_seconds() - cpu0, 2)
+        r["wall_s"] = round(wall, 2)
+        return r
+
+    def java_end_to_end(self, bootstrap, topic, size, count, log, timeout):
+        """EndToEndLatency: one record at a time, sent synchronously and polled back (a round trip each).
+        It ends with consumer.commitSync(), which waits out default.api.timeout.ms against a broker without
+        consumer groups; we stop it once it has printed its results."""
+        props = {"default.api.timeout.ms": "5000"}
+        argv = java_tool_argv(self.kafka_lib, self.log4j, "org.apache.kafka.tools.EndToEndLatency",
+                              bootstrap, topic, str(count), "1", str(size), self._props(props))
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "EndToEndLatency",
+                                              stop_when=lambda o: "Percentiles:" in o)
+        r = parse_end_to_end(out)
+        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2), exit_code=code)
+        return r

@@ -1,0 +1,281 @@
+"""What the bench measures, in which order, and the bookkeeping around every measured run (sync before,
+broker CPU and peak RSS across it, machine load, progress lines)."""
+import os
+import time
+
+from . import brokers as brokers_mod
+from . import loads, prepare, procs
+
+# Produce scenarios: (id, title, record size, partitions, batched, records in full mode, records in quick mode,
+# consumed later).
+PRODUCE = [
+    ("p100-1", "100 B, 1 partition", 100, 1, True, 1_000_000, 20_000, True),
+    ("p100-8", "100 B, 8 partitions", 100, 8, True, 1_000_000, None, True),
+    ("p1k-1", "1 KiB, 1 partition", 1024, 1, True, 200_000, None, True),
+    ("p1k-8", "1 KiB, 8 partitions", 1024, 8, True, 200_000, 5_000, True),
+    ("p100-1-b1", "100 B, 1 partition, batch size 1", 100, 1, False, 100_000, 2_000, False),
+]
+
+PROFILES = {
+    "full": {
+        "reps": 3,
+        "latency": {"size": 100, "rate": 1000, "seconds": 20, "warmup_s": 2, "e2e_count": 5000},
+        "growth": {"size": 1024, "chunk": 250_000, "chunks": 8},
+        "context": {"loopback_s": 3, "pagecache_mib": 2048},
+        "timeout": 600,
+    },
+    "quick": {
+        "reps": 1,
+        "latency": {"size": 100, "rate": 200, "seconds": 2, "warmup_s": 1, "e2e_count": 200},
+        "growth": {"size": 1024, "chunk": 2_000, "chunks": 2},
+        "context": {"loopback_s": 0.5, "pagecache_mib": 32},
+        "timeout": 120,
+    },
+}
+
+NO_GROUPS = "ConsumerPerformance joins a consumer group (subscribe); Ferry has no consumer groups yet"
+
+
+def human_rate(r):
+    return f"{r / 1e6:.2f}M" if r >= 1e6 else f"{r / 1e3:.1f}k" if r >= 1e3 else f"{r:.0f}"
+
+
+class Bench:
+    def __init__(self, mode, systems, tools, run_dir, say, reps=None, scale=1.0, only=None):
+        self.mode, self.systems, self.tools, self.run_dir, self.say = mode, systems, tools, run_dir, say
+        self.profile = dict(PROFILES[mode])
+        if reps:
+            self.profile["reps"] = reps
+        self.scale = scale
+        self.only = set(only or [])
+        self.results = []
+        self.notes = []
+        self.logs = os.path.join(run_dir, "logs")
+        os.makedirs(self.logs, exist_ok=True)
+        self.drop_ok, self.drop_note = prepare.can_drop_caches()
+        self.done = 0
+        self.total = 0
+        self.t0 = time.monotonic()
+        self.loads_seen = []
+        self.consume_sources = {}  # (scenario, broker key) -> (topic, records)
+
+    # --- plan --------------------------------------------------------------------------------------------
+    def produce_scenarios(self):
+        out = []
+        for sid, title, size, parts, batched, full_n, quick_n, consumed in PRODUCE:
+            n = full_n if self.mode == "full" else quick_n
+            if n is None or (self.only and "produce" not in self.only):
+                continue
+            out.append({"id": sid, "title": title, "size": size, "partitions": parts, "batched": batched,
+                        "records": max(1, int(n * self.scale)), "consumed": consumed})
+        return out
+
+    def wants(self, kind):
+        return not self.only or kind in self.only
+
+    def count_runs(self):
+        reps, nsys = self.profile["reps"], len(self.systems)
+        n = 0
+        prod = self.produce_scenarios()
+        n += len(prod) * reps * nsys * 2
+        cons = [p for p in prod if p["consumed"]]
+        if self.wants("consume"):
+            modes = 2 if self.drop_ok else 1
+            n += len(cons) * modes * reps * nsys * 2
+        if self.wants("latency"):
+            n += reps * nsys * 2
+        if self.wants("growth"):
+            n += self.profile["growth"]["chunks"] * nsys
+        return n
+
+    def order(self, rep):
+        k = rep % len(self.systems)
+        return self.systems[k:] + self.systems[:k]
+
+    # --- one measured run ----------------------------------------------------------------------------------
+    def measure(self, kind, scenario, title, tool, system, rep, fn, summary, extra=None, setup=None):
+        self.done += 1
+        label = f"{kind} {title} | {tool} | {system.label} | rep {rep + 1}/{self.profile['reps']}"
+        rec = {"kind": kind, "scenario": scenario, "title": title, "tool": tool, "system": system.key, "rep": rep,
+               **(extra or {})}
+        if not system.alive():
+            rec.update(ok=False, error=f"{system.label} is not running")
+            self.results.append(rec)
+            self.say(f"[{self.done}/{self.total}] {label}: skipped, {system.label} is not running")
+            return rec
+        try:
+            if setup:
+                setup()  # topic creation, dropping the page cache: outside the measured window
+        except (loads.ToolFailed, OSError) as e:
+            rec.update(ok=False, error=f"setup: {e}")
+            self.results.append(rec)
+            self.say(f"[{self.done}/{self.total}] {label}: FAILED in setup: {e}")
+            return rec
+        os.sync()  # start every run with no dirty pages of the previous one waiting to be written
+        load = procs.loadavg()[0]
+        self.loads_seen.append(load)
+        meter = procs.BrokerMeter(system.pid)
+        meter.start()
+        started = time.monotonic()
+        try:
+            metrics = fn()
+            rec.update(ok=True, metrics=metrics)
+        except (loads.ToolFailed, OSError, ValueError) as e:
+            rec.update(ok=False, error=str(e))
+        rec.update(meter.stop())
+        rec["load1"] = load
+        self.results.append(rec)
+        elapsed = time.monotonic() - self.t0
+        eta = elapsed / self.done * (self.total - self.done) if self.done else 0
+        if rec["ok"]:
+            res = summary(rec["metrics"])
+            res += f"; broker {rec['broker_cpu_s']} CPU s, peak RSS {rec['broker_peak_rss_mib']} MiB"
+        else:
+            res = f"FAILED: {rec['error']}"
+        self.say(f"[{self.done}/{self.total} {elapsed / 60:.1f} min, ~{eta / 60:.0f} min left] {label}: {res} "
+                 f"({time.monotonic() - started:.1f} s, load {load:.1f})")
+        if not system.alive():
+            self.notes.append(f"{system.label} stopped running during {label}; end of its log:\n{system.log_tail()}")
+        return rec
+
+    def skip(self, kind, scenario, title, tool, system, reason, extra=None):
+        self.results.append({"kind": kind, "scenario": scenario, "title": title, "tool": tool, "system": system.key,
+                             "rep": None, "ok": None, "skipped": reason, **(extra or {})})
+
+    # --- phases --------------------------------------------------------------------------------------------
+    def run(self):
+        self.total = self.count_runs()
+        self.say(f"{self.total} measured runs: {self.profile['reps']} repetitions, systems alternating "
+                 f"({', '.join(s.label for s in self.systems)})")
+        prod = self.produce_scenarios()
+        if prod:
+            self.produce(prod)
+        if self.wants("consume"):
+            self.consume([p for p in prod if p["consumed"]])
+        if self.wants("latency"):
+            self.latency()
+        if self.wants("growth"):
+            self.growth()
+
+    def produce(self, scenarios):
+        timeout = self.profile["timeout"]
+        for sc in scenarios:
+            kind_title = f"{sc['title']}{'' if sc['batched'] else ''}"
+            for rep in range(self.profile["reps"]):
+                for system in self.order(rep):
+                    for tool in ("rdkafka_performance", "ProducerPerformance"):
+                        short = "rdk" if tool.startswith("rdkafka") else "java"
+                        topic = f"{sc['id']}-{short}-{rep}"
+                        log = os.path.join(self.logs, f"{system.key}-{topic}.log")
+                        keep = sc["consumed"] and short == "rdk" and rep == 0
+
+                        def setup(system=system, topic=topic):
+                            self.tools.create_topic(system.bootstrap, topic, sc["partitions"])
+
+                        def go(system=system, topic=topic, log=log, tool=tool):
+                            f = self.tools.rdkafka_produce if tool.startswith("rdkafka") else self.tools.java_produce
+                            return f(system.bootstrap, topic, sc["size"], sc["records"], sc["batched"], log, timeout)
+
+                        rec = self.measure("produce", sc["id"], kind_title, tool, system, rep, go,
+                                           lambda m: f"{human_rate(m['rec_per_s'])} rec/s, {m['MB_per_s']:.1f} MB/s",
+                                           {"records": sc["records"], "size": sc["size"],
+                                            "partitions": sc["partitions"], "batched": sc["batched"]}, setup)
+                        if keep and rec.get("ok"):
+                            self.consume_sources[(sc["id"], system.key)] = (topic, rec["metrics"]["records"])
+                        elif system.alive():
+                            self.tools.delete_topic(system.bootstrap, topic)
+
+    def consume(self, scenarios):
+        timeout = self.profile["timeout"]
+        modes = ["warm", "cold"]
+        if not self.drop_ok:
+            self.notes.append(self.drop_note)
+            modes = ["warm"]
+        for mode in modes:
+            for sc in scenarios:
+                title = f"{sc['title']}, page cache {mode}"
+                sid = f"c{sc['id'][1:]}-{mode}"
+                for rep in range(self.profile["reps"]):
+                    for system in self.order(rep):
+                        for tool in ("rdkafka_performance", "ConsumerPerformance"):
+                            extra = {"records": sc["records"], "size": sc["size"], "partitions": sc["partitions"],
+                                     "cache": mode}
+                            src = self.consume_sources.get((sc["id"], system.key))
+                            if tool == "ConsumerPerformance" and system.key == "ferry":
+                                self.done += 1
+                                if rep == 0:
+                                    self.skip("consume", sid, title, tool, system, NO_GROUPS, extra)
+                                continue
+                            if src is None:
+                                self.done += 1
+                                if rep == 0:
+                                    self.skip("consume", sid, title, tool, system, "its produce run failed", extra)
+                                continue
+                            topic, n = src
+                            log = os.path.join(self.logs, f"{system.key}-{sid}.log")
+
+                            def go(system=system, topic=topic, n=n, log=log, tool=tool):
+                                if tool.startswith("rdkafka"):
+                                    return self.tools.rdkafka_consume(system.bootstrap, topic, sc["partitions"], n,
+                                                                      log, timeout)
+                                return self.tools.java_consume(system.bootstrap, topic, n, log, timeout)
+
+                            self.measure("consume", sid, title, tool, system, rep, go,
+                                         lambda m: f"{human_rate(m['rec_per_s'])} rec/s, {m['MB_per_s']:.1f} MB/s",
+                                         extra, prepare.drop_caches if mode == "cold" else None)
+
+    def latency(self):
+        lp, timeout = self.profile["latency"], self.profile["timeout"]
+        title_r = f"{lp['size']} B at {lp['rate']} records/s, 1 partition, acks=1"
+        title_j = f"{lp['size']} B, one record at a time (send, then poll it back), acks=1"
+        for rep in range(self.profile["reps"]):
+            for system in self.order(rep):
+                topic = f"lat-rdk-{rep}"
+                log = os.path.join(self.logs, f"{system.key}-{topic}.log")
+
+                def go_r(system=system, topic=topic, log=log):
+                    return self.tools.rdkafka_latency(system.bootstrap, topic, lp["size"], lp["rate"], lp["seconds"],
+                                                      lp["warmup_s"], log, timeout)
+
+                self.measure("latency", "lat-rate", title_r, "rdkafka_performance -C -l + paced producer", system, rep,
+                             go_r, lambda m: f"p50 {m['p50_ms']:.2f} ms, p99 {m['p99_ms']:.2f} ms, "
+                                             f"p99.9 {m['p999_ms']:.2f} ms ({m['samples']} samples)",
+                             {"rate": lp["rate"], "size": lp["size"]},
+                             lambda system=system, topic=topic: self.tools.create_topic(system.bootstrap, topic, 1))
+                topic = f"lat-java-{rep}"
+                log = os.path.join(self.logs, f"{system.key}-{topic}.log")
+
+                def go_j(system=system, topic=topic, log=log):
+                    return self.tools.java_end_to_end(system.bootstrap, topic, lp["size"], lp["e2e_count"], log,
+                                                      timeout)
+
+                self.measure("latency", "lat-e2e", title_j, "EndToEndLatency", system, rep, go_j,
+                             lambda m: f"avg {m['avg_ms']:.2f} ms, p50 {m['p50_ms']:.0f} ms, p99 {m['p99_ms']:.0f} ms, "
+                                       f"p99.9 {m['p999_ms']:.0f} ms", {"records": lp["e2e_count"], "size": lp["size"]},
+                             lambda system=system, topic=topic: self.tools.create_topic(system.bootstrap, topic, 1))
+
+    def growth(self):
+        g, timeout = self.profile["growth"], self.profile["timeout"]
+        chunk = max(1, int(g["chunk"] * self.scale))
+        topic = "growth"
+        for system in self.systems:
+            if system.alive():
+                try:
+                    self.tools.create_topic(system.bootstrap, topic, 1)
+                except loads.ToolFailed as e:
+                    self.notes.append(f"growth: {system.label}: {e}")
+        for c in range(g["chunks"]):
+            for system in self.order(c):
+                log = os.path.join(self.logs, f"{system.key}-growth.log")
+                retained_before = c * chunk * g["size"]
+
+                def go(system=system, log=log):
+                    m = self.tools.rdkafka_produce(system.bootstrap, topic, g["size"], chunk, True, log, timeout)
+                    m["retained_bytes_on_disk"] = brokers_mod.du_bytes(os.path.join(system.data_dir(), f"{topic}-0"))
+                    return m
+
+                self.measure("growth", "growth", f"{g['size']} B records into one partition, chunk {c + 1}", 
+                             "rdkafka_performance", system, 0, go,
+                             lambda m: f"{human_rate(m['rec_per_s'])} rec/s, {m['MB_per_s']:.1f} MB/s at "
+                                       f"{m['retained_bytes_on_disk'] / 1e9:.2f} GB retained",
+                             {"chunk": c, "records": chunk, "size": g["size"], "retained_before": retained_before})

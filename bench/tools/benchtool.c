@@ -1,0 +1,329 @@
+/* benchtool: the small helpers bench/run needs besides the load generators, on librdkafka alone (no
+ * Python Kafka client, no JVM start per call). Every command prints one JSON object on stdout.
+ *
+ *   benchtool ready -b BROKERS [-w SECONDS]
+ *       wait until a Metadata request succeeds and names at least one broker
+ *   benchtool create-topic -b BROKERS -t TOPIC -p PARTITIONS [-w SECONDS]
+ *       CreateTopics (replication factor 1), then wait until every partition has a leader
+ *   benchtool delete-topic -b BROKERS -t TOPIC
+ *   benchtool paced-produce -b BROKERS -t TOPIC -s SIZE -r RATE -n COUNT [-p PARTITION]
+ *       produce COUNT records of SIZE bytes at RATE records/s (acks=1, linger.ms=0), sleeping until each
+ *       record's due time (no spinning), with the payload "LATENCY:<wall-clock microseconds>" that
+ *       rdkafka_performance -C -l reads to measure end-to-end latency
+ *   benchtool loopback -s SECONDS
+ *       one TCP stream over 127.0.0.1, 1 MiB writes, for SECONDS: the network ceiling of this machine
+ *   benchtool pagecache-write -f FILE -m MIB
+ *       write MIB MiB to FILE in 1 MiB writes without fsync, then unlink it: the page-cache ceiling
+ *
+ * Built by bench/run into its work directory: gcc -O2 benchtool.c -lrdkafka -lpthread
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+static const char *brokers = NULL;
+static const char *topic = NULL;
+static int partitions = 1;
+static int partition = RD_KAFKA_PARTITION_UA;
+static int wait_s = 60;
+static int size = 100;
+static double rate = 1000.0;
+static long count = 1000;
+static int seconds = 3;
+static const char *file = NULL;
+static long mib = 256;
+
+static double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t wall_us(void) { /* as rdkafka_performance's wall_clock() */
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+static void fail(const char *what, const char *detail) {
+  printf("{\"ok\": false, \"error\": \"%s: %s\"}\n", what, detail);
+  fflush(stdout);
+  exit(1);
+}
+
+static rd_kafka_t *client(rd_kafka_type_t type, int linger0) {
+  char err[512];
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err) != RD_KAFKA_CONF_OK) fail("conf", err);
+  rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
+  if (type == RD_KAFKA_PRODUCER) {
+    rd_kafka_conf_set(conf, "acks", "1", err, sizeof err);
+    if (linger0) rd_kafka_conf_set(conf, "linger.ms", "0", err, sizeof err);
+  }
+  rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err);
+  if (!rk) fail("rd_kafka_new", err);
+  return rk;
+}
+
+/* 1 when TOPIC exists with `want` partitions (any number when want < 0), each with a leader. */
+static int topic_ready(rd_kafka_t *rk, int want) {
+  const struct rd_kafka_metadata *md = NULL;
+  rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+  rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, rkt, &md, 2000);
+  rd_kafka_topic_destroy(rkt);
+  if (e) return 0;
+  int ok = md->topic_cnt == 1 && md->topics[0].err == 0 && md->topics[0].partition_cnt > 0 &&
+           (want < 0 || md->topics[0].partition_cnt == want);
+  for (int i = 0; ok && i < md->topics[0].partition_cnt; i++)
+    ok = md->topics[0].partitions[i].err == 0 && md->topics[0].partitions[i].leader >= 0;
+  rd_kafka_metadata_destroy(md);
+  return ok;
+}
+
+static int cmd_ready(void) {
+  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, 0);
+  double deadline = mono_now() + wait_s;
+  const char *last = "no answer";
+  while (mono_now() < deadline) {
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, NULL, &md, 2000);
+    if (!e) {
+      int n = md->broker_cnt;
+      rd_kafka_metadata_destroy(md);
+      if (n > 0) {
+        printf("{\"ok\": true, \"brokers\": %d}\n", n);
+        rd_kafka_destroy(rk);
+        return 0;
+      }
+    } else {
+      last = rd_kafka_err2str(e);
+    }
+    usleep(200000);
+  }
+  fail("not ready", last);
+  return 1;
+}
+
+static int admin_result(rd_kafka_t *rk, rd_kafka_queue_t *q, int create) {
+  rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
+  if (!ev) fail("admin", "no result within 30 s");
+  if (rd_kafka_event_error(ev)) fail("admin", rd_kafka_event_error_string(ev));
+  size_t n = 0;
+  const rd_kafka_topic_result_t **res;
+  if (create)
+    res = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
+  else
+    res = rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n);
+  for (size_t i = 0; i < n; i++) {
+    rd_kafka_resp_err_t e = rd_kafka_topic_result_error(res[i]);
+    if (e && !(create && e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)) {
+      const char *s = rd_kafka_topic_result_error_string(res[i]);
+      fail(rd_kafka_err2name(e), s ? s : "");
+    }
+  }
+  rd_kafka_event_destroy(ev);
+  (void)rk;
+  return 0;
+}
+
+static int cmd_create_topic(void) {
+  char err[512];
+  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, 0);
+  rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+  rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, 1, err, sizeof err);
+  if (!nt) fail("NewTopic", err);
+  double t0 = mono_now();
+  rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
+  admin_result(rk, q, 1);
+  rd_kafka_NewTopic_destroy(nt);
+  double deadline = mono_now() + wait_s;
+  while (!topic_ready(rk, partitions)) {
+    if (mono_now() > deadline) fail("create-topic", "partitions have no leader in time");
+    usleep(100000);
+  }
+  printf("{\"ok\": true, \"seconds\": %.3f}\n", mono_now() - t0);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_destroy(rk);
+  return 0;
+}
+
+static int cmd_delete_topic(void) {
+  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, 0);
+  rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+  rd_kafka_DeleteTopic_t *dt = rd_kafka_DeleteTopic_new(topic);
+  rd_kafka_DeleteTopics(rk, &dt, 1, NULL, q);
+  admin_result(rk, q, 0);
+  rd_kafka_DeleteTopic_destroy(dt);
+  printf("{\"ok\": true}\n");
+  rd_kafka_queue_destroy(q);
+  rd_kafka_destroy(rk);
+  return 0;
+}
+
+static long delivered_ok = 0, delivered_err = 0;
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+  (void)rk, (void)opaque;
+  if (m->err) delivered_err++; else delivered_ok++;
+}
+
+static int cmd_paced_produce(void) {
+  char err[512];
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err);
+  rd_kafka_conf_set(conf, "acks", "1", err, sizeof err);
+  rd_kafka_conf_set(conf, "linger.ms", "0", err, sizeof err);
+  rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
+  rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  if (!rk) fail("rd_kafka_new", err);
+  rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+  if (size < 32) size = 32;
+  char *buf = malloc((size_t)size);
+  memset(buf, 'x', (size_t)size);
+  /* Connect and learn the leaders before the clock starts. */
+  for (double deadline = mono_now() + wait_s; !topic_ready(rk, -1); usleep(100000))
+    if (mono_now() > deadline) fail("paced-produce", "topic has no leaders");
+  long late = 0;
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  double t0 = mono_now();
+  long interval_ns = (long)(1e9 / rate);
+  for (long i = 0; i < count; i++) {
+    next.tv_nsec += interval_ns;
+    while (next.tv_nsec >= 1000000000L) { next.tv_nsec -= 1000000000L; next.tv_sec++; }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec + 1000000L)) late++;
+    /* Sleep until the record is due, serving delivery reports meanwhile. */
+    for (;;) {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      long ahead_ms = (long)((next.tv_sec - now.tv_sec) * 1000 + (next.tv_nsec - now.tv_nsec) / 1000000L);
+      if (ahead_ms <= 1) break;
+      rd_kafka_poll(rk, (int)(ahead_ms - 1));
+    }
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+    int n = snprintf(buf, (size_t)size, "LATENCY:%" PRIu64, wall_us());
+    buf[n] = ' '; /* keep the record SIZE bytes; the consumer's sscanf stops at the space */
+    while (rd_kafka_produce(rkt, partition, RD_KAFKA_MSG_F_COPY, buf, (size_t)size, NULL, 0, NULL) == -1) {
+      if (rd_kafka_last_error() != RD_KAFKA_RESP_ERR__QUEUE_FULL) fail("produce", rd_kafka_err2str(rd_kafka_last_error()));
+      rd_kafka_poll(rk, 10);
+    }
+    rd_kafka_poll(rk, 0);
+  }
+  double send_s = mono_now() - t0;
+  rd_kafka_flush(rk, 30000);
+  printf("{\"ok\": %s, \"sent\": %ld, \"delivered\": %ld, \"failed\": %ld, \"seconds\": %.3f, "
+         "\"rate\": %.1f, \"late\": %ld}\n",
+         delivered_err ? "false" : "true", count, delivered_ok, delivered_err, send_s, count / send_s, late);
+  free(buf);
+  rd_kafka_topic_destroy(rkt);
+  rd_kafka_destroy(rk);
+  return delivered_err ? 1 : 0;
+}
+
+static volatile int loop_run = 1;
+static long long loop_received = 0;
+static void *loop_reader(void *arg) {
+  int fd = *(int *)arg;
+  char *b = malloc(1 << 20);
+  ssize_t r;
+  while ((r = read(fd, b, 1 << 20)) > 0) loop_received += r;
+  free(b);
+  return NULL;
+}
+
+static int cmd_loopback(void) {
+  int ls = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t al = sizeof a;
+  if (bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) || getsockname(ls, (struct sockaddr *)&a, &al))
+    fail("loopback", strerror(errno));
+  int c = socket(AF_INET, SOCK_STREAM, 0);
+  if (connect(c, (struct sockaddr *)&a, sizeof a)) fail("connect", strerror(errno));
+  int s = accept(ls, NULL, NULL);
+  pthread_t th;
+  pthread_create(&th, NULL, loop_reader, &s);
+  char *b = calloc(1, 1 << 20);
+  double t0 = mono_now(), end = t0 + seconds;
+  long long sent = 0;
+  while (mono_now() < end) {
+    ssize_t w = write(c, b, 1 << 20);
+    if (w < 0) fail("write", strerror(errno));
+    sent += w;
+  }
+  shutdown(c, SHUT_WR);
+  pthread_join(th, NULL);
+  double dt = mono_now() - t0;
+  printf("{\"ok\": true, \"bytes\": %lld, \"seconds\": %.3f, \"MBps\": %.1f}\n", loop_received, dt, loop_received / dt / 1e6);
+  free(b);
+  close(c), close(s), close(ls);
+  return 0;
+}
+
+static int cmd_pagecache_write(void) {
+  int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) fail("open", strerror(errno));
+  char *b = malloc(1 << 20);
+  memset(b, 'x', 1 << 20);
+  double t0 = mono_now();
+  for (long i = 0; i < mib; i++)
+    if (write(fd, b, 1 << 20) != 1 << 20) fail("write", strerror(errno));
+  double dt = mono_now() - t0;
+  close(fd);
+  unlink(file);
+  printf("{\"ok\": true, \"bytes\": %lld, \"seconds\": %.3f, \"MBps\": %.1f}\n", (long long)mib << 20, dt,
+         (double)(mib << 20) / dt / 1e6);
+  free(b);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: benchtool ready|create-topic|delete-topic|paced-produce|loopback|pagecache-write ...\n");
+    return 2;
+  }
+  const char *cmd = argv[1];
+  int opt;
+  optind = 2;
+  while ((opt = getopt(argc, argv, "b:t:p:w:s:r:n:f:m:")) != -1) {
+    switch (opt) {
+      case 'b': brokers = optarg; break;
+      case 't': topic = optarg; break;
+      case 'p': partitions = partition = atoi(optarg); break;
+      case 'w': wait_s = atoi(optarg); break;
+      case 's': size = seconds = atoi(optarg); break;
+      case 'r': rate = atof(optarg); break;
+      case 'n': count = atol(optarg); break;
+      case 'f': file = optarg; break;
+      case 'm': mib = atol(optarg); break;
+      default: return 2;
+    }
+  }
+  if (!strcmp(cmd, "loopback")) return cmd_loopback();
+  if (!strcmp(cmd, "pagecache-write")) return file ? cmd_pagecache_write() : 2;
+  if (!brokers) fail("usage", "-b BROKERS is required");
+  if (!strcmp(cmd, "ready")) return cmd_ready();
+  if (!topic) fail("usage", "-t TOPIC is required");
+  if (!strcmp(cmd, "create-topic")) return cmd_create_topic();
+  if (!strcmp(cmd, "delete-topic")) return cmd_delete_topic();
+  if (!strcmp(cmd, "paced-produce")) return cmd_paced_produce();
+  fail("usage", "unknown command");
+  return 2;
+}
