@@ -1,0 +1,86 @@
+#include "replication/partition.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "model/testing/batch_builder.h"
+#include "replication/errc.h"
+
+namespace ferry::replication {
+namespace {
+
+class partition_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ferry-partition-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    auto log = storage::open_log({.fs = io::posix_file_system(), .clock = &clock_, .directory = dir_, .config = {}});
+    ASSERT_TRUE(log);
+    partition_ = std::make_unique<partition>(topic_partition{"t", partition_id{0}}, std::move(log.value()),
+                                             config::topic_settings{}, metrics_.for_topic("t"));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  manual_clock clock_;
+  metrics::broker_metrics metrics_;
+  std::filesystem::path dir_;
+  std::unique_ptr<partition> partition_;
+};
+
+struct counting_waiter final : data_waiter {
+  void notify() override { ++notified; }
+  int notified = 0;
+};
+
+TEST_F(partition_test, only_the_leader_takes_appends_and_serves_reads) {
+  auto batch = model::testing::build_simple_batch(3);
+  EXPECT_EQ(partition_->append(batch).error(), errc::not_leader);
+  EXPECT_EQ(partition_->read(offset{0}, 1024).error(), errc::not_leader);
+
+  partition_->become_leader(leader_epoch{4});
+  const auto appended = partition_->append(batch);
+  ASSERT_TRUE(appended);
+  EXPECT_EQ(appended.value().base_offset, offset{0});
+  // The leader epoch is stamped into the stored batch.
+  EXPECT_EQ(model::batch_header_view(batch).partition_leader_epoch(), leader_epoch{4});
+  EXPECT_EQ(partition_->high_watermark(), offset{3});
+  EXPECT_EQ(partition_->read(offset{0}, 1024).value().total_bytes, batch.size());
+
+  partition_->become_follower(leader_epoch{5});
+  EXPECT_FALSE(partition_->is_leader());
+  EXPECT_EQ(partition_->epoch(), leader_epoch{5});
+}
+
+TEST_F(partition_test, appends_wake_waiting_fetches_once) {
+  partition_->become_leader(leader_epoch{0});
+  auto waiter = std::make_shared<counting_waiter>();
+  auto expired = std::make_shared<counting_waiter>();
+  partition_->wait_for_data(waiter);
+  partition_->wait_for_data(expired);
+  expired.reset();  // a fetch that already answered
+  auto first = model::testing::build_simple_batch(1);
+  ASSERT_TRUE(partition_->append(first));
+  EXPECT_EQ(waiter->notified, 1);
+  auto second = model::testing::build_simple_batch(1);
+  ASSERT_TRUE(partition_->append(second));
+  EXPECT_EQ(waiter->notified, 1);  // registered once, woken once
+}
+
+TEST_F(partition_test, settings_changes_reach_the_log) {
+  config::topic_settings settings;
+  settings.segment_bytes = 200;
+  partition_->update_settings(settings);
+  EXPECT_EQ(partition_->settings()->segment_bytes, 200);
+  partition_->become_leader(leader_epoch{0});
+  for (int i = 0; i < 5; ++i) {
+    auto batch = model::testing::build_simple_batch(3);
+    ASSERT_TRUE(partition_->append(batch));
+  }
+  EXPECT_GT(partition_->log().segment_count(), 1u);  // rolled at the new segment size
+}
+
+}  // namespace
+}  // namespace ferry::replication
