@@ -310,8 +310,6 @@ def test_produce_with_a_corrupt_batch_gets_corrupt_message(broker, bystander, da
     assert_unharmed(broker, bystander)
 
 
-@pytest.mark.xfail(strict=True, reason="server/dispatcher: a handler cannot ask for the connection to close; an "
-                                       "acks=0 produce that failed is answered by silence and the connection stays")
 def test_corrupt_batch_with_acks0_closes_the_connection(broker, bystander):
     """acks=0 gets no answer, so an error is told the way Kafka tells it: by closing the connection
     (KafkaApis.handleProduceRequest), which makes the client refresh its metadata and notice."""
@@ -406,8 +404,6 @@ def open_connections_metric(broker):
     return float(next(line.split()[-1] for line in text.splitlines() if line.startswith("ferry_open_connections")))
 
 
-@pytest.mark.xfail(strict=True, reason="app: ferry_open_connections is never set (broker_app never schedules "
-                                       "metrics_timer_, so the gauge stays 0)")
 def test_open_connections_metric_counts_connections(broker, bystander):
     sockets = [connect(broker) for _ in range(25)]
     try:

@@ -32,15 +32,15 @@ VALUE_ALPHABET = bytes(b for b in list(range(0x20, 0x7F)) + list(range(0x80, 0x1
 
 def make_records(seed, count):
     """(key, value) pairs: 1009 distinct keys, values of 0-200 bytes, some repetitive (compressible), some
-    random, some empty. The first is long and repetitive: librdkafka sends the first record of a producer in
-    a batch of its own, and compresses a batch only when that makes it smaller."""
+    random, some empty. The first 200 are long and repetitive: librdkafka may send a partition's first record
+    in a batch of its own, and compresses a batch only when that makes it smaller."""
     rng = random.Random(seed)
     records = []
     for i in range(count):
         key = b"key-%d" % rng.randrange(1009)
         kind = i % 10
-        if i == 0:
-            value = b"the first record, in a batch of its own; " * 50
+        if i < 200:
+            value = b"one of the first records, maybe in a batch of its own; " * 40
         elif kind == 0:
             value = b""
         elif kind < 6:
@@ -110,6 +110,10 @@ def test_100k_keyed_records_with_headers_round_trip(kc, tmp_path, codec):
     consumed = consume_all(kc.bootstrap, topic)
     print(f"{codec}: {RECORDS} records produced and consumed in {time.monotonic() - started:.1f}s")
     check_same_records(produced, consumed)
+    # Starting in the middle of a (compressed) batch: the records from there on, none before.
+    start = len(consumed[0]) // 2 + 7
+    middle = consume_all(kc.bootstrap, topic, "-p", "0", "-o", str(start), "-c", "50")
+    assert middle[0] == consumed[0][start:start + 50]
 
     # On the leader's disk the batches carry the codec asked for, and hold every record. (librdkafka sends a
     # batch uncompressed when compression does not make it smaller, which only a batch of one record of
@@ -124,7 +128,9 @@ def test_100k_keyed_records_with_headers_round_trip(kc, tmp_path, codec):
         assert int.from_bytes(first[21:23], "big") & 0x07 == CODECS[codec], "first batch's attributes"
         batches = log_batches(segment)
         assert {b.codec for b in batches if b.records_count > 1} == {CODECS[codec]}
-        assert sum(b.records_count for b in batches if b.codec == CODECS[codec]) > 0.99 * len(consumed[partition])
+        # librdkafka may send a lone record uncompressed when compressing would not shrink it; how many such
+        # single-record batches there are depends on timing, so only most records must be compressed.
+        assert sum(b.records_count for b in batches if b.codec == CODECS[codec]) > 0.9 * len(consumed[partition])
         assert sum(b.records_count for b in batches) == len(consumed[partition])
         assert batches[-1].last_offset == len(consumed[partition]) - 1
         sizes.append(sum(b.size for b in batches))

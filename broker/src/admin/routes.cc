@@ -84,7 +84,7 @@ http_reply route(const admin_sources& s, const std::string& method, const std::s
   if (method != "GET") return error_reply(405, "only GET is supported on " + path);
 
   if (path == "/metrics") {
-    if (s.partitions != nullptr) s.partitions->refresh_metrics();
+    if (s.refresh_metrics) s.refresh_metrics();
     return {200, "text/plain; version=0.0.4", prometheus::TextSerializer().Serialize(s.metrics->registry()->Collect())};
   }
   if (path == "/v1/health") return json_reply(200, {{"status", "ok"}, {"broker_id", s.broker_id}});

@@ -17,6 +17,8 @@ struct admin_sources {
   metrics::broker_metrics* metrics = nullptr;
   // Registered in ZooKeeper and accepting Kafka connections.
   std::function<bool()> ready;
+  // Brings gauges up to date before /metrics is rendered (partition offsets and sizes, open connections).
+  std::function<void()> refresh_metrics;
 };
 
 struct http_reply {

@@ -13,8 +13,7 @@ broker_app::broker_app(config::broker_config config)
     : config_(std::move(config)),
       blocking_pool_(static_cast<std::size_t>(config_.num_io_threads)),
       retention_timer_(io_),
-      flush_timer_(io_),
-      metrics_timer_(io_) {}
+      flush_timer_(io_) {}
 
 broker_app::~broker_app() { blocking_pool_.join(); }
 
@@ -56,7 +55,13 @@ void broker_app::start() {
                                 .view = [this] { return registry_->view(); },
                                 .partitions = partitions_.get(),
                                 .metrics = &metrics_,
-                                .ready = [this] { return serving_.load() && registry_->view()->is_live(broker_id{config_.broker_id}); }});
+                                .ready = [this] { return serving_.load() && registry_->view()->is_live(broker_id{config_.broker_id}); },
+                                .refresh_metrics =
+                                    [this] {
+                                      partitions_->refresh_metrics();
+                                      metrics_.open_connections().Set(
+                                          static_cast<double>(kafka_listener_->open_connections()));
+                                    }});
   if (const auto bound = admin_->listen(config_.admin.host, config_.admin.port); !bound)
     throw std::runtime_error("cannot listen on admin.listener=" + config_.admin.host + ":" +
                              std::to_string(config_.admin.port) + ": " + bound.error().message());
@@ -107,7 +112,6 @@ void broker_app::stop() {
     admin_->stop();
     retention_timer_.cancel();
     flush_timer_.cancel();
-    metrics_timer_.cancel();
     io_.stop();
   });
 }

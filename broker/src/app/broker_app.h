@@ -51,7 +51,6 @@ class broker_app {
   std::unique_ptr<admin::admin_server> admin_;
   boost::asio::steady_timer retention_timer_;
   boost::asio::steady_timer flush_timer_;
-  boost::asio::steady_timer metrics_timer_;
   std::atomic<bool> serving_{false};
 };
 

@@ -47,6 +47,7 @@ void dispatcher::add(asio::awaitable<Response> (*handler)(request_context&, Requ
                         Request request;
                         if (!request.decode(r, ctx.version())) co_return close_connection();
                         Response response = co_await handler(ctx, request);
+                        if (ctx.close_connection) co_return close_connection();
                         if (!ctx.send_response) co_return request_outcome{request_outcome::action::no_response, {}};
                         request_outcome out;
                         const bool flexible = Request::first_flexible_version >= 0 &&
@@ -106,7 +107,7 @@ asio::awaitable<request_outcome> dispatcher::handle(std::span<std::byte> frame, 
 
   request_context ctx{broker_, header, from};
   request_outcome outcome = co_await e->run(ctx, r);
-  if (outcome.what == request_outcome::action::close) {
+  if (outcome.what == request_outcome::action::close && !ctx.close_connection) {
     FERRY_LOG(warn, "server") << "closing " << from.peer << ": " << e->info.name << " v" << header.api_version
                               << " request body does not parse";
   }

@@ -14,6 +14,9 @@ struct request_context {
   const net::connection_info& connection;
   // Cleared by handlers whose request must not be answered (Produce with acks=0).
   bool send_response = true;
+  // Set by handlers that must end the connection instead of answering: an acks=0 produce that failed has
+  // no response to carry the error, so Kafka closes the connection and the client refreshes its metadata.
+  bool close_connection = false;
   // How many error codes the response carries; feeds the per-API error metric.
   int errors = 0;
 

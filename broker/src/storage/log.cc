@@ -231,11 +231,25 @@ result<std::optional<log::timestamp_match>> disk_log::offset_for_timestamp(std::
 
 std::optional<log::timestamp_match> disk_log::max_timestamp() {
   std::optional<timestamp_match> best;
+  std::shared_ptr<segment> holder;
+  segment::extent holder_extent;
   for (const auto& seg : all_segments()) {
     const auto at = seg->committed();
-    if (at.max_timestamp >= 0 && (!best || at.max_timestamp > best->timestamp))
+    if (at.max_timestamp >= 0 && (!best || at.max_timestamp > best->timestamp)) {
       best = timestamp_match{at.offset_of_max_timestamp, at.max_timestamp};
+      holder = seg;
+      holder_extent = at;
+    }
   }
+  if (!best) return best;
+  // The segment knows the batch; its records say which record has the timestamp (the first that does).
+  const auto located = holder->locate(best->found, holder_extent);
+  if (!located) return best;
+  std::vector<std::byte> batch(located.value().size);
+  const auto got = holder->log_file()->read_at(batch, located.value().position);
+  if (!got || got.value() != batch.size()) return best;
+  if (const auto record = first_record_at_or_after(batch, best->timestamp))
+    return timestamp_match{record->found, record->timestamp};
   return best;
 }
 

@@ -76,7 +76,7 @@ class log {
     std::int64_t timestamp;
   };
   virtual result<std::optional<timestamp_match>> offset_for_timestamp(std::int64_t ts) = 0;
-  // The offset and timestamp of the batch with the largest max timestamp (ListOffsets -3).
+  // The offset and timestamp of the first record with the largest timestamp (ListOffsets -3).
   virtual std::optional<timestamp_match> max_timestamp() = 0;
 
   [[nodiscard]] virtual offset log_start_offset() const = 0;

@@ -6,10 +6,11 @@
 #include <zstd.h>
 
 #include <algorithm>
-#include <boost/endian/conversion.hpp>
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include <boost/endian/conversion.hpp>
 
 #include "bytes/varint.h"
 #include "model/record_batch.h"
@@ -188,12 +189,22 @@ std::optional<record_match> first_record_at_or_after(std::span<const std::byte> 
   const auto payload = batch.subspan(model::batch_header_size);
   bytes_out decompressed;
   switch (header.codec()) {
-    case model::compression::none: break;
-    case model::compression::gzip: decompressed = gunzip(payload); break;
-    case model::compression::snappy: decompressed = unsnappy(payload); break;
-    case model::compression::lz4: decompressed = unlz4(payload); break;
-    case model::compression::zstd: decompressed = unzstd(payload); break;
-    default: return std::nullopt;
+    case model::compression::none:
+      break;
+    case model::compression::gzip:
+      decompressed = gunzip(payload);
+      break;
+    case model::compression::snappy:
+      decompressed = unsnappy(payload);
+      break;
+    case model::compression::lz4:
+      decompressed = unlz4(payload);
+      break;
+    case model::compression::zstd:
+      decompressed = unzstd(payload);
+      break;
+    default:
+      return std::nullopt;
   }
   if (header.codec() != model::compression::none && !decompressed) return std::nullopt;
   const std::span<const std::byte> records = decompressed ? std::span<const std::byte>(*decompressed) : payload;
@@ -205,10 +216,10 @@ std::optional<record_match> first_record_at_or_after(std::span<const std::byte> 
     const std::size_t end = r.position() + static_cast<std::size_t>(length);
     std::int64_t timestamp_delta = 0;
     std::int32_t offset_delta = 0;
-    if (!r.skip(1) || !r.varlong(timestamp_delta) || !r.varint(offset_delta) || r.position() > end)
-      return std::nullopt;
+    if (!r.skip(1) || !r.varlong(timestamp_delta) || !r.varint(offset_delta) || r.position() > end) return std::nullopt;
     const std::int64_t timestamp = wrapping_add(header.base_timestamp(), timestamp_delta);
-    if (timestamp >= ts) return record_match{offset{wrapping_add(header.base_offset().value(), offset_delta)}, timestamp};
+    if (timestamp >= ts)
+      return record_match{offset{wrapping_add(header.base_offset().value(), offset_delta)}, timestamp};
     if (!r.skip(end - r.position())) return std::nullopt;
   }
   return std::nullopt;

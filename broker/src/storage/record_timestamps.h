@@ -22,7 +22,6 @@ struct record_match {
 };
 inline constexpr std::size_t max_record_bytes = 64 * 1024 * 1024;
 
-[[nodiscard]] std::optional<record_match> first_record_at_or_after(std::span<const std::byte> batch,
-                                                                    std::int64_t ts);
+[[nodiscard]] std::optional<record_match> first_record_at_or_after(std::span<const std::byte> batch, std::int64_t ts);
 
 }  // namespace ferry::storage

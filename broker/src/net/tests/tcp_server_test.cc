@@ -116,5 +116,44 @@ TEST_F(tcp_server_test, a_busy_port_is_an_error) {
   EXPECT_FALSE(bound);
 }
 
+
+// Bodies larger than the first read piece arrive whole (the buffer grows as bytes come), including when the
+// client writes them in pieces; one that never completes ends with the connection.
+TEST_F(tcp_server_test, large_frames_arrive_whole_in_pieces) {
+  tcp_server large(io_, *handler_, connection_limits{.max_request_bytes = 1 << 20});
+  ASSERT_TRUE(large.listen("127.0.0.1", 0));
+  large.start();
+  asio::ip::tcp::socket socket(client_io_);
+  socket.connect({asio::ip::make_address("127.0.0.1"), large.bound_port()});
+  std::string body(700'000, '\0');
+  for (std::size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>('a' + i % 23);
+  EXPECT_EQ(round_trip(socket, body), body + "FILE-CONTENT");
+  const auto frame = frame_of(body);
+  for (std::size_t at = 0; at < frame.size(); at += 100'000) {
+    asio::write(socket, asio::buffer(frame.data() + at, std::min<std::size_t>(100'000, frame.size() - at)));
+    std::this_thread::yield();
+  }
+  std::int32_t size = 0;
+  asio::read(socket, asio::buffer(&size, 4));
+  std::string reply(static_cast<std::size_t>(boost::endian::big_to_native(size)), '\0');
+  asio::read(socket, asio::buffer(reply));
+  EXPECT_EQ(reply, body + "FILE-CONTENT");
+
+  asio::ip::tcp::socket cut(client_io_);
+  cut.connect({asio::ip::make_address("127.0.0.1"), large.bound_port()});
+  asio::write(cut, asio::buffer(frame.data(), 200'000));
+  cut.shutdown(asio::ip::tcp::socket::shutdown_send);
+  char byte;
+  boost::system::error_code ec;
+  asio::read(cut, asio::buffer(&byte, 1), ec);
+  EXPECT_EQ(ec, asio::error::eof);
+  // The connections end before the server they count themselves in.
+  socket.close();
+  cut.close();
+  large.stop();
+  for (int i = 0; i < 1000 && large.open_connections() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(large.open_connections(), 0);
+}
+
 }  // namespace
 }  // namespace ferry::net

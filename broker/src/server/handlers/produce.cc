@@ -66,7 +66,7 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
 
 // Appends each partition's batch to the partition's log through its leader replica. acks=1 answers once the
 // batch is in the leader's log; acks=-1 waits for the in-sync replicas, which today is the leader alone;
-// acks=0 sends no response at all.
+// acks=0 sends no response at all, and closes the connection if any partition failed.
 awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_request& request) {
   p::produce_response response;
   const bool valid_acks = request.acks == 0 || request.acks == 1 || request.acks == -1;
@@ -85,6 +85,7 @@ awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_r
     }
   }
   ctx.send_response = request.acks != 0;
+  ctx.close_connection = request.acks == 0 && ctx.errors > 0;
   co_return response;
 }
 

@@ -154,7 +154,9 @@ TEST_F(log_test, offsets_outside_the_log_are_out_of_range) {
 
 TEST_F(log_test, finds_offsets_by_timestamp_across_segments) {
   auto l = open(small_segments(3));
-  // Max timestamps per batch (base offset 3i): 1002, 3002, 2002, 4002, 4002, 6002, ...
+  // Batch i holds offsets 3i..3i+2 with timestamps t, t+1, t+2 (max timestamps 1002, 3002, 2002, 4002, ...).
+  // A lookup finds the first batch whose max timestamp is at least the target, and in it the first record
+  // that is, as Kafka does.
   const std::int64_t times[] = {1000, 3000, 2000, 4000, 4000, 6000, 5000, 7000, 8000, 9000};
   for (const auto t : times) append(*l, t);
   auto lookup = [&](std::int64_t ts) -> std::optional<std::pair<std::int64_t, std::int64_t>> {
@@ -163,18 +165,19 @@ TEST_F(log_test, finds_offsets_by_timestamp_across_segments) {
     return std::pair(found->found.value(), found->timestamp);
   };
   using match = std::pair<std::int64_t, std::int64_t>;
-  EXPECT_EQ(lookup(0), match(0, 1002));
-  EXPECT_EQ(lookup(1002), match(0, 1002));
-  EXPECT_EQ(lookup(1003), match(3, 3002));
-  EXPECT_EQ(lookup(2500), match(3, 3002));  // the first batch at least that new, not the closest
-  EXPECT_EQ(lookup(3003), match(9, 4002));
-  EXPECT_EQ(lookup(4002), match(9, 4002));
-  EXPECT_EQ(lookup(5500), match(15, 6002));
-  EXPECT_EQ(lookup(9002), match(27, 9002));
+  EXPECT_EQ(lookup(0), match(0, 1000));
+  EXPECT_EQ(lookup(1001), match(1, 1001));
+  EXPECT_EQ(lookup(1002), match(2, 1002));
+  EXPECT_EQ(lookup(1003), match(3, 3000));
+  EXPECT_EQ(lookup(2500), match(3, 3000));  // the first batch at least that new, not the closest
+  EXPECT_EQ(lookup(3003), match(9, 4000));
+  EXPECT_EQ(lookup(4002), match(11, 4002));
+  EXPECT_EQ(lookup(5500), match(15, 6000));
+  EXPECT_EQ(lookup(9002), match(29, 9002));
   EXPECT_FALSE(lookup(9003));
   const auto newest = l->max_timestamp();
   ASSERT_TRUE(newest);
-  EXPECT_EQ(newest->found, offset{27});
+  EXPECT_EQ(newest->found, offset{29});  // the record, not its batch (offsets 27-29, 9000-9002)
   EXPECT_EQ(newest->timestamp, 9002);
 }
 
@@ -225,7 +228,8 @@ TEST_F(log_test, rolls_when_an_index_is_full) {
   append(*l, start_ms + 3);  // the time index holds two entries: full
   EXPECT_EQ(l->segment_count(), 2u);
   EXPECT_EQ(read_bases(*l, 0), bases(0, 12));
-  EXPECT_EQ(l->offset_for_timestamp(start_ms + 3).value()->found, offset{3});
+  // Batch 1 (offsets 3-5) holds records at start_ms + 1, + 2 and + 3: the answer is its last record.
+  EXPECT_EQ(l->offset_for_timestamp(start_ms + 3).value()->found, offset{5});
 }
 
 TEST_F(log_test, flushes_after_flush_messages_and_flush_ms) {
@@ -324,7 +328,7 @@ TEST_F(log_test, a_clean_restart_trusts_the_files) {
     EXPECT_EQ(l->log_end_offset(), offset{32});
     EXPECT_EQ(l->segment_count(), 3u);
     EXPECT_EQ(l->size_bytes(), 10 * batch_size + idempotent_batch(0, 0).size());
-    EXPECT_EQ(l->max_timestamp()->found, offset{27});
+    EXPECT_EQ(l->max_timestamp()->found, offset{29});  // the last record of batch 27-29
     EXPECT_EQ(l->producer(producer_id{7})->batches.back().last_offset, offset{31});
     // The damaged batch is still there: nothing scanned the segment.
     const auto served = testing::split_batches(testing::read_all(l->read(offset{20}, UINT64_MAX, offset{32}).value()));

@@ -7,8 +7,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include <boost/endian/conversion.hpp>
 #include <cstring>
+
+#include <boost/endian/conversion.hpp>
 
 #include "bytes/crc32c.h"
 #include "model/testing/batch_builder.h"
@@ -24,7 +25,8 @@ std::vector<std::byte> plain_batch() {
   spec.base_offset = offset{100};
   spec.base_timestamp = base_ts;
   for (int i = 0; i < 50; ++i)
-    spec.records.push_back({"k", std::string(30, static_cast<char>('a' + i % 26)), {{"h", "v"}}, 10 * (i == 21 ? 20 : i)});
+    spec.records.push_back(
+        {"k", std::string(30, static_cast<char>('a' + i % 26)), {{"h", "v"}}, 10 * (i == 21 ? 20 : i)});
   return model::testing::build_batch(spec);
 }
 
@@ -55,7 +57,8 @@ std::vector<std::byte> snappy_raw(std::span<const std::byte> in) {
 // snappy-java's framing, as the Java client writes it: two blocks.
 std::vector<std::byte> snappy_xerial(std::span<const std::byte> in) {
   static constexpr unsigned char header[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1};
-  std::vector<std::byte> out(reinterpret_cast<const std::byte*>(header), reinterpret_cast<const std::byte*>(header) + 16);
+  std::vector<std::byte> out(reinterpret_cast<const std::byte*>(header),
+                             reinterpret_cast<const std::byte*>(header) + 16);
   const std::size_t half = in.size() / 2;
   for (const auto part : {in.first(half), in.subspan(half)}) {
     const auto block = snappy_raw(part);
