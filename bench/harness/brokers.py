@@ -5,7 +5,6 @@ controller, one node). Each is started once per bench run and kept up while the 
 Every setting that differs from the system's default is listed in SETTINGS_NOTES with the reason.
 """
 import base64
-import json
 import os
 import subprocess
 import time
@@ -244,16 +243,15 @@ def new_cluster_id():
             return cid
 
 
-def du_bytes(path):
+def log_bytes(path):
+    """Bytes in the segment files (*.log) under path: the retained log, without preallocated indexes."""
     total = 0
     for dirpath, _, files in os.walk(path):
         for name in files:
+            if not name.endswith(".log"):
+                continue
             try:
                 total += os.path.getsize(os.path.join(dirpath, name))
             except OSError:
                 pass
     return total
-
-
-def describe(b):
-    return json.dumps(b.settings, indent=2)

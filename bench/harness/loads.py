@@ -9,6 +9,7 @@
 
 MB is 10^6 bytes everywhere in the results (the Java tools print MiB; converted here).
 """
+import json
 import os
 import re
 import signal
@@ -220,6 +221,7 @@ class Tools:
             logf.flush()
             consumer = subprocess.Popen(cons_argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
                                         start_new_session=True)
+        procs.guard(consumer.pid, cons_argv)
         try:
             time.sleep(2.0)  # let the consumer connect and start fetching before the first record
             if consumer.poll() is not None:
@@ -242,8 +244,8 @@ class Tools:
             if consumer.poll() is None:
                 consumer.kill()
                 consumer.wait()
+            procs.unguard(consumer.pid)
         r = latency_stats(lat_file, int(rate * warmup_s))
-        import json
         try:
             sent = json.loads(out.strip().splitlines()[-1])
             r["achieved_rate"] = sent.get("rate")
@@ -259,7 +261,9 @@ class Tools:
         consumer groups; we stop it once it has printed its results."""
         props = {"default.api.timeout.ms": "5000"}
         argv = java_tool_argv(self.kafka_lib, self.log4j, "org.apache.kafka.tools.EndToEndLatency",
-                              bootstrap, topic, str(count), "1", str(size), self._props(props))
+                              "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", str(count),
+                              "--producer-acks", "1", "--record-size", str(size), "--command-config",
+                              self._props(props))
         code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "EndToEndLatency",
                                               stop_when=lambda o: "Percentiles:" in o)
         r = parse_end_to_end(out)

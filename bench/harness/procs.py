@@ -221,6 +221,25 @@ class Heartbeat:
         self.thread.join()
 
 
+GUARDIAN = None  # the run's Guardian: tools register with it while they run
+
+
+def tool_marker(argv):
+    """What identifies a tool's command line: an argument naming a path of this run, else the program."""
+    paths = [a for a in argv if a.startswith("/") and os.sep + "runs" + os.sep in a]
+    return paths[0] if paths else argv[0]
+
+
+def guard(pid, argv):
+    if GUARDIAN:
+        GUARDIAN.add_pid(pid, tool_marker(argv))
+
+
+def unguard(pid):
+    if GUARDIAN:
+        GUARDIAN.remove_pid(pid)
+
+
 def run_tool(argv, log_path, timeout, say=None, what=None, stop_when=None, env=None):
     """Runs a load tool to completion (or timeout), its output appended to log_path.
 
@@ -234,6 +253,7 @@ def run_tool(argv, log_path, timeout, say=None, what=None, stop_when=None, env=N
         t0 = time.monotonic()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors="replace", env=env, start_new_session=True)
+        guard(proc.pid, argv)
         chunks = []
         stopped = threading.Event()
 
@@ -261,6 +281,10 @@ def run_tool(argv, log_path, timeout, say=None, what=None, stop_when=None, env=N
         finally:
             if hb:
                 hb.__exit__()
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            unguard(proc.pid)
         reader.join(10)
         wall = time.monotonic() - t0
         cpu = children_cpu_seconds() - cpu0

@@ -6,14 +6,15 @@ import time
 from . import brokers as brokers_mod
 from . import loads, prepare, procs
 
-# Produce scenarios: (id, title, record size, partitions, batched, records in full mode, records in quick mode,
-# consumed later).
+# Produce scenarios: (id, title, record size, partitions, batched, records per run in the full run for
+# rdkafka_performance and for ProducerPerformance (a run of either takes a few seconds here), records in the
+# quick run (None: not in the quick run), consumed afterwards).
 PRODUCE = [
-    ("p100-1", "100 B, 1 partition", 100, 1, True, 1_000_000, 20_000, True),
-    ("p100-8", "100 B, 8 partitions", 100, 8, True, 1_000_000, None, True),
-    ("p1k-1", "1 KiB, 1 partition", 1024, 1, True, 200_000, None, True),
-    ("p1k-8", "1 KiB, 8 partitions", 1024, 8, True, 200_000, 5_000, True),
-    ("p100-1-b1", "100 B, 1 partition, batch size 1", 100, 1, False, 100_000, 2_000, False),
+    ("p100-1", "100 B, 1 partition", 100, 1, True, (3_000_000, 1_000_000), 20_000, True),
+    ("p100-8", "100 B, 8 partitions", 100, 8, True, (3_000_000, 1_000_000), None, True),
+    ("p1k-1", "1 KiB, 1 partition", 1024, 1, True, (600_000, 200_000), None, True),
+    ("p1k-8", "1 KiB, 8 partitions", 1024, 8, True, (600_000, 200_000), 5_000, True),
+    ("p100-1-b1", "100 B, 1 partition, batch size 1", 100, 1, False, (100_000, 50_000), 2_000, False),
 ]
 
 PROFILES = {
@@ -21,14 +22,16 @@ PROFILES = {
         "reps": 3,
         "latency": {"size": 100, "rate": 1000, "seconds": 20, "warmup_s": 2, "e2e_count": 5000},
         "growth": {"size": 1024, "chunk": 250_000, "chunks": 8},
-        "context": {"loopback_s": 3, "pagecache_mib": 2048},
+        "context": {"loopback_s": 3, "pagecache_mib": [256, 2048]},
+        "warmup": {"size": 1024, "partitions": 8, "records": 300_000},
         "timeout": 600,
     },
     "quick": {
         "reps": 1,
         "latency": {"size": 100, "rate": 200, "seconds": 2, "warmup_s": 1, "e2e_count": 200},
         "growth": {"size": 1024, "chunk": 2_000, "chunks": 2},
-        "context": {"loopback_s": 0.5, "pagecache_mib": 32},
+        "context": {"loopback_s": 1, "pagecache_mib": [32]},
+        "warmup": {"size": 1024, "partitions": 8, "records": 2_000},
         "timeout": 120,
     },
 }
@@ -63,11 +66,13 @@ class Bench:
     def produce_scenarios(self):
         out = []
         for sid, title, size, parts, batched, full_n, quick_n, consumed in PRODUCE:
-            n = full_n if self.mode == "full" else quick_n
-            if n is None or (self.only and "produce" not in self.only):
+            n = full_n if self.mode == "full" else (quick_n, quick_n)
+            if n[0] is None or (self.only and "produce" not in self.only):
                 continue
             out.append({"id": sid, "title": title, "size": size, "partitions": parts, "batched": batched,
-                        "records": max(1, int(n * self.scale)), "consumed": consumed})
+                        "records": {"rdkafka_performance": max(1, int(n[0] * self.scale)),
+                                    "ProducerPerformance": max(1, int(n[1] * self.scale))},
+                        "consumed": consumed})
         return out
 
     def wants(self, kind):
@@ -143,8 +148,31 @@ class Bench:
                              "rep": None, "ok": None, "skipped": reason, **(extra or {})})
 
     # --- phases --------------------------------------------------------------------------------------------
+    def warmup(self):
+        """Untimed load on every system first: a long-running broker is warm (JIT-compiled, connections and
+        buffers set up); the first measured run should not pay for that."""
+        w = self.profile["warmup"]
+        n = max(1, int(w["records"] * self.scale))
+        for system in self.systems:
+            if not system.alive():
+                continue
+            self.say(f"warming up {system.label}: {n} records of {w['size']} B in and out, untimed")
+            log = os.path.join(self.logs, f"{system.key}-warmup.log")
+            try:
+                self.tools.create_topic(system.bootstrap, "warmup", w["partitions"])
+                for batched in (True, False):
+                    m = self.tools.rdkafka_produce(system.bootstrap, "warmup", w["size"], n if batched else n // 20 + 1,
+                                                   batched, log, self.profile["timeout"])
+                self.tools.rdkafka_consume(system.bootstrap, "warmup", w["partitions"], n, log,
+                                           self.profile["timeout"])
+                self.tools.delete_topic(system.bootstrap, "warmup")
+            except loads.ToolFailed as e:
+                self.notes.append(f"warm-up of {system.label} failed: {e}")
+                self.say(f"  warm-up failed: {e}")
+
     def run(self):
         self.total = self.count_runs()
+        self.warmup()
         self.say(f"{self.total} measured runs: {self.profile['reps']} repetitions, systems alternating "
                  f"({', '.join(s.label for s in self.systems)})")
         prod = self.produce_scenarios()
@@ -160,7 +188,6 @@ class Bench:
     def produce(self, scenarios):
         timeout = self.profile["timeout"]
         for sc in scenarios:
-            kind_title = f"{sc['title']}{'' if sc['batched'] else ''}"
             for rep in range(self.profile["reps"]):
                 for system in self.order(rep):
                     for tool in ("rdkafka_performance", "ProducerPerformance"):
@@ -174,11 +201,12 @@ class Bench:
 
                         def go(system=system, topic=topic, log=log, tool=tool):
                             f = self.tools.rdkafka_produce if tool.startswith("rdkafka") else self.tools.java_produce
-                            return f(system.bootstrap, topic, sc["size"], sc["records"], sc["batched"], log, timeout)
+                            return f(system.bootstrap, topic, sc["size"], sc["records"][tool], sc["batched"], log,
+                                     timeout)
 
-                        rec = self.measure("produce", sc["id"], kind_title, tool, system, rep, go,
+                        rec = self.measure("produce", sc["id"], sc["title"], tool, system, rep, go,
                                            lambda m: f"{human_rate(m['rec_per_s'])} rec/s, {m['MB_per_s']:.1f} MB/s",
-                                           {"records": sc["records"], "size": sc["size"],
+                                           {"records": sc["records"][tool], "size": sc["size"],
                                             "partitions": sc["partitions"], "batched": sc["batched"]}, setup)
                         if keep and rec.get("ok"):
                             self.consume_sources[(sc["id"], system.key)] = (topic, rec["metrics"]["records"])
@@ -198,7 +226,8 @@ class Bench:
                 for rep in range(self.profile["reps"]):
                     for system in self.order(rep):
                         for tool in ("rdkafka_performance", "ConsumerPerformance"):
-                            extra = {"records": sc["records"], "size": sc["size"], "partitions": sc["partitions"],
+                            extra = {"records": sc["records"]["rdkafka_performance"], "size": sc["size"],
+                                     "partitions": sc["partitions"],
                                      "cache": mode}
                             src = self.consume_sources.get((sc["id"], system.key))
                             if tool == "ConsumerPerformance" and system.key == "ferry":
@@ -271,11 +300,11 @@ class Bench:
 
                 def go(system=system, log=log):
                     m = self.tools.rdkafka_produce(system.bootstrap, topic, g["size"], chunk, True, log, timeout)
-                    m["retained_bytes_on_disk"] = brokers_mod.du_bytes(os.path.join(system.data_dir(), f"{topic}-0"))
+                    m["retained_bytes_on_disk"] = brokers_mod.log_bytes(os.path.join(system.data_dir(), f"{topic}-0"))
                     return m
 
                 self.measure("growth", "growth", f"{g['size']} B records into one partition, chunk {c + 1}", 
                              "rdkafka_performance", system, 0, go,
                              lambda m: f"{human_rate(m['rec_per_s'])} rec/s, {m['MB_per_s']:.1f} MB/s at "
-                                       f"{m['retained_bytes_on_disk'] / 1e9:.2f} GB retained",
+                                       f"{m['retained_bytes_on_disk'] / 1e6:.0f} MB retained",
                              {"chunk": c, "records": chunk, "size": g["size"], "retained_before": retained_before})

@@ -85,9 +85,25 @@ class Cluster:
 
     def kill(self, broker):
         self.run("kill", str(broker))
+        self._wait_ports_released(broker)
 
     def stop(self, broker):
         self.run("stop", str(broker))
+        self._wait_ports_released(broker)
+
+    def _wait_ports_released(self, broker):
+        """local-cluster returns once the broker's main thread has exited; its other threads may still be
+        unmapping memory (slow for a large ASan process on a busy machine) and holding the listening
+        sockets, which a `start` right after would find in use."""
+        def released(port):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return False
+            except OSError:
+                return True
+        ports = (self.base_port + broker, self.base_port + 1000 + broker)
+        wait_until(lambda: all(released(p) for p in ports), timeout=60, interval=0.05,
+                   what=f"broker {broker}'s ports to be released")
 
     def start(self, broker):
         self.run("start", str(broker), "--timeout", "120")

@@ -90,11 +90,14 @@ def test_produce_and_consume_by_partition(kp, compression):
     for partition, got in consumed.items():
         seqs = [int(dict(h)["seq"]) for _, _, _, h in got]
         assert seqs == sorted(seqs)
-    # Stored with the codec kafka-python compressed them in.
+    # Stored with the codec kafka-python compressed them in (it sends a batch uncompressed when compression
+    # does not make it smaller, which only a batch of one short record can meet).
     for partition in range(PARTITIONS):
         leader = kp.leader(topic, partition)
         batches = log_batches(kp.segment_files(leader, topic, partition)[0])
-        assert {b.codec for b in batches} == {CODECS[compression]}
+        assert {b.codec for b in batches if b.records_count > 1} == {CODECS[compression]}
+        in_codec = sum(b.records_count for b in batches if b.codec == CODECS[compression])
+        assert in_codec > 0.99 * len(consumed[partition])
 
 
 def test_seek_rereads_the_same_records(kp):

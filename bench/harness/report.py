@@ -1,0 +1,329 @@
+"""Results: results.json (every run), results.md (medians, ratios, machine facts, notes) and PNG charts."""
+import json
+import os
+import statistics
+
+LOWER_IS_BETTER = "lower is better"
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt_rate(rps, mbps):
+    if rps is None:
+        return "–"
+    r = f"{rps / 1e6:.2f}M" if rps >= 1e6 else f"{rps / 1e3:.0f}k" if rps >= 1e4 else f"{rps / 1e3:.1f}k"
+    return f"{r} rec/s, {mbps:.1f} MB/s"
+
+
+def fmt_ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "–"
+    r = a / b
+    return f"{r:.2f}×" if r >= 0.1 else f"{r:.3f}×" if r >= 0.01 else f"{r:.4f}×"
+
+
+def fmt_num(v, digits=2):
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+class Report:
+    def __init__(self, meta, systems, results, notes):
+        self.meta, self.systems, self.results, self.notes = meta, systems, results, notes
+        self.ferry = systems[0]
+        self.kafkas = systems[1:]
+
+    def runs(self, kind, scenario=None, tool=None, system=None):
+        return [r for r in self.results if r["kind"] == kind and (scenario is None or r["scenario"] == scenario)
+                and (tool is None or r["tool"] == tool) and (system is None or r["system"] == system)]
+
+    def med(self, runs, key, metric=True):
+        ok = [r for r in runs if r.get("ok")]
+        return median([(r["metrics"].get(key) if metric else r.get(key)) for r in ok])
+
+    def cell_status(self, runs):
+        """None when there are good runs; else what to print instead of a number."""
+        if any(r.get("ok") for r in runs):
+            return None
+        skipped = [r for r in runs if r.get("skipped")]
+        if skipped:
+            return "n/a¹" if "consumer group" in skipped[0]["skipped"] else "skipped"
+        return "failed" if runs else "–"
+
+    def keys(self, kind):
+        seen = []
+        for r in self.results:
+            if r["kind"] == kind and (r["scenario"], r["tool"]) not in seen:
+                seen.append((r["scenario"], r["tool"]))
+        return seen
+
+    def title(self, kind, scenario):
+        for r in self.results:
+            if r["kind"] == kind and r["scenario"] == scenario:
+                return r["title"]
+        return scenario
+
+    # --- tables --------------------------------------------------------------------------------------------
+    def throughput_rows(self, kind):
+        rows = []
+        for scenario, tool in self.keys(kind):
+            row = {"scenario": self.title(kind, scenario), "tool": tool, "cells": {}, "rps": {}, "mbps": {}}
+            for s in self.systems:
+                runs = self.runs(kind, scenario, tool, s.key)
+                st = self.cell_status(runs)
+                rps, mbps = self.med(runs, "rec_per_s"), self.med(runs, "MB_per_s")
+                row["rps"][s.key], row["mbps"][s.key] = rps, mbps
+                row["cells"][s.key] = st or fmt_rate(rps, mbps)
+                row.setdefault("cpu", {})[s.key] = self.med(runs, "broker_cpu_s", metric=False)
+                row.setdefault("rss", {})[s.key] = self.med(runs, "broker_peak_rss_mib", metric=False)
+                row.setdefault("n", {})[s.key] = len([r for r in runs if r.get("ok")])
+            rows.append(row)
+        return rows
+
+    def throughput_table(self, kind):
+        rows = self.throughput_rows(kind)
+        if not rows:
+            return ""
+        head = ["Scenario", "Tool", *[s.label for s in self.systems], *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for row in rows:
+            ratios = [fmt_ratio(row["mbps"][self.ferry.key], row["mbps"][k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([row["scenario"], row["tool"], *[row["cells"][s.key] for s in self.systems],
+                                          *ratios]) + " |")
+        return "\n".join(out)
+
+    def resource_table(self):
+        rows = [("produce", r) for r in self.throughput_rows("produce")] + \
+               [("consume", r) for r in self.throughput_rows("consume")]
+        if not rows:
+            return ""
+        head = ["Run", "Tool", *[f"{s.short} CPU s" for s in self.systems],
+                *[f"Ferry / {k.short} CPU" for k in self.kafkas], *[f"{s.short} peak RSS MiB" for s in self.systems]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for kind, row in rows:
+            if all(v is None for v in row["cpu"].values()):
+                continue
+            cpu = [fmt_num(row["cpu"][s.key]) for s in self.systems]
+            ratios = [fmt_ratio(row["cpu"][self.ferry.key], row["cpu"][k.key]) for k in self.kafkas]
+            rss = [fmt_num(row["rss"][s.key], 0) for s in self.systems]
+            out.append("| " + " | ".join([f"{kind} {row['scenario']}", row["tool"], *cpu, *ratios, *rss]) + " |")
+        return "\n".join(out)
+
+    def latency_table(self):
+        keys = self.keys("latency")
+        if not keys:
+            return ""
+        head = ["Scenario", "Tool", "Percentile", *[s.label for s in self.systems],
+                *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for scenario, tool in keys:
+            java = tool == "EndToEndLatency"
+            for pkey, pname in (("p50_ms", "p50"), ("p99_ms", "p99"), ("p999_ms", "p99.9"), ("avg_ms", "mean")):
+                vals, cells = {}, []
+                for s in self.systems:
+                    runs = self.runs("latency", scenario, tool, s.key)
+                    st = self.cell_status(runs)
+                    vals[s.key] = self.med(runs, pkey)
+                    digits = 0 if java and pkey != "avg_ms" else 2
+                    cells.append(st or f"{fmt_num(vals[s.key], digits)} ms")
+                ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+                out.append("| " + " | ".join([self.title("latency", scenario), tool, pname, *cells, *ratios]) + " |")
+        return "\n".join(out)
+
+    def growth_rows(self):
+        runs = self.runs("growth")
+        chunks = sorted({r["chunk"] for r in runs})
+        rows = []
+        for c in chunks:
+            row = {"chunk": c, "mbps": {}, "retained": {}}
+            for s in self.systems:
+                rs = [r for r in runs if r["chunk"] == c and r["system"] == s.key and r.get("ok")]
+                row["mbps"][s.key] = rs[0]["metrics"]["MB_per_s"] if rs else None
+                row["retained"][s.key] = rs[0]["metrics"]["retained_bytes_on_disk"] if rs else None
+            row["nominal_gb"] = (c + 1) * runs[0]["records"] * runs[0]["size"] / 1e9
+            rows.append(row)
+        return rows
+
+    def growth_table(self):
+        rows = self.growth_rows()
+        if not rows:
+            return ""
+        head = ["Retained after chunk (GB)", *[f"{s.label} MB/s" for s in self.systems],
+                *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for row in rows:
+            cells = [fmt_num(row["mbps"][s.key], 1) for s in self.systems]
+            ratios = [fmt_ratio(row["mbps"][self.ferry.key], row["mbps"][k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([f"{row['nominal_gb']:.2f}", *cells, *ratios]) + " |")
+        return "\n".join(out)
+
+    def spread(self):
+        """(max - min) / median of MB/s over the repetitions of each produce and consume cell."""
+        cells = {}
+        for r in self.results:
+            if r.get("ok") and r["kind"] in ("produce", "consume"):
+                cells.setdefault((r["kind"], r["title"], r["tool"], r["system"]), []).append(r["metrics"]["MB_per_s"])
+        out = []
+        for key, v in cells.items():
+            if len(v) > 1 and statistics.median(v) > 0:
+                out.append(((max(v) - min(v)) / statistics.median(v), key))
+        return sorted(out)
+
+    # --- documents -----------------------------------------------------------------------------------------
+    def summary_table(self):
+        """The compact table for README's Performance section: rows Ferry can run, medians in MB/s or ms."""
+        head = ["What", "Tool", *[s.short for s in self.systems], *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for kind in ("produce", "consume"):
+            for row in self.throughput_rows(kind):
+                if row["mbps"][self.ferry.key] is None and row["cells"][self.ferry.key].startswith("n/a"):
+                    continue  # Kafka-only rows (ConsumerPerformance) are in results.md
+                cells = [row["cells"][s.key] if row["mbps"][s.key] is None else
+                         f"{row['mbps'][s.key]:.{0 if row['mbps'][s.key] >= 10 else 1}f} MB/s" for s in self.systems]
+                ratios = [fmt_ratio(row["mbps"][self.ferry.key], row["mbps"][k.key]) for k in self.kafkas]
+                out.append("| " + " | ".join([f"{kind} {row['scenario']}", row["tool"], *cells, *ratios]) + " |")
+        for scenario, tool in self.keys("latency"):
+            java = tool == "EndToEndLatency"
+            pcts = ((("avg_ms", "mean"), ("p99_ms", "p99"), ("p999_ms", "p99.9")) if java
+                    else (("p50_ms", "p50"), ("p99_ms", "p99"), ("p999_ms", "p99.9")))
+            for pkey, pname in pcts:
+                vals = {s.key: self.med(self.runs("latency", scenario, tool, s.key), pkey) for s in self.systems}
+                digits = 0 if java and pkey != "avg_ms" else 2
+                cells = [f"{fmt_num(vals[s.key], digits)} ms" if vals[s.key] is not None else "–"
+                         for s in self.systems]
+                ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+                name = (f"latency {pname}, {self.title('latency', scenario).split(',')[0]}" if not java
+                        else f"latency {pname}, round trip")
+                out.append("| " + " | ".join([name, tool, *cells, *ratios]) + " |")
+        rss = {s.key: median([r.get("broker_peak_rss_mib") for r in self.results
+                              if r["system"] == s.key and r.get("ok") and r["kind"] in ("produce", "consume")])
+               for s in self.systems}
+        if any(v is not None for v in rss.values()):
+            cells = [f"{fmt_num(rss[s.key], 0)} MiB" if rss[s.key] is not None else "–" for s in self.systems]
+            ratios = [fmt_ratio(rss[self.ferry.key], rss[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join(["broker peak RSS, median over produce and consume runs", "", *cells,
+                                          *ratios]) + " |")
+        return "\n".join(out)
+
+    def markdown(self, charts):
+        m = self.meta
+        mach = m["machine"]
+        L = []
+        L.append(f"# Ferry vs Apache Kafka: {m['mode']} run of {m['started']}")
+        L.append("")
+        L.append(f"Written by `bench/run{' --quick' if m['mode'] == 'quick' else ''}` "
+                 f"({m['duration_min']:.1f} min). Medians of {m['reps']} run(s) per cell; the systems ran "
+                 "alternately (the order rotates each repetition); ratios are Ferry / Kafka of the medians: "
+                 "above 1 is better for Ferry in throughput, below 1 is better for Ferry in latency, CPU and RSS.")
+        L.append("")
+        if m.get("warning"):
+            L.append(f"**{m['warning']}**")
+            L.append("")
+        L.append("## Machine")
+        L.append("")
+        L.append(f"- {mach['cores']} cores ({mach['cpu']}), {mach['memory_gib']} GiB memory, kernel {mach['kernel']}, "
+                 f"{mach['os']}")
+        L.append(f"- disk under the brokers' data: {mach['disk']}")
+        L.append(f"- {mach['java']}; librdkafka {m['librdkafka']}")
+        la = m["load"]
+        L.append(f"- load average (1 min) seen before each run: min {la['min']:.1f}, median {la['median']:.1f}, "
+                 f"max {la['max']:.1f}; at start {la['start']:.1f}. Other work on this machine shares its "
+                 f"{mach['cores']} cores with the broker and the load generator.")
+        L.append("")
+        L.append("## Systems")
+        L.append("")
+        for s in self.systems:
+            L.append(f"- **{s.label}**: {s.describe}")
+        L.append("- ZooKeeper (one, shared by Ferry and Kafka 3.9 under its own chroot) is not counted in any "
+                 "CPU or RSS figure.")
+        L.append("")
+        if m.get("context"):
+            c = m["context"]
+            L.append("## Ceilings of this machine")
+            L.append("")
+            L.append(f"- loopback TCP, one stream, 1 MiB writes: **{c['loopback_MBps']:.0f} MB/s**")
+            for pc in c["pagecache"]:
+                L.append(f"- page-cache write (no fsync), {pc['mib']} MiB in 1 MiB writes on the data disk: "
+                         f"**{pc['MBps']:.0f} MB/s** (median of 3)")
+            if len(c["pagecache"]) > 1:
+                L.append("  (larger writes run slower here: the machine then hands out memory pages it has not "
+                         "touched recently)")
+            L.append("")
+        for kind, head in (("produce", "Produce (acks=1)"), ("consume", "Consume (explicit partitions)")):
+            t = self.throughput_table(kind)
+            if t:
+                L += [f"## {head}", "", t, ""]
+        t = self.latency_table()
+        if t:
+            L += ["## End-to-end latency", "", t, "",
+                  "The fixed-rate rows come from `rdkafka_performance -C -l`, which reads each record's send time "
+                  "from its payload (microseconds); the paced producer is `benchtool paced-produce` (librdkafka, "
+                  "linger.ms=0). EndToEndLatency prints whole milliseconds, so its percentiles are coarse; its "
+                  "mean is exact.", ""]
+        t = self.resource_table()
+        if t:
+            L += ["## Broker CPU and memory per run", "",
+                  "CPU seconds (user + system, all threads, from /proc/<pid>/stat) the broker spent during the run; "
+                  "peak RSS is VmHWM, reset before each run (/proc/<pid>/clear_refs). Kafka's heap is fixed at "
+                  "1 GiB (-Xms1G -Xmx1G, as kafka-server-start.sh), so its RSS is mostly heap it has touched.",
+                  "", t, ""]
+        t = self.growth_table()
+        if t:
+            L += ["## Throughput as the retained log grows", "",
+                  "One topic per system, one partition, 1 KiB records produced in chunks (rdkafka_performance, "
+                  "batched); the systems take turns chunk by chunk.", "", t, ""]
+        if charts:
+            L += ["## Charts", ""]
+            for name, title in charts:
+                L.append(f"![{title}]({name})")
+            L.append("")
+        L += ["## Notes", ""]
+        skipped = sorted({(r["tool"], r["skipped"]) for r in self.results if r.get("skipped")})
+        for tool, why in skipped:
+            mark = "¹ " if "consumer group" in why else ""
+            L.append(f"- {mark}{tool}: {why}.")
+        failed = [r for r in self.results if r.get("ok") is False]
+        for r in failed:
+            L.append(f"- FAILED: {r['kind']} {r['title']} | {r['tool']} | {r['system']} rep {r['rep']}: {r['error']}")
+        for n in self.notes:
+            L.append(f"- {n}")
+        sp = self.spread()
+        if sp:
+            worst = sp[-1]
+            label = {s.key: s.label for s in self.systems}
+            L.append(f"- Repeatability: over the repetitions of a throughput cell, (max − min) / median is "
+                     f"{statistics.median([x for x, _ in sp]) * 100:.0f} % at the median cell and "
+                     f"{worst[0] * 100:.0f} % at worst ({worst[1][0]} {worst[1][1]}, {worst[1][2]}, "
+                     f"{label.get(worst[1][3], worst[1][3])}): ratios near 1× are within the noise.")
+        if any(r.get("cache") == "cold" and r.get("ok") for r in self.results):
+            L.append("- Cold reads: `sync; echo 3 > /proc/sys/vm/drop_caches` before each cold run empties this "
+                     "machine's page cache; on a virtual machine the host may still cache the virtual disk, so "
+                     "cold reads need not reach a physical disk.")
+        L.append("- Replicated scenarios: skipped until Ferry has replication to measure (ZooKeeper-mode "
+                 "replication is in progress).")
+        L.append("- Settings that differ from each system's defaults, and why: bench/README.md.")
+        L.append("")
+        return "\n".join(L)
+
+    def write(self, out_dir, charts_ok=True):
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, "results.json"), "w") as f:
+            json.dump({"meta": self.meta, "results": self.results, "notes": self.notes}, f, indent=1)
+        charts = []
+        chart_note = None
+        if charts_ok:
+            try:
+                from . import charts as charts_mod
+                charts = charts_mod.draw(self, out_dir)
+            except ImportError as e:
+                chart_note = f"no charts: {e} (install python3-matplotlib)"
+        if chart_note:
+            self.notes.append(chart_note)
+        md = self.markdown(charts)
+        with open(os.path.join(out_dir, "results.md"), "w") as f:
+            f.write(md)
+        with open(os.path.join(out_dir, "summary.md"), "w") as f:
+            f.write(self.summary_table() + "\n")
+        return md
