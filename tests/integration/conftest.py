@@ -37,7 +37,9 @@ def _port_free(port):
 def _free_base(brokers):
     """A base port P with P..P+n-1, P+1000..P+1000+n-1 and P-1 (ZooKeeper) all free."""
     for _ in range(200):
-        base = random.randrange(21000, 39000, 10)
+        # Below the kernel's ephemeral range (32768 and up here), so no client socket takes a broker's port
+        # while the broker restarts.
+        base = random.randrange(20000, 31500, 10)
         ports = [base - 1] + [base + i for i in range(brokers)] + [base + 1000 + i for i in range(brokers)]
         if all(_port_free(p) for p in ports):
             return base

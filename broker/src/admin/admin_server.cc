@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 
 #include "base/log.h"
+#include "net/listen.h"
 
 namespace ferry::admin {
 namespace asio = boost::asio;
@@ -49,16 +50,7 @@ admin_server::admin_server(asio::io_context& io, admin_sources sources)
     : io_(io), sources_(std::move(sources)), acceptor_(io) {}
 
 result<void> admin_server::listen(const std::string& host, std::uint16_t port) {
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
-  if (ec) return std::error_code(ec);
-  const asio::ip::tcp::endpoint endpoint(address, port);
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return std::error_code(ec);
-  bound_port_ = acceptor_.local_endpoint().port();
+  FERRY_TRY(bound_port_, net::open_listener(acceptor_, host, port));
   return success();
 }
 

@@ -940,6 +940,18 @@ result<void> cluster_registry::set_topic_config(std::string_view name, const lay
   return success();
 }
 
+result<layout::config_map> cluster_registry::read_topic_config(std::string_view name) {
+  if (!layout::is_valid_topic_name(name)) return errc::invalid_argument;
+  FERRY_TRY(const auto topic, session_->exists(layout::topic_path(name)));
+  if (!topic) return errc::no_node;
+  auto got = session_->get(layout::topic_config_path(name));
+  if (!got) {
+    if (got.error() == errc::no_node) return layout::config_map{};
+    return got.error();
+  }
+  return layout::decode_topic_config(got.value().data);
+}
+
 result<void> cluster_registry::add_partitions(std::string_view name, const layout::replica_assignment& assignment) {
   if (!layout::is_valid_topic_name(name)) return errc::invalid_argument;
   FERRY_TRY(validate_assignment(assignment));

@@ -85,6 +85,9 @@ class cluster_registry {
   result<void> delete_topic(std::string_view name);
   // Replaces the topic's config overrides and announces the change under /config/changes.
   result<void> set_topic_config(std::string_view name, const layout::config_map& config);
+  // The overrides as ZooKeeper holds them now (the view may lag behind a change made through another
+  // broker); for read-modify-write changes such as IncrementalAlterConfigs.
+  result<layout::config_map> read_topic_config(std::string_view name);
   // `assignment` is the new full assignment: the existing partitions unchanged plus new ones numbered on.
   // Conditional on the topic znode's version: errc::bad_version if it changed meanwhile.
   result<void> add_partitions(std::string_view name, const layout::replica_assignment& assignment);

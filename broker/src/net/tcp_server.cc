@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "base/log.h"
+#include "net/listen.h"
 
 namespace ferry::net {
 namespace asio = boost::asio;
@@ -15,16 +16,7 @@ tcp_server::tcp_server(asio::io_context& io, request_handler& handler, connectio
     : io_(io), handler_(handler), limits_(limits), acceptor_(io) {}
 
 result<void> tcp_server::listen(const std::string& host, std::uint16_t port) {
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
-  if (ec) return std::error_code(ec);
-  const asio::ip::tcp::endpoint endpoint(address, port);
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return std::error_code(ec);
-  bound_port_ = acceptor_.local_endpoint().port();
+  FERRY_TRY(bound_port_, net::open_listener(acceptor_, host, port));
   return success();
 }
 

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "config/topic_config.h"
+#include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/topic_admin.h"
 
@@ -86,15 +87,16 @@ awaitable<p::incremental_alter_configs_response> handle_incremental_alter_config
       out.error_message = "a config appears more than once for the resource";
       continue;
     }
-    // Hold the view: the topic entry lives in it, and the registry may swap in a newer one at any time.
-    const auto view = ctx.broker.cluster.view();
-    const auto* topic = view->find_topic(resource.resource_name);
-    if (topic == nullptr) {
-      out.error_code = ctx.error(p::error_code::unknown_topic_or_partition);
+    // The current overrides come from ZooKeeper, not the view: a change made through another broker may not
+    // have reached this one's view yet, and writing back a stale map would undo it.
+    const auto current = co_await run_blocking(
+        ctx.broker, [&ctx, &resource] { return ctx.broker.cluster.read_topic_config(resource.resource_name); });
+    if (!current) {
+      out.error_code = ctx.error(to_kafka_error(current.error()));
       out.error_message = "topic '" + resource.resource_name + "' does not exist";
       continue;
     }
-    auto overrides = topic->config;
+    auto overrides = current.value();
     std::optional<std::pair<p::error_code, std::string>> problem;
     for (const auto& c : resource.configs)
       if (!problem) problem = apply(ctx.broker.config.topic_defaults, overrides, c);
