@@ -24,15 +24,6 @@ class fetch_waiter final : public replication::data_waiter, public std::enable_s
   asio::steady_timer timer;
 };
 
-// Leader epoch fencing (KIP-320): a client that knows a newer epoch than ours talks to a stale leader; one
-// with an older epoch has stale metadata.
-std::optional<p::error_code> check_epoch(const replication::partition& partition, leader_epoch requested) {
-  if (requested.value() < 0) return std::nullopt;
-  if (requested > partition.epoch()) return p::error_code::unknown_leader_epoch;
-  if (requested < partition.epoch()) return p::error_code::fenced_leader_epoch;
-  return std::nullopt;
-}
-
 // What one pass found in a partition, for the topic's bytes-out and records-out counters.
 struct served {
   std::shared_ptr<replication::partition> partition;

@@ -4,13 +4,26 @@
 // returns the response to encode; errors travel inside the response as Kafka error codes.
 #include <boost/asio/awaitable.hpp>
 
+#include <optional>
+
 #include "protocol/api_table.h"
+#include "replication/partition.h"
 #include "server/request_context.h"
 
 namespace ferry::server::handlers {
 
 using boost::asio::awaitable;
 namespace p = protocol;
+
+// Leader epoch fencing (KIP-320), for Fetch and ListOffsets: a client that knows a newer epoch than ours talks
+// to a stale leader; one with an older epoch has stale metadata. -1 asks for no check.
+[[nodiscard]] inline std::optional<p::error_code> check_epoch(const replication::partition& partition,
+                                                              leader_epoch requested) {
+  if (requested.value() < 0) return std::nullopt;
+  if (requested > partition.epoch()) return p::error_code::unknown_leader_epoch;
+  if (requested < partition.epoch()) return p::error_code::fenced_leader_epoch;
+  return std::nullopt;
+}
 
 awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_request& request);
 awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request& request);

@@ -59,9 +59,8 @@ awaitable<p::list_offsets_response> handle_list_offsets(request_context& ctx, p:
         continue;
       }
       auto& partition = *part.value();
-      if (wanted.current_leader_epoch.value() >= 0 && wanted.current_leader_epoch != partition.epoch()) {
-        out.error_code = ctx.error(wanted.current_leader_epoch > partition.epoch() ? p::error_code::unknown_leader_epoch
-                                                                                   : p::error_code::fenced_leader_epoch);
+      if (const auto fenced = check_epoch(partition, wanted.current_leader_epoch)) {
+        out.error_code = ctx.error(*fenced);
         continue;
       }
       answer(ctx, partition, wanted.timestamp, out);
