@@ -2,7 +2,7 @@
 
 #include <boost/asio/post.hpp>
 #include <stdexcept>
-#include <thread>
+#include <algorithm>
 
 #include "base/log.h"
 
@@ -11,9 +11,10 @@ namespace asio = boost::asio;
 
 broker_app::broker_app(config::broker_config config)
     : config_(std::move(config)),
+      network_(static_cast<std::size_t>(std::max(1, config_.num_network_threads))),
       blocking_pool_(static_cast<std::size_t>(config_.num_io_threads)),
-      retention_timer_(io_),
-      flush_timer_(io_) {}
+      retention_timer_(network_.main()),
+      flush_timer_(network_.main()) {}
 
 broker_app::~broker_app() { blocking_pool_.join(); }
 
@@ -46,12 +47,12 @@ void broker_app::start() {
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   kafka_listener_ = std::make_unique<net::tcp_server>(
-      io_, *dispatcher_, net::connection_limits{.max_request_bytes = config_.socket_request_max_bytes});
+      network_, *dispatcher_, net::connection_limits{.max_request_bytes = config_.socket_request_max_bytes});
   if (const auto bound = kafka_listener_->listen(config_.listener.host, config_.listener.port); !bound)
     throw std::runtime_error("cannot listen on listeners=PLAINTEXT://" + config_.listener.host + ":" +
                              std::to_string(config_.listener.port) + ": " + bound.error().message());
   admin_ = std::make_unique<admin::admin_server>(
-      io_, admin::admin_sources{.broker_id = config_.broker_id,
+      network_.main(), admin::admin_sources{.broker_id = config_.broker_id,
                                 .view = [this] { return registry_->view(); },
                                 .partitions = partitions_.get(),
                                 .metrics = &metrics_,
@@ -90,11 +91,7 @@ void broker_app::retention_tick() { partitions_->apply_retention(); }
 void broker_app::flush_tick() { partitions_->flush_by_time(); }
 
 void broker_app::run() {
-  const auto threads = static_cast<std::size_t>(std::max(1, config_.num_network_threads));
-  std::vector<std::thread> workers;
-  for (std::size_t i = 1; i < threads; ++i) workers.emplace_back([this] { io_.run(); });
-  io_.run();
-  for (auto& w : workers) w.join();
+  network_.run();
 
   FERRY_LOG(info, "app") << "shutting down: leaving ZooKeeper and closing logs";
   registry_.reset();  // closes the session, which removes our ephemeral registration
@@ -106,13 +103,13 @@ void broker_app::run() {
 }
 
 void broker_app::stop() {
-  asio::post(io_, [this] {
+  asio::post(network_.main(), [this] {
     serving_ = false;
     kafka_listener_->stop();
     admin_->stop();
     retention_timer_.cancel();
     flush_timer_.cancel();
-    io_.stop();
+    network_.stop();
   });
 }
 

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <memory>
@@ -10,6 +9,7 @@
 #include "config/broker_config.h"
 #include "coord/cluster_registry.h"
 #include "metrics/broker_metrics.h"
+#include "net/io_context_pool.h"
 #include "net/tcp_server.h"
 #include "replication/partition_manager.h"
 #include "server/dispatcher.h"
@@ -39,7 +39,7 @@ class broker_app {
   config::broker_config config_;
   system_clock clock_;
   metrics::broker_metrics metrics_;
-  boost::asio::io_context io_;
+  net::io_context_pool network_;
   boost::asio::thread_pool blocking_pool_;
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<replication::partition_manager> partitions_;

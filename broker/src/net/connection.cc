@@ -9,6 +9,7 @@
 #include <boost/endian/conversion.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <vector>
 
 #include "base/log.h"
@@ -72,7 +73,9 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_han
   boost::system::error_code ignored;
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   socket.native_non_blocking(true, ignored);
-  std::vector<std::byte> frame;
+  // Grows to the largest request seen and is reused; not zero-filled, as every byte is read before use.
+  std::unique_ptr<std::byte[]> frame;
+  std::size_t capacity = 0;
   // Handlers return errors as values; this guard only keeps a bug (or bad_alloc) in one request from
   // taking the whole broker down: that connection closes and the error is logged.
   try {
@@ -93,9 +96,14 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_han
       bool complete = true;
       while (have < want) {
         const std::size_t next = std::min(want, std::max(have * 2, first_read_bytes));
-        frame.resize(next);
+        if (next > capacity) {
+          auto larger = std::make_unique_for_overwrite<std::byte[]>(next);
+          std::copy_n(frame.get(), have, larger.get());
+          frame = std::move(larger);
+          capacity = next;
+        }
         auto [body_ec, m] =
-            co_await asio::async_read(socket, asio::buffer(frame.data() + have, next - have), no_throw);
+            co_await asio::async_read(socket, asio::buffer(frame.get() + have, next - have), no_throw);
         if (body_ec) {
           complete = false;
           break;
@@ -103,7 +111,7 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_han
         have = next;
       }
       if (!complete) break;
-      request_outcome outcome = co_await handler.handle(frame, info);
+      request_outcome outcome = co_await handler.handle(std::span(frame.get(), want), info);
       if (outcome.what == request_outcome::action::close) break;
       if (outcome.what == request_outcome::action::respond && !co_await write_output(socket, outcome.response))
         break;

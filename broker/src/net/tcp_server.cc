@@ -3,7 +3,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "base/log.h"
@@ -12,8 +11,8 @@
 namespace ferry::net {
 namespace asio = boost::asio;
 
-tcp_server::tcp_server(asio::io_context& io, request_handler& handler, connection_limits limits)
-    : io_(io), handler_(handler), limits_(limits), acceptor_(io) {}
+tcp_server::tcp_server(io_context_pool& pool, request_handler& handler, connection_limits limits)
+    : pool_(pool), handler_(handler), limits_(limits), acceptor_(pool.main()) {}
 
 result<void> tcp_server::listen(const std::string& host, std::uint16_t port) {
   FERRY_TRY(bound_port_, net::open_listener(acceptor_, host, port));
@@ -29,8 +28,8 @@ void tcp_server::stop() {
 
 asio::awaitable<void> tcp_server::accept_loop() {
   for (;;) {
-    auto strand = asio::make_strand(io_);
-    auto [ec, socket] = co_await acceptor_.async_accept(strand, asio::as_tuple(asio::use_awaitable));
+    auto& home = pool_.next();
+    auto [ec, socket] = co_await acceptor_.async_accept(home, asio::as_tuple(asio::use_awaitable));
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
     if (ec) {
       // Out of descriptors and the like: keep serving the connections we have.
@@ -43,7 +42,7 @@ asio::awaitable<void> tcp_server::accept_loop() {
     const auto peer = socket.remote_endpoint(peer_ec);
     info.peer = peer_ec ? "unknown" : peer.address().to_string() + ":" + std::to_string(peer.port());
     ++open_connections_;
-    asio::co_spawn(strand, serve_connection(std::move(socket), handler_, limits_, std::move(info)),
+    asio::co_spawn(home, serve_connection(std::move(socket), handler_, limits_, std::move(info)),
                    [this](std::exception_ptr) { --open_connections_; });
   }
 }

@@ -9,21 +9,23 @@
 
 #include "base/result.h"
 #include "net/connection.h"
+#include "net/io_context_pool.h"
 #include "net/request_handler.h"
 
 namespace ferry::net {
 
-// Accepts Kafka client connections on one listener and serves each on its own strand of the io_context,
-// so a connection's requests run one after another while different connections run on any thread.
+// Accepts Kafka client connections on one listener (on the pool's main context) and serves each on one of the
+// pool's contexts, round-robin: a connection's requests run one after another on one thread, and different
+// connections spread over the network threads.
 class tcp_server {
  public:
-  tcp_server(boost::asio::io_context& io, request_handler& handler, connection_limits limits);
+  tcp_server(io_context_pool& pool, request_handler& handler, connection_limits limits);
 
   // Binds and listens; the error names the address when the port is taken.
   result<void> listen(const std::string& host, std::uint16_t port);
   // Starts accepting; returns immediately.
   void start();
-  // Stops accepting new connections. Open connections end when the io_context stops.
+  // Stops accepting new connections. Open connections end when the pool stops.
   void stop();
 
   [[nodiscard]] std::uint16_t bound_port() const { return bound_port_; }
@@ -32,7 +34,7 @@ class tcp_server {
  private:
   boost::asio::awaitable<void> accept_loop();
 
-  boost::asio::io_context& io_;
+  io_context_pool& pool_;
   request_handler& handler_;
   connection_limits limits_;
   boost::asio::ip::tcp::acceptor acceptor_;

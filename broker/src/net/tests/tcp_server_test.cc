@@ -47,14 +47,14 @@ class tcp_server_test : public ::testing::Test {
     std::fputs("FILE-CONTENT", file_);
     std::fflush(file_);
     handler_ = std::make_unique<echo_with_file>(fileno(file_), 12);
-    server_ = std::make_unique<tcp_server>(io_, *handler_, connection_limits{.max_request_bytes = 1024});
+    server_ = std::make_unique<tcp_server>(pool_, *handler_, connection_limits{.max_request_bytes = 1024});
     ASSERT_TRUE(server_->listen("127.0.0.1", 0));
     server_->start();
-    thread_ = std::thread([this] { io_.run(); });
+    thread_ = std::thread([this] { pool_.run(); });
   }
   void TearDown() override {
     server_->stop();
-    io_.stop();
+    pool_.stop();
     thread_.join();
     std::fclose(file_);
   }
@@ -74,7 +74,7 @@ class tcp_server_test : public ::testing::Test {
     return reply;
   }
 
-  asio::io_context io_;
+  io_context_pool pool_{2};  // two network threads: connections alternate between them
   asio::io_context client_io_;
   std::FILE* file_ = nullptr;
   std::unique_ptr<echo_with_file> handler_;
@@ -111,7 +111,7 @@ TEST_F(tcp_server_test, a_negative_size_closes_the_connection) {
 }
 
 TEST_F(tcp_server_test, a_busy_port_is_an_error) {
-  tcp_server second(io_, *handler_, {});
+  tcp_server second(pool_, *handler_, {});
   const auto bound = second.listen("127.0.0.1", server_->bound_port());
   EXPECT_FALSE(bound);
 }
@@ -120,7 +120,7 @@ TEST_F(tcp_server_test, a_busy_port_is_an_error) {
 // Bodies larger than the first read piece arrive whole (the buffer grows as bytes come), including when the
 // client writes them in pieces; one that never completes ends with the connection.
 TEST_F(tcp_server_test, large_frames_arrive_whole_in_pieces) {
-  tcp_server large(io_, *handler_, connection_limits{.max_request_bytes = 1 << 20});
+  tcp_server large(pool_, *handler_, connection_limits{.max_request_bytes = 1 << 20});
   ASSERT_TRUE(large.listen("127.0.0.1", 0));
   large.start();
   asio::ip::tcp::socket socket(client_io_);

@@ -13,7 +13,7 @@ namespace {
 
 using partition_data = p::fetch_response::fetchable_topic_response::partition_data;
 
-// Wakes a long-polling fetch when any of its partitions gets data: the timer runs on the connection's strand,
+// Wakes a long-polling fetch when any of its partitions gets data: the timer runs on the connection's thread,
 // and the append thread only posts a cancel to it.
 class fetch_waiter final : public replication::data_waiter, public std::enable_shared_from_this<fetch_waiter> {
  public:
