@@ -3,12 +3,12 @@
 #include <sys/sendfile.h>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/read.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/endian/conversion.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -19,8 +19,57 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr auto no_throw = asio::as_tuple(asio::use_awaitable);
-// A request body is read into a buffer of at most this much first, then of twice what arrived so far.
-constexpr std::size_t first_read_bytes = 64 * 1024;
+// A connection's read buffer starts at this size and grows to at most twice what has arrived.
+constexpr std::size_t first_buffer_bytes = 16 * 1024;
+
+// Reads size-prefixed frames through one reusable buffer. Each read takes whatever has arrived, up to the free
+// space, so a small request usually comes in, prefix and body, with one recv, and pipelined requests are
+// found among bytes already read. The buffer grows with the bytes that arrive, not with the size announced:
+// a size prefix alone (4 bytes a connection) must not make the broker allocate up to socket.request.max.bytes.
+// Bytes are not zero-filled: every byte is read before it is used.
+class frame_reader {
+ public:
+  explicit frame_reader(asio::ip::tcp::socket& socket) : socket_(socket) {}
+
+  // Makes `count` bytes available at data(); false if the connection ends first.
+  asio::awaitable<bool> need(std::size_t count) {
+    while (end_ - begin_ < count) {
+      if (end_ == capacity_ || capacity_ - begin_ < count) make_room(count);
+      auto [ec, n] = co_await socket_.async_read_some(asio::buffer(buffer_.get() + end_, capacity_ - end_), no_throw);
+      if (ec) co_return false;
+      end_ += n;
+    }
+    co_return true;
+  }
+  [[nodiscard]] std::byte* data() const { return buffer_.get() + begin_; }
+  void consume(std::size_t count) {
+    begin_ += count;
+    if (begin_ == end_) begin_ = end_ = 0;
+  }
+
+ private:
+  // Moves the unread bytes to the front and, if `count` still does not fit, grows the buffer.
+  void make_room(std::size_t count) {
+    const std::size_t buffered = end_ - begin_;
+    const std::size_t grown = std::min(count, std::max(buffered * 2, first_buffer_bytes));
+    if (grown > capacity_) {
+      auto larger = std::make_unique_for_overwrite<std::byte[]>(grown);
+      std::copy_n(buffer_.get() + begin_, buffered, larger.get());
+      buffer_ = std::move(larger);
+      capacity_ = grown;
+    } else {
+      std::copy(buffer_.get() + begin_, buffer_.get() + end_, buffer_.get());
+    }
+    begin_ = 0;
+    end_ = buffered;
+  }
+
+  asio::ip::tcp::socket& socket_;
+  std::unique_ptr<std::byte[]> buffer_;
+  std::size_t capacity_ = 0;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+};
 
 // Sends a file region straight from the page cache to the socket.
 asio::awaitable<bool> send_file_region(asio::ip::tcp::socket& socket, const protocol::file_chunk& chunk) {
@@ -73,45 +122,25 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_han
   boost::system::error_code ignored;
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   socket.native_non_blocking(true, ignored);
-  // Grows to the largest request seen and is reused; not zero-filled, as every byte is read before use.
-  std::unique_ptr<std::byte[]> frame;
-  std::size_t capacity = 0;
+  frame_reader reader(socket);
   // Handlers return errors as values; this guard only keeps a bug (or bad_alloc) in one request from
   // taking the whole broker down: that connection closes and the error is logged.
   try {
     for (;;) {
+      if (!co_await reader.need(sizeof(std::int32_t))) break;  // the client went away
       std::int32_t size_be = 0;
-      auto [read_ec, n] = co_await asio::async_read(socket, asio::buffer(&size_be, sizeof size_be), no_throw);
-      if (read_ec) break;  // the client went away
+      std::memcpy(&size_be, reader.data(), sizeof size_be);
       const std::int32_t size = boost::endian::big_to_native(size_be);
       if (size < 0 || size > limits.max_request_bytes) {
         FERRY_LOG(warn, "net") << "closing connection " << info.peer << ": request size " << size
                                << " is outside 0.." << limits.max_request_bytes << " (socket.request.max.bytes)";
         break;
       }
-      // The buffer grows with the bytes that arrive, not with the size announced: a size prefix alone (4 bytes
-      // a connection) must not make the broker allocate up to socket.request.max.bytes.
-      const auto want = static_cast<std::size_t>(size);
-      std::size_t have = 0;
-      bool complete = true;
-      while (have < want) {
-        const std::size_t next = std::min(want, std::max(have * 2, first_read_bytes));
-        if (next > capacity) {
-          auto larger = std::make_unique_for_overwrite<std::byte[]>(next);
-          std::copy_n(frame.get(), have, larger.get());
-          frame = std::move(larger);
-          capacity = next;
-        }
-        auto [body_ec, m] =
-            co_await asio::async_read(socket, asio::buffer(frame.get() + have, next - have), no_throw);
-        if (body_ec) {
-          complete = false;
-          break;
-        }
-        have = next;
-      }
-      if (!complete) break;
-      request_outcome outcome = co_await handler.handle(std::span(frame.get(), want), info);
+      const std::size_t frame_bytes = sizeof(std::int32_t) + static_cast<std::size_t>(size);
+      if (!co_await reader.need(frame_bytes)) break;
+      request_outcome outcome = co_await handler.handle(
+          std::span(reader.data() + sizeof(std::int32_t), static_cast<std::size_t>(size)), info);
+      reader.consume(frame_bytes);
       if (outcome.what == request_outcome::action::close) break;
       if (outcome.what == request_outcome::action::respond && !co_await write_output(socket, outcome.response))
         break;
