@@ -184,3 +184,15 @@ def machine_facts(data_dir):
                 f"{st.f_bavail * st.f_frsize / 1e9:.0f} GB free of {st.f_blocks * st.f_frsize / 1e9:.0f} GB",
         "java": java[1] if len(java) > 1 else (java[0] if java else "?"),
     }
+
+
+def git_describe(root):
+    """The commit Ferry was built from, and whether the broker's sources differ from it."""
+    try:
+        rev = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", "broker"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return f"{rev}{' with uncommitted broker changes' if dirty else ''}"
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
