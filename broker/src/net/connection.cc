@@ -94,6 +94,24 @@ asio::awaitable<bool> send_file_region(asio::ip::tcp::socket& socket, const prot
   co_return true;
 }
 
+// Writes gathered bytes. Most responses fit in the socket's send buffer, so one direct non-blocking send
+// finishes them without a round through the reactor; whatever is left waits for the socket to drain.
+asio::awaitable<bool> send_bytes(asio::ip::tcp::socket& socket, std::vector<asio::const_buffer>& pieces) {
+  boost::system::error_code ec;
+  std::size_t sent = socket.write_some(pieces, ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again)
+    sent = 0;
+  else if (ec)
+    co_return false;
+  auto unsent = pieces.begin();
+  for (; unsent != pieces.end() && sent >= unsent->size(); ++unsent) sent -= unsent->size();
+  if (unsent == pieces.end()) co_return true;
+  pieces.erase(pieces.begin(), unsent);
+  pieces.front() += sent;
+  auto [write_ec, n] = co_await asio::async_write(socket, pieces, no_throw);
+  co_return !write_ec;
+}
+
 }  // namespace
 
 asio::awaitable<bool> write_output(asio::ip::tcp::socket& socket, const protocol::output_buffer& out) {
@@ -104,24 +122,19 @@ asio::awaitable<bool> write_output(asio::ip::tcp::socket& socket, const protocol
       continue;
     }
     if (!gathered.empty()) {
-      auto [ec, n] = co_await asio::async_write(socket, gathered, no_throw);
-      if (ec) co_return false;
+      if (!co_await send_bytes(socket, gathered)) co_return false;
       gathered.clear();
     }
     if (!co_await send_file_region(socket, piece.file)) co_return false;
   }
-  if (!gathered.empty()) {
-    auto [ec, n] = co_await asio::async_write(socket, gathered, no_throw);
-    if (ec) co_return false;
-  }
-  co_return true;
+  co_return gathered.empty() || co_await send_bytes(socket, gathered);
 }
 
 asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_handler& handler,
                                        connection_limits limits, connection_info info) {
   boost::system::error_code ignored;
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-  socket.native_non_blocking(true, ignored);
+  socket.non_blocking(true, ignored);  // direct sends return would_block instead of waiting
   frame_reader reader(socket);
   // Handlers return errors as values; this guard only keeps a bug (or bad_alloc) in one request from
   // taking the whole broker down: that connection closes and the error is logged.
