@@ -47,7 +47,9 @@ void broker_app::start() {
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   kafka_listener_ = std::make_unique<net::tcp_server>(
-      network_, *dispatcher_, net::connection_limits{.max_request_bytes = config_.socket_request_max_bytes});
+      network_, *dispatcher_, net::connection_limits{.max_request_bytes = config_.socket_request_max_bytes,
+                             .send_buffer_bytes = config_.socket_send_buffer_bytes,
+                             .receive_buffer_bytes = config_.socket_receive_buffer_bytes});
   if (const auto bound = kafka_listener_->listen(config_.listener.host, config_.listener.port); !bound)
     throw std::runtime_error("cannot listen on listeners=PLAINTEXT://" + config_.listener.host + ":" +
                              std::to_string(config_.listener.port) + ": " + bound.error().message());

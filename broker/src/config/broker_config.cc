@@ -25,6 +25,13 @@ Int to_int(const std::string& key, const std::string& value, Int min, Int max) {
   return out;
 }
 
+// A socket buffer size: -1 (the kernel's autotuning), or bytes.
+std::int32_t to_buffer_size(const std::string& key, const std::string& value) {
+  const auto bytes = to_int<std::int32_t>(key, value, -1, INT32_MAX);
+  if (bytes == 0) fail(key, value, "must be -1 (the operating system's default) or a size in bytes");
+  return bytes;
+}
+
 bool to_bool(const std::string& key, const std::string& value) {
   if (value == "true") return true;
   if (value == "false") return false;
@@ -99,6 +106,10 @@ const std::map<std::string, setter>& setters() {
          [](auto& c, auto& k, auto& v) { c.log_flush_scheduler_interval_ms = to_int<std::int64_t>(k, v, 1, INT64_MAX); }},
         {"socket.request.max.bytes",
          [](auto& c, auto& k, auto& v) { c.socket_request_max_bytes = to_int<std::int32_t>(k, v, 1024, INT32_MAX); }},
+        {"socket.send.buffer.bytes",
+         [](auto& c, auto& k, auto& v) { c.socket_send_buffer_bytes = to_buffer_size(k, v); }},
+        {"socket.receive.buffer.bytes",
+         [](auto& c, auto& k, auto& v) { c.socket_receive_buffer_bytes = to_buffer_size(k, v); }},
         {"num.network.threads",
          [](auto& c, auto& k, auto& v) { c.num_network_threads = to_int<std::int32_t>(k, v, 1, 256); }},
         {"num.io.threads", [](auto& c, auto& k, auto& v) { c.num_io_threads = to_int<std::int32_t>(k, v, 1, 256); }},

@@ -35,6 +35,10 @@ struct broker_config {
   std::int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
   std::int64_t log_flush_scheduler_interval_ms = 1000;    // log.flush.scheduler.interval.ms (Kafka: Long.MAX)
   std::int32_t socket_request_max_bytes = 104857600;      // socket.request.max.bytes
+  // socket.send.buffer.bytes / socket.receive.buffer.bytes: SO_SNDBUF / SO_RCVBUF of client connections; -1
+  // keeps the kernel's autotuning. Kafka's default is 102400; Ferry's is -1, which measured as fast or faster.
+  std::int32_t socket_send_buffer_bytes = -1;
+  std::int32_t socket_receive_buffer_bytes = -1;
   std::int32_t num_network_threads = 3;          // num.network.threads
   std::int32_t num_io_threads = 4;               // num.io.threads: threads for blocking work (ZooKeeper, fsync)
   std::int32_t replica_lag_time_max_ms = 30000;  // replica.lag.time.max.ms

@@ -130,11 +130,20 @@ asio::awaitable<bool> write_output(asio::ip::tcp::socket& socket, const protocol
   co_return gathered.empty() || co_await send_bytes(socket, gathered);
 }
 
-asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_handler& handler,
-                                       connection_limits limits, connection_info info) {
+void configure_client_socket(asio::ip::tcp::socket& socket, const connection_limits& limits) {
   boost::system::error_code ignored;
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   socket.non_blocking(true, ignored);  // direct sends return would_block instead of waiting
+  if (limits.send_buffer_bytes > 0)
+    socket.set_option(asio::socket_base::send_buffer_size(limits.send_buffer_bytes), ignored);
+  if (limits.receive_buffer_bytes > 0)
+    socket.set_option(asio::socket_base::receive_buffer_size(limits.receive_buffer_bytes), ignored);
+}
+
+asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_handler& handler,
+                                       connection_limits limits, connection_info info) {
+  boost::system::error_code ignored;
+  configure_client_socket(socket, limits);
   frame_reader reader(socket);
   // Handlers return errors as values; this guard only keeps a bug (or bad_alloc) in one request from
   // taking the whole broker down: that connection closes and the error is logged.

@@ -10,7 +10,12 @@ namespace ferry::net {
 
 struct connection_limits {
   std::int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
+  std::int32_t send_buffer_bytes = -1;         // socket.send.buffer.bytes: SO_SNDBUF; -1 keeps the kernel's
+  std::int32_t receive_buffer_bytes = -1;      // socket.receive.buffer.bytes: SO_RCVBUF; -1 likewise
 };
+
+// Sets a client socket's options: no Nagle delay, non-blocking, and the buffer sizes the limits ask for.
+void configure_client_socket(boost::asio::ip::tcp::socket& socket, const connection_limits& limits);
 
 // Serves one client connection as a coroutine: read a size-prefixed frame, hand it to the request handler,
 // write the response, repeat. Requests on one connection are handled one at a time and answered in order,

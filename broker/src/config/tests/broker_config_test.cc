@@ -27,6 +27,21 @@ TEST(broker_config, defaults_follow_kafka) {
   EXPECT_EQ(c.topic_defaults.retention_ms, 604800000);
   EXPECT_EQ(c.topic_defaults.max_message_bytes, 1048588);
   EXPECT_EQ(c.socket_request_max_bytes, 104857600);
+  EXPECT_EQ(c.socket_send_buffer_bytes, -1);  // Kafka's 102400 is accepted; see the header for why not default
+}
+
+// Kafka's shipped server.properties sets both socket buffer sizes (to 102400); -1 means the OS default.
+TEST(broker_config, socket_buffer_sizes) {
+  auto s = minimal;
+  s["socket.send.buffer.bytes"] = "102400";
+  s["socket.receive.buffer.bytes"] = "-1";
+  const auto c = parse_broker_config(s);
+  EXPECT_EQ(c.socket_send_buffer_bytes, 102400);
+  EXPECT_EQ(c.socket_receive_buffer_bytes, -1);
+  s["socket.receive.buffer.bytes"] = "0";
+  EXPECT_NE(error_of(s).find("'socket.receive.buffer.bytes'"), std::string::npos);
+  s["socket.receive.buffer.bytes"] = "-2";
+  EXPECT_NE(error_of(s).find("'socket.receive.buffer.bytes'"), std::string::npos);
 }
 
 TEST(broker_config, listeners_and_advertised) {

@@ -110,6 +110,35 @@ TEST_F(tcp_server_test, a_negative_size_closes_the_connection) {
   EXPECT_EQ(ec, asio::error::eof);
 }
 
+// socket.send.buffer.bytes and socket.receive.buffer.bytes reach the socket (Asio halves the doubled size Linux
+// reports, so the values read back are the ones set); -1 leaves the kernel's sizes alone.
+TEST_F(tcp_server_test, client_sockets_get_the_configured_buffer_sizes) {
+  auto client = connect();
+  asio::ip::tcp::socket sized(client_io_);
+  sized.connect({asio::ip::make_address("127.0.0.1"), server_->bound_port()});
+  const asio::socket_base::send_buffer_size kernel_send_default = [&] {
+    asio::socket_base::send_buffer_size v;
+    client.get_option(v);
+    return v;
+  }();
+  configure_client_socket(sized, {.send_buffer_bytes = 50'000, .receive_buffer_bytes = 70'000});
+  asio::socket_base::send_buffer_size send;
+  asio::socket_base::receive_buffer_size receive;
+  sized.get_option(send);
+  sized.get_option(receive);
+  EXPECT_EQ(send.value(), 50'000);
+  EXPECT_EQ(receive.value(), 70'000);
+  asio::ip::tcp::no_delay no_delay;
+  sized.get_option(no_delay);
+  EXPECT_TRUE(no_delay.value());
+  EXPECT_TRUE(sized.non_blocking());
+
+  configure_client_socket(client, {});
+  asio::socket_base::send_buffer_size untouched;
+  client.get_option(untouched);
+  EXPECT_EQ(untouched.value(), kernel_send_default.value());
+}
+
 TEST_F(tcp_server_test, a_busy_port_is_an_error) {
   tcp_server second(pool_, *handler_, {});
   const auto bound = second.listen("127.0.0.1", server_->bound_port());
