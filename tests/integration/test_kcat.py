@@ -116,8 +116,8 @@ def test_100k_keyed_records_with_headers_round_trip(kc, tmp_path, codec):
     assert middle[0] == consumed[0][start:start + 50]
 
     # On the leader's disk the batches carry the codec asked for, and hold every record. (librdkafka sends a
-    # batch uncompressed when compression does not make it smaller, which only a batch of one record of
-    # random bytes can meet.)
+    # batch uncompressed when compression does not make it smaller, which a small batch of random bytes can
+    # meet: how many such batches there are depends on timing, so most records, not all, must be compressed.)
     sizes = []
     for partition in range(PARTITIONS):
         leader = kc.leader(topic, partition)
@@ -127,9 +127,7 @@ def test_100k_keyed_records_with_headers_round_trip(kc, tmp_path, codec):
         assert first[16] == 2, "magic"
         assert int.from_bytes(first[21:23], "big") & 0x07 == CODECS[codec], "first batch's attributes"
         batches = log_batches(segment)
-        assert {b.codec for b in batches if b.records_count > 1} == {CODECS[codec]}
-        # librdkafka may send a lone record uncompressed when compressing would not shrink it; how many such
-        # single-record batches there are depends on timing, so only most records must be compressed.
+        assert {b.codec for b in batches} <= {0, CODECS[codec]}, "no other codec than the one asked for"
         assert sum(b.records_count for b in batches if b.codec == CODECS[codec]) > 0.9 * len(consumed[partition])
         assert sum(b.records_count for b in batches) == len(consumed[partition])
         assert batches[-1].last_offset == len(consumed[partition]) - 1
