@@ -29,8 +29,7 @@ asio::awaitable<void> serve(beast::tcp_stream stream, const admin_sources& sourc
     auto [read_ec, n] = co_await http::async_read(stream, buffer, parser, no_throw);
     if (read_ec) break;
     const auto& request = parser.get();
-    const http_reply reply =
-        route(sources, std::string(request.method_string()), std::string(request.target()));
+    const http_reply reply = route(sources, std::string(request.method_string()), std::string(request.target()));
     http::response<http::string_body> response{static_cast<http::status>(reply.status), request.version()};
     response.set(http::field::server, "ferry");
     response.set(http::field::content_type, reply.content_type);

@@ -1,8 +1,9 @@
 #pragma once
 
+#include <string>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <string>
 
 #include "admin/routes.h"
 #include "base/result.h"

@@ -1,7 +1,8 @@
 #include "admin/routes.h"
 
-#include <nlohmann/json.hpp>
 #include <prometheus/text_serializer.h>
+
+#include <nlohmann/json.hpp>
 
 namespace ferry::admin {
 namespace {
@@ -25,7 +26,8 @@ http_reply brokers(const admin_sources& s) {
     if (b.rack) entry["rack"] = *b.rack;
     list.push_back(entry);
   }
-  return json_reply(200, {{"cluster_id", view->cluster_id}, {"controller", view->controller.value()}, {"brokers", list}});
+  return json_reply(200,
+                    {{"cluster_id", view->cluster_id}, {"controller", view->controller.value()}, {"brokers", list}});
 }
 
 http_reply topics(const admin_sources& s) {
@@ -33,7 +35,9 @@ http_reply topics(const admin_sources& s) {
   json list = json::array();
   for (const auto& [name, t] : view->topics) {
     const auto rf = t.partitions.empty() ? 0 : t.partitions.begin()->second.replicas.size();
-    list.push_back({{"name", name}, {"partitions", t.partitions.size()}, {"replication_factor", rf},
+    list.push_back({{"name", name},
+                    {"partitions", t.partitions.size()},
+                    {"replication_factor", rf},
                     {"marked_for_deletion", t.marked_for_deletion}});
   }
   return json_reply(200, {{"topics", list}});

@@ -1,8 +1,9 @@
 #include "app/broker_app.h"
 
-#include <boost/asio/post.hpp>
-#include <stdexcept>
 #include <algorithm>
+#include <stdexcept>
+
+#include <boost/asio/post.hpp>
 
 #include "base/log.h"
 
@@ -20,51 +21,54 @@ broker_app::~broker_app() { blocking_pool_.join(); }
 
 void broker_app::start() {
   std::vector<std::filesystem::path> dirs(config_.log_dirs.begin(), config_.log_dirs.end());
-  auto logs = storage::log_manager::open({.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = dirs,
-                                          .topic_config = {}});
+  auto logs = storage::log_manager::open(
+      {.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = dirs, .topic_config = {}});
   if (!logs) throw std::runtime_error("cannot open log.dirs: " + logs.error().message());
   logs_ = std::move(logs.value());
   partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
 
-  auto registry = coord::cluster_registry::start({.connect = config_.zookeeper_connect,
-                                                  .session_timeout = std::chrono::milliseconds(config_.zookeeper_session_timeout_ms),
-                                                  .connect_timeout = std::chrono::milliseconds(config_.zookeeper_connection_timeout_ms),
-                                                  .id = broker_id{config_.broker_id},
-                                                  .host = config_.advertised.host,
-                                                  .port = config_.advertised.port,
-                                                  .rack = config_.rack.empty() ? std::nullopt
-                                                                               : std::optional<std::string>(config_.rack)});
+  auto registry = coord::cluster_registry::start(
+      {.connect = config_.zookeeper_connect,
+       .session_timeout = std::chrono::milliseconds(config_.zookeeper_session_timeout_ms),
+       .connect_timeout = std::chrono::milliseconds(config_.zookeeper_connection_timeout_ms),
+       .id = broker_id{config_.broker_id},
+       .host = config_.advertised.host,
+       .port = config_.advertised.port,
+       .rack = config_.rack.empty() ? std::nullopt : std::optional<std::string>(config_.rack)});
   if (!registry)
     throw std::runtime_error("cannot join the cluster through zookeeper.connect=" + config_.zookeeper_connect + ": " +
                              registry.error().message());
   registry_ = std::move(registry.value());
   // Every new view of the cluster brings local partitions in line (opens, leads, follows, deletes).
-  registry_->add_listener([this](const std::shared_ptr<const coord::cluster_view>& view) { partitions_->reconcile(*view); });
+  registry_->add_listener(
+      [this](const std::shared_ptr<const coord::cluster_view>& view) { partitions_->reconcile(*view); });
 
   producer_ids_ = std::make_unique<server::producer_ids>(*registry_);
-  context_ = std::make_unique<server::broker_context>(server::broker_context{
-      config_, *registry_, *partitions_, metrics_, *producer_ids_, blocking_pool_, clock_});
+  context_ = std::make_unique<server::broker_context>(
+      server::broker_context{config_, *registry_, *partitions_, metrics_, *producer_ids_, blocking_pool_, clock_});
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   kafka_listener_ = std::make_unique<net::tcp_server>(
-      network_, *dispatcher_, net::connection_limits{.max_request_bytes = config_.socket_request_max_bytes,
+      network_, *dispatcher_,
+      net::connection_limits{.max_request_bytes = config_.socket_request_max_bytes,
                              .send_buffer_bytes = config_.socket_send_buffer_bytes,
                              .receive_buffer_bytes = config_.socket_receive_buffer_bytes});
   if (const auto bound = kafka_listener_->listen(config_.listener.host, config_.listener.port); !bound)
     throw std::runtime_error("cannot listen on listeners=PLAINTEXT://" + config_.listener.host + ":" +
                              std::to_string(config_.listener.port) + ": " + bound.error().message());
   admin_ = std::make_unique<admin::admin_server>(
-      network_.main(), admin::admin_sources{.broker_id = config_.broker_id,
-                                .view = [this] { return registry_->view(); },
-                                .partitions = partitions_.get(),
-                                .metrics = &metrics_,
-                                .ready = [this] { return serving_.load() && registry_->view()->is_live(broker_id{config_.broker_id}); },
-                                .refresh_metrics =
-                                    [this] {
-                                      partitions_->refresh_metrics();
-                                      metrics_.open_connections().Set(
-                                          static_cast<double>(kafka_listener_->open_connections()));
-                                    }});
+      network_.main(),
+      admin::admin_sources{
+          .broker_id = config_.broker_id,
+          .view = [this] { return registry_->view(); },
+          .partitions = partitions_.get(),
+          .metrics = &metrics_,
+          .ready = [this] { return serving_.load() && registry_->view()->is_live(broker_id{config_.broker_id}); },
+          .refresh_metrics =
+              [this] {
+                partitions_->refresh_metrics();
+                metrics_.open_connections().Set(static_cast<double>(kafka_listener_->open_connections()));
+              }});
   if (const auto bound = admin_->listen(config_.admin.host, config_.admin.port); !bound)
     throw std::runtime_error("cannot listen on admin.listener=" + config_.admin.host + ":" +
                              std::to_string(config_.admin.port) + ": " + bound.error().message());
@@ -76,7 +80,8 @@ void broker_app::start() {
   serving_ = true;
   FERRY_LOG(info, "app") << "broker " << config_.broker_id << " serving Kafka on " << config_.listener.host << ":"
                          << kafka_listener_->bound_port() << " (advertised " << config_.advertised.host << ":"
-                         << config_.advertised.port << "), admin on " << config_.admin.host << ":" << admin_->bound_port();
+                         << config_.advertised.port << "), admin on " << config_.admin.host << ":"
+                         << admin_->bound_port();
 }
 
 void broker_app::schedule(asio::steady_timer& timer, std::int64_t interval_ms, void (broker_app::*work)()) {

@@ -1,9 +1,10 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
+
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <memory>
 
 #include "admin/admin_server.h"
 #include "config/broker_config.h"

@@ -1,10 +1,11 @@
 // ferry-broker: a Kafka-compatible broker. See README.md for configuration.
-#include <boost/asio/io_context.hpp>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <thread>
+
+#include <boost/asio/io_context.hpp>
 
 #include "app/broker_app.h"
 #include "base/log.h"

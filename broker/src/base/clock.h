@@ -18,8 +18,7 @@ class clock {
 class system_clock final : public clock {
  public:
   [[nodiscard]] std::int64_t now_ms() const override {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
   [[nodiscard]] std::chrono::steady_clock::time_point steady_now() const override {

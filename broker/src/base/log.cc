@@ -12,10 +12,14 @@ std::atomic<level> lowest_level{level::info};
 
 const char* level_name(level lvl) {
   switch (lvl) {
-    case level::debug: return "DEBUG";
-    case level::info: return "INFO ";
-    case level::warn: return "WARN ";
-    case level::error: return "ERROR";
+    case level::debug:
+      return "DEBUG";
+    case level::info:
+      return "INFO ";
+    case level::warn:
+      return "WARN ";
+    case level::error:
+      return "ERROR";
   }
   return "?";
 }
@@ -27,19 +31,23 @@ void set_level(level lowest) { lowest_level.store(lowest, std::memory_order_rela
 level current_level() { return lowest_level.load(std::memory_order_relaxed); }
 
 bool parse_level(std::string_view text, level& out) {
-  if (text == "debug") out = level::debug;
-  else if (text == "info") out = level::info;
-  else if (text == "warn") out = level::warn;
-  else if (text == "error") out = level::error;
-  else return false;
+  if (text == "debug")
+    out = level::debug;
+  else if (text == "info")
+    out = level::info;
+  else if (text == "warn")
+    out = level::warn;
+  else if (text == "error")
+    out = level::error;
+  else
+    return false;
   return true;
 }
 
 line::line(level lvl, std::string_view component) : level_(lvl) {
   const auto now = std::chrono::system_clock::now();
   const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   char stamp[32];

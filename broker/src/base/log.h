@@ -36,7 +36,7 @@ class line {
 }  // namespace ferry::log
 
 // A loop that runs once or not at all, so the macro nests safely under an unbraced if/else.
-#define FERRY_LOG(lvl, component)                                                                   \
+#define FERRY_LOG(lvl, component)                                                                       \
   for (bool ferry_log_once = ::ferry::log::level::lvl >= ::ferry::log::current_level(); ferry_log_once; \
-       ferry_log_once = false)                                                                      \
+       ferry_log_once = false)                                                                          \
   ::ferry::log::line(::ferry::log::level::lvl, component)

@@ -2,9 +2,10 @@
 
 // Errors on the request path are values, not exceptions: every library declares an `enum class errc`
 // registered as a std::error_code category, and fallible functions return result<T>.
+#include <system_error>
+
 #include <boost/outcome/std_result.hpp>
 #include <boost/outcome/try.hpp>
-#include <system_error>
 
 namespace ferry {
 

@@ -1,10 +1,12 @@
 #include "bytes/crc32c.h"
 
+#include <nmmintrin.h>
+
 #include <array>
-#include <boost/crc.hpp>
 #include <cstring>
 #include <vector>
-#include <nmmintrin.h>
+
+#include <boost/crc.hpp>
 
 namespace ferry::bytes {
 namespace {

@@ -73,7 +73,8 @@ std::string machine_name() {
 using setter = std::function<void(broker_config&, const std::string& key, const std::string& value)>;
 
 // Broker settings that only supply a topic config's default, keyed by broker setting name.
-void set_topic_default(broker_config& c, const std::string& topic_key, const std::string& key, const std::string& value) {
+void set_topic_default(broker_config& c, const std::string& topic_key, const std::string& key,
+                       const std::string& value) {
   if (auto error = apply_topic_override(c.topic_defaults, topic_key, value))
     throw config_exception("invalid value '" + value + "' for '" + key + "': " + error->message);
 }
@@ -85,7 +86,8 @@ const std::map<std::string, setter>& setters() {
         {"listeners", [](auto& c, auto& k, auto& v) { c.listener = to_endpoint(k, v, true); }},
         {"advertised.listeners", [](auto& c, auto& k, auto& v) { c.advertised = to_endpoint(k, v, true); }},
         {"broker.rack", [](auto& c, auto&, auto& v) { c.rack = v; }},
-        {"log.dirs", [](auto& c, auto& k, auto& v) {
+        {"log.dirs",
+         [](auto& c, auto& k, auto& v) {
            c.log_dirs = to_list(v);
            if (c.log_dirs.empty()) fail(k, v, "needs at least one directory");
          }},
@@ -94,16 +96,22 @@ const std::map<std::string, setter>& setters() {
         {"zookeeper.session.timeout.ms",
          [](auto& c, auto& k, auto& v) { c.zookeeper_session_timeout_ms = to_int<std::int32_t>(k, v, 1000, 3600000); }},
         {"zookeeper.connection.timeout.ms",
-         [](auto& c, auto& k, auto& v) { c.zookeeper_connection_timeout_ms = to_int<std::int32_t>(k, v, 100, 3600000); }},
+         [](auto& c, auto& k, auto& v) {
+           c.zookeeper_connection_timeout_ms = to_int<std::int32_t>(k, v, 100, 3600000);
+         }},
         {"num.partitions", [](auto& c, auto& k, auto& v) { c.num_partitions = to_int<std::int32_t>(k, v, 1, 100000); }},
         {"default.replication.factor",
          [](auto& c, auto& k, auto& v) { c.default_replication_factor = to_int<std::int16_t>(k, v, 1, 1000); }},
         {"auto.create.topics.enable", [](auto& c, auto& k, auto& v) { c.auto_create_topics_enable = to_bool(k, v); }},
         {"delete.topic.enable", [](auto& c, auto& k, auto& v) { c.delete_topic_enable = to_bool(k, v); }},
         {"log.retention.check.interval.ms",
-         [](auto& c, auto& k, auto& v) { c.log_retention_check_interval_ms = to_int<std::int64_t>(k, v, 1, INT64_MAX); }},
+         [](auto& c, auto& k, auto& v) {
+           c.log_retention_check_interval_ms = to_int<std::int64_t>(k, v, 1, INT64_MAX);
+         }},
         {"log.flush.scheduler.interval.ms",
-         [](auto& c, auto& k, auto& v) { c.log_flush_scheduler_interval_ms = to_int<std::int64_t>(k, v, 1, INT64_MAX); }},
+         [](auto& c, auto& k, auto& v) {
+           c.log_flush_scheduler_interval_ms = to_int<std::int64_t>(k, v, 1, INT64_MAX);
+         }},
         {"socket.request.max.bytes",
          [](auto& c, auto& k, auto& v) { c.socket_request_max_bytes = to_int<std::int32_t>(k, v, 1024, INT32_MAX); }},
         {"socket.send.buffer.bytes",
@@ -116,8 +124,10 @@ const std::map<std::string, setter>& setters() {
         {"replica.lag.time.max.ms",
          [](auto& c, auto& k, auto& v) { c.replica_lag_time_max_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
         {"admin.listener", [](auto& c, auto& k, auto& v) { c.admin = to_endpoint(k, v, false); }},
-        {"log.level", [](auto& c, auto& k, auto& v) {
-           if (v != "debug" && v != "info" && v != "warn" && v != "error") fail(k, v, "must be debug, info, warn or error");
+        {"log.level",
+         [](auto& c, auto& k, auto& v) {
+           if (v != "debug" && v != "info" && v != "warn" && v != "error")
+             fail(k, v, "must be debug, info, warn or error");
            c.log_level = v;
          }},
     };

@@ -19,19 +19,19 @@ struct endpoint {
 // mapping (key: value) plus --override key=value pairs, which win. Unknown keys and bad values stop startup
 // with a message naming them (config_error).
 struct broker_config {
-  std::int32_t broker_id = -1;                   // broker.id (required)
-  endpoint listener{"", 9092};                   // listeners: PLAINTEXT://host:port
-  endpoint advertised{"", 0};                    // advertised.listeners (default: the listener; its host
-                                                 // or this machine's name when it binds all interfaces)
-  std::string rack;                              // broker.rack
-  std::vector<std::string> log_dirs{"/tmp/ferry-logs"};  // log.dirs (or log.dir)
-  std::string zookeeper_connect;                 // zookeeper.connect (required)
-  std::int32_t zookeeper_session_timeout_ms = 18000;     // zookeeper.session.timeout.ms
-  std::int32_t zookeeper_connection_timeout_ms = 18000;  // zookeeper.connection.timeout.ms
-  std::int32_t num_partitions = 1;               // num.partitions
-  std::int16_t default_replication_factor = 1;   // default.replication.factor
-  bool auto_create_topics_enable = true;         // auto.create.topics.enable
-  bool delete_topic_enable = true;               // delete.topic.enable
+  std::int32_t broker_id = -1;                            // broker.id (required)
+  endpoint listener{"", 9092};                            // listeners: PLAINTEXT://host:port
+  endpoint advertised{"", 0};                             // advertised.listeners (default: the listener; its host
+                                                          // or this machine's name when it binds all interfaces)
+  std::string rack;                                       // broker.rack
+  std::vector<std::string> log_dirs{"/tmp/ferry-logs"};   // log.dirs (or log.dir)
+  std::string zookeeper_connect;                          // zookeeper.connect (required)
+  std::int32_t zookeeper_session_timeout_ms = 18000;      // zookeeper.session.timeout.ms
+  std::int32_t zookeeper_connection_timeout_ms = 18000;   // zookeeper.connection.timeout.ms
+  std::int32_t num_partitions = 1;                        // num.partitions
+  std::int16_t default_replication_factor = 1;            // default.replication.factor
+  bool auto_create_topics_enable = true;                  // auto.create.topics.enable
+  bool delete_topic_enable = true;                        // delete.topic.enable
   std::int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
   std::int64_t log_flush_scheduler_interval_ms = 1000;    // log.flush.scheduler.interval.ms (Kafka: Long.MAX)
   std::int32_t socket_request_max_bytes = 104857600;      // socket.request.max.bytes

@@ -15,22 +15,22 @@ namespace ferry::config {
 // effective settings are the broker's defaults (from log.* broker settings) overlaid with the overrides
 // stored for the topic in ZooKeeper (/config/topics/<topic>).
 struct topic_settings {
-  std::string cleanup_policy = "delete";          // cleanup.policy
-  std::string compression_type = "producer";      // compression.type
-  std::int64_t delete_retention_ms = 86400000;    // delete.retention.ms
-  std::int64_t file_delete_delay_ms = 60000;      // file.delete.delay.ms
-  std::int64_t flush_messages = INT64_MAX;        // flush.messages
-  std::int64_t flush_ms = INT64_MAX;              // flush.ms
-  std::int32_t index_interval_bytes = 4096;       // index.interval.bytes
-  std::int32_t max_message_bytes = 1048588;       // max.message.bytes
+  std::string cleanup_policy = "delete";              // cleanup.policy
+  std::string compression_type = "producer";          // compression.type
+  std::int64_t delete_retention_ms = 86400000;        // delete.retention.ms
+  std::int64_t file_delete_delay_ms = 60000;          // file.delete.delay.ms
+  std::int64_t flush_messages = INT64_MAX;            // flush.messages
+  std::int64_t flush_ms = INT64_MAX;                  // flush.ms
+  std::int32_t index_interval_bytes = 4096;           // index.interval.bytes
+  std::int32_t max_message_bytes = 1048588;           // max.message.bytes
   std::string message_timestamp_type = "CreateTime";  // message.timestamp.type
-  std::int32_t min_insync_replicas = 1;           // min.insync.replicas
-  std::int64_t retention_bytes = -1;              // retention.bytes
-  std::int64_t retention_ms = 604800000;          // retention.ms
-  std::int32_t segment_bytes = 1073741824;        // segment.bytes
-  std::int32_t segment_index_bytes = 10485760;    // segment.index.bytes
-  std::int64_t segment_ms = 604800000;            // segment.ms
-  bool unclean_leader_election_enable = false;    // unclean.leader.election.enable
+  std::int32_t min_insync_replicas = 1;               // min.insync.replicas
+  std::int64_t retention_bytes = -1;                  // retention.bytes
+  std::int64_t retention_ms = 604800000;              // retention.ms
+  std::int32_t segment_bytes = 1073741824;            // segment.bytes
+  std::int32_t segment_index_bytes = 10485760;        // segment.index.bytes
+  std::int64_t segment_ms = 604800000;                // segment.ms
+  bool unclean_leader_election_enable = false;        // unclean.leader.election.enable
 
   bool operator==(const topic_settings&) const = default;
 };

@@ -36,8 +36,7 @@ class posix_file final : public file {
   result<void> write_at(std::span<const std::byte> data, std::uint64_t position) override {
     std::size_t done = 0;
     while (done < data.size()) {
-      const ssize_t n =
-          ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(position + done));
+      const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(position + done));
       if (n < 0) {
         if (errno == EINTR) continue;
         return last_error();
@@ -74,9 +73,15 @@ class posix final : public file_system {
   result<std::shared_ptr<file>> open(const std::filesystem::path& path, open_mode mode) override {
     int flags = O_CLOEXEC;
     switch (mode) {
-      case open_mode::read_only: flags |= O_RDONLY; break;
-      case open_mode::read_write: flags |= O_RDWR; break;
-      case open_mode::create_read_write: flags |= O_RDWR | O_CREAT; break;
+      case open_mode::read_only:
+        flags |= O_RDONLY;
+        break;
+      case open_mode::read_write:
+        flags |= O_RDWR;
+        break;
+      case open_mode::create_read_write:
+        flags |= O_RDWR | O_CREAT;
+        break;
     }
     const int fd = ::open(path.c_str(), flags, 0644);
     if (fd < 0) return last_error();

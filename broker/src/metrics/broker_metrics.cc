@@ -5,9 +5,8 @@ namespace {
 
 // Request latency buckets in seconds, from 100 us (a produce to the page cache) to 30 s (a long poll that
 // ran out its max wait, or a slow admin operation).
-const prometheus::Histogram::BucketBoundaries latency_buckets{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                                              0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5,
-                                                              5,      10,      30};
+const prometheus::Histogram::BucketBoundaries latency_buckets{
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
 
 template <typename T>
 prometheus::Family<T>& family(prometheus::Registry& registry, const std::string& name, const std::string& help) {
@@ -25,12 +24,13 @@ broker_metrics::broker_metrics()
                                                      "Time from a request's arrival to its response, by API")),
       topic_bytes_in_(family<prometheus::Counter>(*registry_, "ferry_topic_bytes_in_total",
                                                   "Record batch bytes appended, by topic")),
-      topic_records_in_(family<prometheus::Counter>(*registry_, "ferry_topic_records_in_total",
-                                                    "Records appended, by topic")),
+      topic_records_in_(
+          family<prometheus::Counter>(*registry_, "ferry_topic_records_in_total", "Records appended, by topic")),
       topic_bytes_out_(family<prometheus::Counter>(*registry_, "ferry_topic_bytes_out_total",
                                                    "Record batch bytes sent to fetchers, by topic")),
-      topic_records_out_(family<prometheus::Counter>(*registry_, "ferry_topic_records_out_total",
-                                                     "Records sent to fetchers (the offsets the sent batches span), by topic")),
+      topic_records_out_(
+          family<prometheus::Counter>(*registry_, "ferry_topic_records_out_total",
+                                      "Records sent to fetchers (the offsets the sent batches span), by topic")),
       connections_(family<prometheus::Gauge>(*registry_, "ferry_open_connections", "Open Kafka client connections")),
       log_size_(family<prometheus::Gauge>(*registry_, "ferry_partition_log_size_bytes",
                                           "Bytes on disk in a partition's log segments")),

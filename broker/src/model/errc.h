@@ -6,11 +6,11 @@ namespace ferry::model {
 
 // Why a record batch was refused. Each maps to one Kafka error code in server/error_mapping.cc.
 enum class errc {
-  batch_too_short = 1,     // shorter than the 61-byte v2 header, or its length field disagrees with the bytes
-  unsupported_magic,       // not a v2 (magic 2) batch
-  crc_mismatch,            // CRC-32C over attributes..end does not match
-  invalid_record_count,    // record count is not last_offset_delta + 1, or is zero
-  batch_too_large,         // larger than the topic's max.message.bytes
+  batch_too_short = 1,   // shorter than the 61-byte v2 header, or its length field disagrees with the bytes
+  unsupported_magic,     // not a v2 (magic 2) batch
+  crc_mismatch,          // CRC-32C over attributes..end does not match
+  invalid_record_count,  // record count is not last_offset_delta + 1, or is zero
+  batch_too_large,       // larger than the topic's max.message.bytes
   control_batch_from_client,
   invalid_producer_fields,  // producer id set without a base sequence, or the reverse
   nonzero_base_offset,      // clients must send base offset 0

@@ -1,7 +1,8 @@
 #include "model/record_batch.h"
 
-#include <boost/endian/conversion.hpp>
 #include <cstring>
+
+#include <boost/endian/conversion.hpp>
 
 #include "bytes/crc32c.h"
 
@@ -27,7 +28,9 @@ constexpr std::size_t crc_start = 21;
 
 offset batch_header_view::base_offset() const { return offset{load_be<std::int64_t>(bytes_, 0)}; }
 std::int32_t batch_header_view::batch_length() const { return load_be<std::int32_t>(bytes_, 8); }
-leader_epoch batch_header_view::partition_leader_epoch() const { return leader_epoch{load_be<std::int32_t>(bytes_, 12)}; }
+leader_epoch batch_header_view::partition_leader_epoch() const {
+  return leader_epoch{load_be<std::int32_t>(bytes_, 12)};
+}
 std::int8_t batch_header_view::magic() const { return static_cast<std::int8_t>(bytes_[16]); }
 std::uint32_t batch_header_view::crc() const { return load_be<std::uint32_t>(bytes_, 17); }
 std::int16_t batch_header_view::attributes() const { return load_be<std::int16_t>(bytes_, 21); }

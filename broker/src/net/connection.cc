@@ -2,15 +2,16 @@
 
 #include <sys/sendfile.h>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/endian/conversion.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/endian/conversion.hpp>
 
 #include "base/log.h"
 
@@ -140,8 +141,8 @@ void configure_client_socket(asio::ip::tcp::socket& socket, const connection_lim
     socket.set_option(asio::socket_base::receive_buffer_size(limits.receive_buffer_bytes), ignored);
 }
 
-asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_handler& handler,
-                                       connection_limits limits, connection_info info) {
+asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_handler& handler, connection_limits limits,
+                                       connection_info info) {
   boost::system::error_code ignored;
   configure_client_socket(socket, limits);
   frame_reader reader(socket);
@@ -154,8 +155,8 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_han
       std::memcpy(&size_be, reader.data(), sizeof size_be);
       const std::int32_t size = boost::endian::big_to_native(size_be);
       if (size < 0 || size > limits.max_request_bytes) {
-        FERRY_LOG(warn, "net") << "closing connection " << info.peer << ": request size " << size
-                               << " is outside 0.." << limits.max_request_bytes << " (socket.request.max.bytes)";
+        FERRY_LOG(warn, "net") << "closing connection " << info.peer << ": request size " << size << " is outside 0.."
+                               << limits.max_request_bytes << " (socket.request.max.bytes)";
         break;
       }
       const std::size_t frame_bytes = sizeof(std::int32_t) + static_cast<std::size_t>(size);
@@ -164,8 +165,7 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_han
           std::span(reader.data() + sizeof(std::int32_t), static_cast<std::size_t>(size)), info);
       reader.consume(frame_bytes);
       if (outcome.what == request_outcome::action::close) break;
-      if (outcome.what == request_outcome::action::respond && !co_await write_output(socket, outcome.response))
-        break;
+      if (outcome.what == request_outcome::action::respond && !co_await write_output(socket, outcome.response)) break;
     }
   } catch (const std::exception& e) {
     FERRY_LOG(error, "net") << "closing connection " << info.peer << " after an internal error: " << e.what();

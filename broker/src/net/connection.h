@@ -1,8 +1,9 @@
 #pragma once
 
+#include <cstdint>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <cstdint>
 
 #include "net/request_handler.h"
 

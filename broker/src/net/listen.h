@@ -1,8 +1,9 @@
 #pragma once
 
-#include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
 #include <string>
+
+#include <boost/asio/ip/tcp.hpp>
 
 #include "base/result.h"
 

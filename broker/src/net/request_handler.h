@@ -1,9 +1,10 @@
 #pragma once
 
-#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <span>
 #include <string>
+
+#include <boost/asio/awaitable.hpp>
 
 #include "protocol/output_buffer.h"
 

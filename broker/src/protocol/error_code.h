@@ -10,7 +10,7 @@ enum class error_code : std::int16_t {
   unknown_server_error = -1,
   none = 0,
   offset_out_of_range = 1,
-  corrupt_message = 2,             // CRC or size check failed
+  corrupt_message = 2,  // CRC or size check failed
   unknown_topic_or_partition = 3,
   invalid_fetch_size = 4,
   leader_not_available = 5,

@@ -8,8 +8,10 @@ namespace ferry::protocol {
 
 void output_buffer::append(output_buffer&& other) {
   for (auto& p : other.pieces_) {
-    if (p.file.length > 0) append_file(std::move(p.file));
-    else append(p.bytes);
+    if (p.file.length > 0)
+      append_file(std::move(p.file));
+    else
+      append(p.bytes);
   }
   other = output_buffer();
 }
@@ -30,8 +32,8 @@ std::vector<std::byte> output_buffer::flatten() const {
     out.resize(at + p.file.length);
     std::size_t done = 0;
     while (done < p.file.length) {
-      const ssize_t n = ::pread(p.file.fd, out.data() + at + done, p.file.length - done,
-                                static_cast<off_t>(p.file.position + done));
+      const ssize_t n =
+          ::pread(p.file.fd, out.data() + at + done, p.file.length - done, static_cast<off_t>(p.file.position + done));
       if (n <= 0) break;
       done += static_cast<std::size_t>(n);
     }

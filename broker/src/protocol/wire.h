@@ -1,7 +1,6 @@
 #pragma once
 
 #include <array>
-#include <boost/endian/conversion.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +8,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include <boost/endian/conversion.hpp>
 
 #include "bytes/varint.h"
 #include "protocol/output_buffer.h"
@@ -90,8 +91,10 @@ class reader {
   // fails here, before anything is allocated.
   std::int64_t read_length(bool compact, bool int16_prefix) {
     std::int64_t n;
-    if (compact) n = static_cast<std::int64_t>(read_uvarint()) - 1;
-    else n = int16_prefix ? read_int16() : read_int32();
+    if (compact)
+      n = static_cast<std::int64_t>(read_uvarint()) - 1;
+    else
+      n = int16_prefix ? read_int16() : read_int32();
     if (!ok_) return -1;
     if (n < -1 || (n > 0 && static_cast<std::size_t>(n) > remaining())) {
       fail();
@@ -226,9 +229,12 @@ class writer {
 
   // -1 writes null.
   void write_length(bool compact, bool int16_prefix, std::int64_t n) {
-    if (compact) write_uvarint(static_cast<std::uint64_t>(n + 1));
-    else if (int16_prefix) write_int16(static_cast<std::int16_t>(n));
-    else write_int32(static_cast<std::int32_t>(n));
+    if (compact)
+      write_uvarint(static_cast<std::uint64_t>(n + 1));
+    else if (int16_prefix)
+      write_int16(static_cast<std::int16_t>(n));
+    else
+      write_int32(static_cast<std::int32_t>(n));
   }
 
   void write_string(bool compact, const std::string& s) {
@@ -236,16 +242,20 @@ class writer {
     out_.append(std::as_bytes(std::span(s)));
   }
   void write_nullable_string(bool compact, const std::optional<std::string>& s) {
-    if (!s) write_length(compact, true, -1);
-    else write_string(compact, *s);
+    if (!s)
+      write_length(compact, true, -1);
+    else
+      write_string(compact, *s);
   }
   void write_bytes(bool compact, const std::vector<std::byte>& b) {
     write_length(compact, false, static_cast<std::int64_t>(b.size()));
     out_.append(b);
   }
   void write_nullable_bytes(bool compact, const std::optional<std::vector<std::byte>>& b) {
-    if (!b) write_length(compact, false, -1);
-    else write_bytes(compact, *b);
+    if (!b)
+      write_length(compact, false, -1);
+    else
+      write_bytes(compact, *b);
   }
   void write_records(bool compact, const record_data& r) {
     write_length(compact, false, static_cast<std::int64_t>(r.size()));
@@ -253,8 +263,10 @@ class writer {
     for (const auto& f : r.files) out_.append_file(f);
   }
   void write_nullable_records(bool compact, const std::optional<record_data>& r) {
-    if (!r) write_length(compact, false, -1);
-    else write_records(compact, *r);
+    if (!r)
+      write_length(compact, false, -1);
+    else
+      write_records(compact, *r);
   }
 
   void append(output_buffer&& other) { out_.append(std::move(other)); }

@@ -10,8 +10,10 @@ class category final : public std::error_category {
   const char* name() const noexcept override { return "replication"; }
   std::string message(int value) const override {
     switch (static_cast<errc>(value)) {
-      case errc::not_leader: return "this broker is not the leader of the partition";
-      case errc::unknown_partition: return "this broker does not host the partition";
+      case errc::not_leader:
+        return "this broker is not the leader of the partition";
+      case errc::unknown_partition:
+        return "this broker does not host the partition";
     }
     return "unknown replication error";
   }

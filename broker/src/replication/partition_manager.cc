@@ -96,7 +96,8 @@ std::vector<std::shared_ptr<partition>> partition_manager::all() const {
 void partition_manager::apply_retention() {
   for (const auto& p : all()) {
     const auto deleted = p->apply_retention();
-    if (!deleted) FERRY_LOG(warn, "replication") << "retention of " << p->id() << " failed: " << deleted.error().message();
+    if (!deleted)
+      FERRY_LOG(warn, "replication") << "retention of " << p->id() << " failed: " << deleted.error().message();
   }
 }
 
@@ -110,7 +111,8 @@ void partition_manager::refresh_metrics() {
   for (const auto& p : all()) {
     const auto& tp = p->id();
     metrics_.partition_log_size(tp.topic, tp.partition.value()).Set(static_cast<double>(p->log().size_bytes()));
-    metrics_.partition_log_end_offset(tp.topic, tp.partition.value()).Set(static_cast<double>(p->log_end_offset().value()));
+    metrics_.partition_log_end_offset(tp.topic, tp.partition.value())
+        .Set(static_cast<double>(p->log_end_offset().value()));
     metrics_.partition_log_start_offset(tp.topic, tp.partition.value())
         .Set(static_cast<double>(p->log_start_offset().value()));
   }

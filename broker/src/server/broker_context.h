@@ -1,11 +1,12 @@
 #pragma once
 
+#include <optional>
+#include <type_traits>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <optional>
-#include <type_traits>
 
 #include "base/clock.h"
 #include "config/broker_config.h"

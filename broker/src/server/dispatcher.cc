@@ -42,24 +42,23 @@ void dispatcher::add(asio::awaitable<Response> (*handler)(request_context&, Requ
   for (const auto& api : protocol::all_apis)
     if (api.key == Request::api_key) info = &api;
   if (info == nullptr || table_.at(key)) throw std::logic_error("handler table: duplicate or unknown API");
-  table_[key] = entry{*info, broker_.metrics.for_api(std::string(info->name)),
-                      [handler](request_context& ctx, protocol::reader& r) -> asio::awaitable<request_outcome> {
-                        Request request;
-                        if (!request.decode(r, ctx.version())) co_return close_connection();
-                        Response response = co_await handler(ctx, request);
-                        if (ctx.close_connection) co_return close_connection();
-                        if (!ctx.send_response) co_return request_outcome{request_outcome::action::no_response, {}};
-                        request_outcome out;
-                        const bool flexible = Request::first_flexible_version >= 0 &&
-                                              ctx.version() >= Request::first_flexible_version;
-                        protocol::begin_response_frame(
-                            out.response, ctx.header.correlation_id,
-                            protocol::uses_flexible_response_header(Request::api_key, flexible));
-                        protocol::writer w(out.response);
-                        response.encode(w, ctx.version());
-                        protocol::finish_frame(out.response);
-                        co_return out;
-                      }};
+  table_[key] = entry{
+      *info, broker_.metrics.for_api(std::string(info->name)),
+      [handler](request_context& ctx, protocol::reader& r) -> asio::awaitable<request_outcome> {
+        Request request;
+        if (!request.decode(r, ctx.version())) co_return close_connection();
+        Response response = co_await handler(ctx, request);
+        if (ctx.close_connection) co_return close_connection();
+        if (!ctx.send_response) co_return request_outcome{request_outcome::action::no_response, {}};
+        request_outcome out;
+        const bool flexible = Request::first_flexible_version >= 0 && ctx.version() >= Request::first_flexible_version;
+        protocol::begin_response_frame(out.response, ctx.header.correlation_id,
+                                       protocol::uses_flexible_response_header(Request::api_key, flexible));
+        protocol::writer w(out.response);
+        response.encode(w, ctx.version());
+        protocol::finish_frame(out.response);
+        co_return out;
+      }};
 }
 
 dispatcher::dispatcher(broker_context& broker) : broker_(broker) {

@@ -24,7 +24,7 @@ class dispatcher final : public net::request_handler {
   explicit dispatcher(broker_context& broker);
 
   boost::asio::awaitable<net::request_outcome> handle(std::span<std::byte> frame,
-                                                     const net::connection_info& from) override;
+                                                      const net::connection_info& from) override;
 
  private:
   using runner = std::function<boost::asio::awaitable<net::request_outcome>(request_context&, protocol::reader&)>;

@@ -15,48 +15,68 @@ error_code to_kafka_error(const std::error_code& error) {
   const auto& category = error.category();
   if (category == model::error_category()) {
     switch (static_cast<model::errc>(error.value())) {
-      case model::errc::batch_too_large: return error_code::message_too_large;
-      case model::errc::unsupported_magic: return error_code::unsupported_for_message_format;
-      case model::errc::unsupported_compression: return error_code::unsupported_compression_type;
+      case model::errc::batch_too_large:
+        return error_code::message_too_large;
+      case model::errc::unsupported_magic:
+        return error_code::unsupported_for_message_format;
+      case model::errc::unsupported_compression:
+        return error_code::unsupported_compression_type;
       case model::errc::crc_mismatch:
-      case model::errc::batch_too_short: return error_code::corrupt_message;
+      case model::errc::batch_too_short:
+        return error_code::corrupt_message;
       case model::errc::invalid_record_count:
       case model::errc::control_batch_from_client:
       case model::errc::invalid_producer_fields:
-      case model::errc::nonzero_base_offset: return error_code::invalid_record;
+      case model::errc::nonzero_base_offset:
+        return error_code::invalid_record;
     }
   }
   if (category == storage::error_category()) {
     switch (static_cast<storage::errc>(error.value())) {
-      case storage::errc::offset_out_of_range: return error_code::offset_out_of_range;
-      case storage::errc::out_of_order_sequence: return error_code::out_of_order_sequence_number;
-      case storage::errc::invalid_producer_epoch: return error_code::invalid_producer_epoch;
-      case storage::errc::corrupt_log: return error_code::kafka_storage_error;
-      case storage::errc::log_closed: return error_code::not_leader_or_follower;
+      case storage::errc::offset_out_of_range:
+        return error_code::offset_out_of_range;
+      case storage::errc::out_of_order_sequence:
+        return error_code::out_of_order_sequence_number;
+      case storage::errc::invalid_producer_epoch:
+        return error_code::invalid_producer_epoch;
+      case storage::errc::corrupt_log:
+        return error_code::kafka_storage_error;
+      case storage::errc::log_closed:
+        return error_code::not_leader_or_follower;
     }
   }
   if (category == replication::error_category()) {
     switch (static_cast<replication::errc>(error.value())) {
-      case replication::errc::not_leader: return error_code::not_leader_or_follower;
-      case replication::errc::unknown_partition: return error_code::unknown_topic_or_partition;
+      case replication::errc::not_leader:
+        return error_code::not_leader_or_follower;
+      case replication::errc::unknown_partition:
+        return error_code::unknown_topic_or_partition;
     }
   }
   if (category == coord::error_category()) {
     switch (static_cast<coord::errc>(error.value())) {
-      case coord::errc::no_node: return error_code::unknown_topic_or_partition;
-      case coord::errc::node_exists: return error_code::topic_already_exists;
-      case coord::errc::invalid_replication_factor: return error_code::invalid_replication_factor;
-      case coord::errc::invalid_argument: return error_code::invalid_request;
+      case coord::errc::no_node:
+        return error_code::unknown_topic_or_partition;
+      case coord::errc::node_exists:
+        return error_code::topic_already_exists;
+      case coord::errc::invalid_replication_factor:
+        return error_code::invalid_replication_factor;
+      case coord::errc::invalid_argument:
+        return error_code::invalid_request;
       case coord::errc::timeout:
       case coord::errc::connection_loss:
       case coord::errc::session_expired:
       case coord::errc::closed:
-      case coord::errc::bad_version: return error_code::request_timed_out;  // retriable: the state moved on
-      case coord::errc::not_controller: return error_code::not_controller;
-      case coord::errc::fenced: return error_code::fenced_leader_epoch;
+      case coord::errc::bad_version:
+        return error_code::request_timed_out;  // retriable: the state moved on
+      case coord::errc::not_controller:
+        return error_code::not_controller;
+      case coord::errc::fenced:
+        return error_code::fenced_leader_epoch;
       case coord::errc::not_empty:
       case coord::errc::invalid_data:
-      case coord::errc::zookeeper_error: return error_code::unknown_server_error;
+      case coord::errc::zookeeper_error:
+        return error_code::unknown_server_error;
     }
   }
   if (category == std::system_category() || category == std::generic_category()) {

@@ -76,9 +76,9 @@ topic_admin_result create_topic(broker_context& broker, const new_topic& topic, 
     if (partitions < 1) return fail(error_code::invalid_partitions, "the number of partitions must be at least 1");
     const auto brokers = live_brokers(*view);
     if (factor < 1 || static_cast<std::size_t>(factor) > brokers.size())
-      return fail(error_code::invalid_replication_factor,
-                  "replication factor " + std::to_string(factor) + " is larger than the " +
-                      std::to_string(brokers.size()) + " live broker(s)");
+      return fail(error_code::invalid_replication_factor, "replication factor " + std::to_string(factor) +
+                                                              " is larger than the " + std::to_string(brokers.size()) +
+                                                              " live broker(s)");
     auto placed = coord::assign_replicas(brokers, partitions, factor, random_start(brokers.size()));
     if (!placed) return fail(to_kafka_error(placed.error()), placed.error().message());
     assignment = std::move(placed.value());
@@ -101,21 +101,21 @@ topic_admin_result add_partitions(broker_context& broker, const std::string& top
   if (total <= current)
     return fail(error_code::invalid_partitions, "topic '" + topic + "' already has " + std::to_string(current) +
                                                     " partitions; the new count must be larger");
-  const auto replication_factor =
-      static_cast<std::int32_t>(info->partitions.begin()->second.replicas.size());
+  const auto replication_factor = static_cast<std::int32_t>(info->partitions.begin()->second.replicas.size());
   coord::layout::replica_assignment grown;
   for (const auto& [p, partition] : info->partitions) grown[p] = partition.replicas;
   if (!assignment.empty()) {
     if (static_cast<std::int32_t>(assignment.size()) != total - current)
       return fail(error_code::invalid_replica_assignment, "the assignment must list exactly the new partitions");
     coord::layout::replica_assignment added;
-    for (std::int32_t i = 0; i < total - current; ++i) added[partition_id{current + i}] = assignment[static_cast<std::size_t>(i)];
+    for (std::int32_t i = 0; i < total - current; ++i)
+      added[partition_id{current + i}] = assignment[static_cast<std::size_t>(i)];
     if (auto bad = check_assignment(*view, added)) return *bad;
     grown.insert(added.begin(), added.end());
   } else {
     const auto brokers = live_brokers(*view);
-    auto placed = coord::assign_replicas(brokers, total - current, replication_factor, random_start(brokers.size()),
-                                         current);
+    auto placed =
+        coord::assign_replicas(brokers, total - current, replication_factor, random_start(brokers.size()), current);
     if (!placed) return fail(to_kafka_error(placed.error()), placed.error().message());
     grown.insert(placed.value().begin(), placed.value().end());
   }

@@ -21,8 +21,8 @@ struct topic_admin_result {
 
 struct new_topic {
   std::string name;
-  std::int32_t partitions = -1;          // -1: num.partitions
-  std::int16_t replication_factor = -1;  // -1: default.replication.factor
+  std::int32_t partitions = -1;                  // -1: num.partitions
+  std::int16_t replication_factor = -1;          // -1: default.replication.factor
   coord::layout::replica_assignment assignment;  // explicit placement; empty: placed round-robin on live brokers
   std::map<std::string, std::string> config;
 };

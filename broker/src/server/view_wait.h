@@ -1,12 +1,13 @@
 #pragma once
 
+#include <chrono>
+#include <type_traits>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <chrono>
-#include <type_traits>
 
 #include "coord/cluster_view.h"
 #include "server/broker_context.h"
@@ -14,7 +15,8 @@
 namespace ferry::server {
 
 // True when the topic has at least `partitions` partitions and every one has a leader.
-[[nodiscard]] bool topic_has_leaders(const coord::cluster_view& view, const std::string& topic, std::int32_t partitions);
+[[nodiscard]] bool topic_has_leaders(const coord::cluster_view& view, const std::string& topic,
+                                     std::int32_t partitions);
 
 // Waits until the registry's view of the cluster satisfies `ready` or `timeout` passes; true if it did.
 // Admin requests use it to answer only once their change took effect (a created topic has leaders, a

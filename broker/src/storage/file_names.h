@@ -10,10 +10,10 @@ namespace ferry::storage {
 
 // Every file in a partition directory is named by an offset, zero-padded to 20 digits so that `ls` lists
 // them in offset order, followed by one of these suffixes.
-inline constexpr std::string_view log_suffix = ".log";              // a segment's batches (segment.h)
-inline constexpr std::string_view index_suffix = ".index";          // offset_index.h
+inline constexpr std::string_view log_suffix = ".log";               // a segment's batches (segment.h)
+inline constexpr std::string_view index_suffix = ".index";           // offset_index.h
 inline constexpr std::string_view time_index_suffix = ".timeindex";  // time_index.h
-inline constexpr std::string_view snapshot_suffix = ".snapshot";    // producer_state.h
+inline constexpr std::string_view snapshot_suffix = ".snapshot";     // producer_state.h
 
 // "00000000000000001234.log" for offset 1234 and suffix ".log".
 [[nodiscard]] std::string offset_file_name(offset o, std::string_view suffix);

@@ -49,8 +49,8 @@ result<offset_index::entry> offset_index::last() const {
 }
 
 result<void> offset_index::append(offset batch_base, std::uint64_t position) {
-  return file_.append({static_cast<std::int32_t>(batch_base.value() - base_.value()),
-                       static_cast<std::uint32_t>(position)});
+  return file_.append(
+      {static_cast<std::int32_t>(batch_base.value() - base_.value()), static_cast<std::uint32_t>(position)});
 }
 
 result<void> time_index::check(const raw_entry& e, const raw_entry* previous, offset next_offset) const {

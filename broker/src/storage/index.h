@@ -1,12 +1,13 @@
 #pragma once
 
 #include <algorithm>
-#include <boost/endian/conversion.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
+
+#include <boost/endian/conversion.hpp>
 
 #include "base/result.h"
 #include "io/file_system.h"
@@ -67,13 +68,15 @@ class index_file {
   // entries are sorted); nullopt when it holds for none.
   template <typename Pred>
   result<std::optional<Entry>> last_where(Pred before) const {
-    std::size_t lo = 0;  // entries [0, lo) satisfy `before`
+    std::size_t lo = 0;       // entries [0, lo) satisfy `before`
     std::size_t hi = count_;  // entries [hi, count) do not
     while (lo < hi) {
       const std::size_t mid = lo + (hi - lo) / 2;
       FERRY_TRY(const Entry e, at(mid));
-      if (before(e)) lo = mid + 1;
-      else hi = mid;
+      if (before(e))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (lo == 0) return std::optional<Entry>{};
     FERRY_TRY(const Entry e, at(lo - 1));

@@ -72,9 +72,9 @@ class disk_log final : public log {
   const std::filesystem::path directory_;
 
   std::mutex write_mutex_;
-  log_config config_;                  // guarded by write_mutex_
+  log_config config_;                    // guarded by write_mutex_
   std::int64_t unflushed_messages_ = 0;  // guarded by write_mutex_
-  bool closed_ = false;                // guarded by write_mutex_
+  bool closed_ = false;                  // guarded by write_mutex_
 
   mutable std::shared_mutex segments_mutex_;
   // Ascending base offsets, never empty; the last one is active. Changed only by writers, under both
@@ -140,7 +140,8 @@ result<void> disk_log::maybe_roll(std::uint64_t batch_size, offset last) {
   const auto& active = segments_.back();
   const auto at = active->committed();
   if (at.size == 0) return success();  // an empty segment takes any batch, even one larger than segment.bytes
-  const std::uint64_t max_size = static_cast<std::uint64_t>(std::clamp<std::int64_t>(config_.segment_bytes, 0, INT32_MAX));
+  const std::uint64_t max_size =
+      static_cast<std::uint64_t>(std::clamp<std::int64_t>(config_.segment_bytes, 0, INT32_MAX));
   const auto since = active->rolling_since_ms();
   const bool full = at.size + batch_size > max_size || active->index_full() ||
                     last.value() - active->base_offset().value() > INT32_MAX;
@@ -188,8 +189,7 @@ result<read_result> disk_log::read(offset from, std::uint64_t max_bytes, offset 
     }
     if (bound <= first.position) break;
     // The first batch goes out whatever its size, so consumers get past it.
-    const std::uint64_t budget =
-        out.total_bytes == 0 ? std::max(max_bytes, first.size) : max_bytes - out.total_bytes;
+    const std::uint64_t budget = out.total_bytes == 0 ? std::max(max_bytes, first.size) : max_bytes - out.total_bytes;
     std::uint64_t end = bound;
     if (budget < bound - first.position) {
       FERRY_TRY(const auto cut, seg->boundary_before(first.position, first.position + budget, at));
@@ -321,8 +321,7 @@ result<std::size_t> disk_log::apply_retention() {
 result<void> disk_log::maybe_flush_by_time() {
   std::lock_guard lock(write_mutex_);
   if (closed_) return success();
-  const auto waited =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.steady_now() - last_flush_).count();
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.steady_now() - last_flush_).count();
   if (waited < config_.flush_ms) return success();
   return flush_locked();
 }

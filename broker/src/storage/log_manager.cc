@@ -20,8 +20,7 @@ std::optional<topic_partition> parse_partition_directory(std::string_view name) 
   const std::string_view digits = name.substr(dash + 1);
   std::int32_t partition = -1;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), partition);
-  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || partition < 0)
-    return std::nullopt;
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || partition < 0) return std::nullopt;
   return topic_partition{std::string(name.substr(0, dash)), partition_id{partition}};
 }
 

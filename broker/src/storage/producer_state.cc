@@ -118,8 +118,8 @@ result<producer_state_manager> producer_state_manager::deserialize(std::span<con
   std::int16_t version = 0;
   std::uint32_t crc = 0;
   std::int32_t count = 0;
-  if (!r.get(version) || version != snapshot_version || !r.get(crc) ||
-      crc != bytes::crc32c(bytes.subspan(crc_start)) || !r.get(count) || count < 0)
+  if (!r.get(version) || version != snapshot_version || !r.get(crc) || crc != bytes::crc32c(bytes.subspan(crc_start)) ||
+      !r.get(count) || count < 0)
     return errc::corrupt_log;
   producer_state_manager state;
   for (std::int32_t i = 0; i < count; ++i) {

@@ -102,8 +102,7 @@ segment::batch_location location_of(const batch_scanner& scan) {
 }  // namespace
 
 segment::segment(const std::filesystem::path& directory, offset base, std::shared_ptr<io::file> log,
-                 std::shared_ptr<io::file> index, std::shared_ptr<io::file> time, std::int32_t index_bytes,
-                 bool active)
+                 std::shared_ptr<io::file> index, std::shared_ptr<io::file> time, std::int32_t index_bytes, bool active)
     : directory_(directory),
       base_(base),
       log_(std::move(log)),
@@ -127,8 +126,8 @@ result<std::shared_ptr<segment>> segment::create(io::file_system& fs, const std:
   return std::shared_ptr<segment>(new segment(directory, base, files[0], files[1], files[2], index_bytes, true));
 }
 
-result<std::shared_ptr<segment>> segment::open(io::file_system& fs, const std::filesystem::path& directory,
-                                               offset base, std::int32_t index_bytes, bool active) {
+result<std::shared_ptr<segment>> segment::open(io::file_system& fs, const std::filesystem::path& directory, offset base,
+                                               std::int32_t index_bytes, bool active) {
   FERRY_TRY(auto log, fs.open(directory / offset_file_name(base, log_suffix), io::open_mode::read_write));
   bool missing = false;
   auto open_index = [&](std::string_view suffix) -> result<std::shared_ptr<io::file>> {
@@ -246,8 +245,7 @@ segment::extent segment::committed() const {
   return extent_;
 }
 
-result<void> segment::append(std::span<const std::byte> batch, std::int32_t index_interval_bytes,
-                             std::int64_t now_ms) {
+result<void> segment::append(std::span<const std::byte> batch, std::int32_t index_interval_bytes, std::int64_t now_ms) {
   const std::uint64_t position = extent_.size;  // only the writer changes it
   if (auto written = log_->write_at(batch, position); !written) {
     (void)log_->truncate(position);

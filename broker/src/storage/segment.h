@@ -43,10 +43,10 @@ class segment {
  public:
   // The part of the segment readers may see.
   struct extent {
-    std::uint64_t size = 0;          // bytes of whole batches in the .log
-    offset next_offset;              // one past the last offset; the base offset while empty
+    std::uint64_t size = 0;           // bytes of whole batches in the .log
+    offset next_offset;               // one past the last offset; the base offset while empty
     std::int64_t max_timestamp = -1;  // largest batch max timestamp; -1 while empty
-    offset offset_of_max_timestamp;  // base offset of the first batch with that timestamp
+    offset offset_of_max_timestamp;   // base offset of the first batch with that timestamp
   };
 
   // Where a batch is in the .log.
@@ -63,8 +63,8 @@ class segment {
   // Opens an existing segment. `active` keeps its indexes in memory and checks them entry by entry. An
   // index that is missing or fails the checks is not an error: index_suspect() says so, and the caller
   // runs recover().
-  static result<std::shared_ptr<segment>> open(io::file_system& fs, const std::filesystem::path& directory,
-                                               offset base, std::int32_t index_bytes, bool active);
+  static result<std::shared_ptr<segment>> open(io::file_system& fs, const std::filesystem::path& directory, offset base,
+                                               std::int32_t index_bytes, bool active);
 
   segment(const segment&) = delete;
   segment& operator=(const segment&) = delete;

@@ -22,12 +22,11 @@ TEST(crc32c, matches_the_standard_check_value) {
 TEST(crc32c, extends_across_pieces) {
   const std::string_view text = "The quick brown fox jumps over the lazy dog, twice over for length.";
   for (std::size_t cut = 0; cut <= text.size(); ++cut) {
-    EXPECT_EQ(crc32c_extend(crc32c(as_bytes(text.substr(0, cut))), as_bytes(text.substr(cut))),
-              crc32c(as_bytes(text)))
+    EXPECT_EQ(crc32c_extend(crc32c(as_bytes(text.substr(0, cut))), as_bytes(text.substr(cut))), crc32c(as_bytes(text)))
         << "cut at " << cut;
-    EXPECT_EQ(crc32c_software_extend(crc32c_software_extend(0, as_bytes(text.substr(0, cut))),
-                                     as_bytes(text.substr(cut))),
-              crc32c(as_bytes(text)))
+    EXPECT_EQ(
+        crc32c_software_extend(crc32c_software_extend(0, as_bytes(text.substr(0, cut))), as_bytes(text.substr(cut))),
+        crc32c(as_bytes(text)))
         << "software, cut at " << cut;
   }
 }

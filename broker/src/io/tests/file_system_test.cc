@@ -1,9 +1,10 @@
+#include "io/file_system.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "io/faulty_file_system.h"
-#include "io/file_system.h"
 
 namespace ferry::io {
 namespace {
@@ -11,9 +12,8 @@ namespace {
 class file_system_test : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("ferry-io-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("ferry-io-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     ASSERT_TRUE(fs_->create_directories(dir_));
   }

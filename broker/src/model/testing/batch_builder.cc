@@ -1,7 +1,8 @@
 #include "model/testing/batch_builder.h"
 
-#include <boost/endian/conversion.hpp>
 #include <cstring>
+
+#include <boost/endian/conversion.hpp>
 
 #include "bytes/crc32c.h"
 #include "bytes/varint.h"
@@ -90,8 +91,7 @@ std::vector<std::byte> build_simple_batch(int n, offset base, std::int64_t base_
   batch_spec spec;
   spec.base_offset = base;
   spec.base_timestamp = base_timestamp;
-  for (int i = 0; i < n; ++i)
-    spec.records.push_back({"key-" + std::to_string(i), "value-" + std::to_string(i), {}, i});
+  for (int i = 0; i < n; ++i) spec.records.push_back({"key-" + std::to_string(i), "value-" + std::to_string(i), {}, i});
   return build_batch(spec);
 }
 

@@ -2,10 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/post.hpp>
 #include <future>
 #include <set>
 #include <thread>
+
+#include <boost/asio/post.hpp>
 
 namespace ferry::net {
 namespace {

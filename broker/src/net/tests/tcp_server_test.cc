@@ -3,12 +3,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <thread>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/endian/conversion.hpp>
-#include <cstdio>
-#include <thread>
 
 namespace ferry::net {
 namespace {
@@ -145,7 +146,6 @@ TEST_F(tcp_server_test, a_busy_port_is_an_error) {
   EXPECT_FALSE(bound);
 }
 
-
 // Bodies larger than the first read piece arrive whole (the buffer grows as bytes come), including when the
 // client writes them in pieces; one that never completes ends with the connection.
 TEST_F(tcp_server_test, large_frames_arrive_whole_in_pieces) {
@@ -180,7 +180,8 @@ TEST_F(tcp_server_test, large_frames_arrive_whole_in_pieces) {
   socket.close();
   cut.close();
   large.stop();
-  for (int i = 0; i < 1000 && large.open_connections() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 1000 && large.open_connections() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(large.open_connections(), 0);
 }
 

@@ -9,7 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ferry::protocol;
-  std::vector<std::byte> frame(reinterpret_cast<const std::byte*>(data), reinterpret_cast<const std::byte*>(data) + size);
+  std::vector<std::byte> frame(reinterpret_cast<const std::byte*>(data),
+                               reinterpret_cast<const std::byte*>(data) + size);
   reader r(frame);
   request_header header;
   if (!decode_request_header(r, header)) return 0;
@@ -17,8 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (header.api_key != Request::api_key || header.api_version < Request::min_version ||
         header.api_version > Request::max_version)
       return;
-    const bool flexible =
-        Request::first_flexible_version >= 0 && header.api_version >= Request::first_flexible_version;
+    const bool flexible = Request::first_flexible_version >= 0 && header.api_version >= Request::first_flexible_version;
     if (flexible) skip_header_tags(r);
     Request request;
     if (request.decode(r, header.api_version)) {

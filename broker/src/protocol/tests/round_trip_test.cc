@@ -59,8 +59,7 @@ TEST(round_trip, truncated_input_never_decodes) {
         std::vector<std::byte> prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut));
         reader r(prefix);
         Request decoded{};
-        EXPECT_FALSE(decoded.decode(r, version) && r.remaining() == 0 && cut < bytes.size() &&
-                     decoded == original)
+        EXPECT_FALSE(decoded.decode(r, version) && r.remaining() == 0 && cut < bytes.size() && decoded == original)
             << "api " << Request::api_key << " v" << version << " cut " << cut;
       }
     }

@@ -20,9 +20,8 @@ coord::partition_info led_by(std::vector<broker_id> replicas, broker_id leader, 
 class partition_manager_test : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("ferry-pm-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("ferry-pm-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     config_.broker_id = 1;
     config_.log_dirs = {dir_.string()};

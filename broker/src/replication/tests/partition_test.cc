@@ -13,9 +13,8 @@ namespace {
 class partition_test : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("ferry-partition-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("ferry-partition-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     auto log = storage::open_log({.fs = io::posix_file_system(), .clock = &clock_, .directory = dir_, .config = {}});
     ASSERT_TRUE(log);

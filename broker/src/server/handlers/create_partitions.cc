@@ -6,7 +6,7 @@ namespace ferry::server::handlers {
 
 // Grows topics: writes the longer assignment to ZooKeeper and waits for the new partitions' leaders.
 awaitable<p::create_partitions_response> handle_create_partitions(request_context& ctx,
-                                                                   p::create_partitions_request& request) {
+                                                                  p::create_partitions_request& request) {
   p::create_partitions_response response;
   for (const auto& wanted : request.topics) {
     auto& out = response.results.emplace_back();
@@ -32,8 +32,7 @@ awaitable<p::create_partitions_response> handle_create_partitions(request_contex
     const std::string& name = wanted.name;
     const std::int32_t count = wanted.count;
     const bool ready = co_await wait_for_view(
-        ctx.broker,
-        [&name, count](const coord::cluster_view& v) { return topic_has_leaders(v, name, count); },
+        ctx.broker, [&name, count](const coord::cluster_view& v) { return topic_has_leaders(v, name, count); },
         std::chrono::milliseconds(std::max(0, request.timeout_ms)));
     if (!ready) out.error_code = ctx.error(p::error_code::request_timed_out);
   }

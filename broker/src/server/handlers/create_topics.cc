@@ -33,24 +33,23 @@ awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, 
   for (const auto& wanted : request.topics) {
     auto& out = response.topics.emplace_back();
     out.name = wanted.name;
-    new_topic topic{.name = wanted.name,
-                    .partitions = wanted.num_partitions,
-                    .replication_factor = wanted.replication_factor};
+    new_topic topic{
+        .name = wanted.name, .partitions = wanted.num_partitions, .replication_factor = wanted.replication_factor};
     for (const auto& a : wanted.assignments)
       for (const auto id : a.broker_ids) topic.assignment[a.partition_index].push_back(broker_id{id});
     for (const auto& c : wanted.configs)
       if (c.value) topic.config[c.name] = *c.value;
 
-    const bool duplicate =
-        std::count_if(request.topics.begin(), request.topics.end(), [&](const auto& t) { return t.name == wanted.name; }) > 1;
+    const bool duplicate = std::count_if(request.topics.begin(), request.topics.end(),
+                                         [&](const auto& t) { return t.name == wanted.name; }) > 1;
     if (duplicate) {
       out.error_code = ctx.error(p::error_code::invalid_request);
       out.error_message = "topic '" + wanted.name + "' appears more than once in the request";
       continue;
     }
     const bool validate_only = request.validate_only;
-    const auto result =
-        co_await run_blocking(ctx.broker, [&ctx, &topic, validate_only] { return create_topic(ctx.broker, topic, validate_only); });
+    const auto result = co_await run_blocking(
+        ctx.broker, [&ctx, &topic, validate_only] { return create_topic(ctx.broker, topic, validate_only); });
     if (result.error != p::error_code::none) {
       out.error_code = ctx.error(result.error);
       out.error_message = result.message;

@@ -86,14 +86,16 @@ void describe_broker(request_context& ctx, const p::describe_configs_request::de
 // Topic configs: every topic setting with its effective value, marked default or topic override. Broker
 // configs: the main static settings, read-only.
 awaitable<p::describe_configs_response> handle_describe_configs(request_context& ctx,
-                                                                 p::describe_configs_request& request) {
+                                                                p::describe_configs_request& request) {
   p::describe_configs_response response;
   for (const auto& resource : request.resources) {
     auto& out = response.results.emplace_back();
     out.resource_type = resource.resource_type;
     out.resource_name = resource.resource_name;
-    if (resource.resource_type == topic_resource) describe_topic(ctx, request, resource, out);
-    else if (resource.resource_type == broker_resource) describe_broker(ctx, resource, out);
+    if (resource.resource_type == topic_resource)
+      describe_topic(ctx, request, resource, out);
+    else if (resource.resource_type == broker_resource)
+      describe_broker(ctx, resource, out);
     else {
       out.error_code = ctx.error(p::error_code::invalid_request);
       out.error_message = "only topic and broker configs can be described";

@@ -1,8 +1,9 @@
+#include <chrono>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <chrono>
 
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
@@ -70,7 +71,8 @@ std::uint64_t read_all(request_context& ctx, const p::fetch_request& request, p:
         continue;
       }
       for (const auto& slice : read.value().slices)
-        out.records->files.push_back(p::file_chunk{slice.file->native_handle(), slice.position, slice.length, slice.file});
+        out.records->files.push_back(
+            p::file_chunk{slice.file->native_handle(), slice.position, slice.length, slice.file});
       total += read.value().total_bytes;
       if (read.value().total_bytes > 0)
         found.push_back({part.value(), read.value().total_bytes,

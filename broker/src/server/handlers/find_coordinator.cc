@@ -6,7 +6,7 @@ namespace ferry::server::handlers {
 // COORDINATOR_NOT_AVAILABLE, which clients treat as retriable. The API is advertised because librdkafka
 // 2.0.2 enables LZ4 only when FindCoordinator v0 is in the broker's range.
 awaitable<p::find_coordinator_response> handle_find_coordinator(request_context& ctx,
-                                                                 p::find_coordinator_request& request) {
+                                                                p::find_coordinator_request& request) {
   static const std::string reason = "consumer group and transaction coordinators are not available yet";
   p::find_coordinator_response response;
   if (ctx.version() >= 4) {

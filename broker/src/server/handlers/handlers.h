@@ -2,9 +2,9 @@
 
 // One handler per Kafka API, each in its own file beside this one. A handler takes the decoded request and
 // returns the response to encode; errors travel inside the response as Kafka error codes.
-#include <boost/asio/awaitable.hpp>
-
 #include <optional>
+
+#include <boost/asio/awaitable.hpp>
 
 #include "protocol/api_table.h"
 #include "replication/partition.h"
@@ -30,17 +30,17 @@ awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request
 awaitable<p::list_offsets_response> handle_list_offsets(request_context& ctx, p::list_offsets_request& request);
 awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadata_request& request);
 awaitable<p::find_coordinator_response> handle_find_coordinator(request_context& ctx,
-                                                                 p::find_coordinator_request& request);
+                                                                p::find_coordinator_request& request);
 awaitable<p::api_versions_response> handle_api_versions(request_context& ctx, p::api_versions_request& request);
 awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, p::create_topics_request& request);
 awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, p::delete_topics_request& request);
 awaitable<p::init_producer_id_response> handle_init_producer_id(request_context& ctx,
-                                                                 p::init_producer_id_request& request);
+                                                                p::init_producer_id_request& request);
 awaitable<p::describe_configs_response> handle_describe_configs(request_context& ctx,
-                                                                 p::describe_configs_request& request);
+                                                                p::describe_configs_request& request);
 awaitable<p::alter_configs_response> handle_alter_configs(request_context& ctx, p::alter_configs_request& request);
 awaitable<p::create_partitions_response> handle_create_partitions(request_context& ctx,
-                                                                   p::create_partitions_request& request);
+                                                                  p::create_partitions_request& request);
 awaitable<p::incremental_alter_configs_response> handle_incremental_alter_configs(
     request_context& ctx, p::incremental_alter_configs_request& request);
 

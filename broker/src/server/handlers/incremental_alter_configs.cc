@@ -27,9 +27,9 @@ std::string join_list(const std::vector<std::string>& items) {
 }
 
 // Applies one operation to `overrides`; an error code and message when the request is not acceptable.
-std::optional<std::pair<p::error_code, std::string>> apply(const config::topic_settings& defaults,
-                                                          std::map<std::string, std::string>& overrides,
-                                                          const p::incremental_alter_configs_request::alter_configs_resource::alterable_config& c) {
+std::optional<std::pair<p::error_code, std::string>> apply(
+    const config::topic_settings& defaults, std::map<std::string, std::string>& overrides,
+    const p::incremental_alter_configs_request::alter_configs_resource::alterable_config& c) {
   switch (static_cast<operation>(c.config_operation)) {
     case operation::set:
       if (!c.value) return std::pair{p::error_code::invalid_request, "SET of '" + c.name + "' needs a value"};
@@ -44,12 +44,15 @@ std::optional<std::pair<p::error_code, std::string>> apply(const config::topic_s
       // default and adds the values not there yet; SUBTRACT removes values from the override.
       const bool append = static_cast<operation>(c.config_operation) == operation::append;
       if (config::topic_config_type(c.name) != config::config_type::list)
-        return std::pair{p::error_code::invalid_request, std::string(append ? "APPEND" : "SUBTRACT") + " is not allowed for '" +
-                                                             c.name + "': it is not a list config"};
+        return std::pair{p::error_code::invalid_request, std::string(append ? "APPEND" : "SUBTRACT") +
+                                                             " is not allowed for '" + c.name +
+                                                             "': it is not a list config"};
       const auto current = overrides.find(c.name);
       std::vector<std::string> items;
-      if (current != overrides.end()) items = split_list(current->second);
-      else if (append) items = split_list(config::topic_config_default(defaults, c.name).value_or(""));
+      if (current != overrides.end())
+        items = split_list(current->second);
+      else if (append)
+        items = split_list(config::topic_config_default(defaults, c.name).value_or(""));
       for (const auto& v : split_list(c.value.value_or(""))) {
         const auto at = std::find(items.begin(), items.end(), v);
         if (append && at == items.end()) items.push_back(v);

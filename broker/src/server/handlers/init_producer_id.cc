@@ -8,7 +8,7 @@ namespace ferry::server::handlers {
 // producer that already has an id (v3+, KIP-360) gets the same id with the next epoch, which fences its
 // earlier incarnation. Transactional ids need the transaction coordinator, which does not exist yet.
 awaitable<p::init_producer_id_response> handle_init_producer_id(request_context& ctx,
-                                                                 p::init_producer_id_request& request) {
+                                                                p::init_producer_id_request& request) {
   p::init_producer_id_response response;
   if (request.transactional_id && !request.transactional_id->empty()) {
     response.error_code = ctx.error(p::error_code::coordinator_not_available);

@@ -89,12 +89,10 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
       response.topics.push_back(missing(ctx, name, p::error_code::unknown_topic_or_partition));
       continue;
     }
-    const auto created = co_await run_blocking(ctx.broker, [&ctx, &name] {
-      return create_topic(ctx.broker, new_topic{.name = name}, false);
-    });
+    const auto created = co_await run_blocking(
+        ctx.broker, [&ctx, &name] { return create_topic(ctx.broker, new_topic{.name = name}, false); });
     const bool ok = created.error == p::error_code::none || created.error == p::error_code::topic_already_exists;
-    response.topics.push_back(
-        missing(ctx, name, ok ? p::error_code::leader_not_available : created.error));
+    response.topics.push_back(missing(ctx, name, ok ? p::error_code::leader_not_available : created.error));
   }
   co_return response;
 }

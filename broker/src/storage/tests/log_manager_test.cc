@@ -122,8 +122,8 @@ TEST_F(log_manager_test, startup_skips_strangers_and_removes_half_deleted_logs) 
 TEST_F(log_manager_test, the_same_partition_in_two_dirs_is_refused) {
   std::filesystem::create_directories(dir(0) / "t-0");
   std::filesystem::create_directories(dir(1) / "t-0");
-  log_manager::options options{.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = {dir(0), dir(1)},
-                               .topic_config = {}};
+  log_manager::options options{
+      .fs = io::posix_file_system(), .clock = &clock_, .log_dirs = {dir(0), dir(1)}, .topic_config = {}};
   EXPECT_FALSE(log_manager::open(std::move(options)));
 }
 
@@ -133,7 +133,9 @@ TEST_F(log_manager_test, logs_found_at_startup_take_their_topic_config) {
     append(*manager->create(tp("small", 0), log_config{}).value(), 1);
     ASSERT_TRUE(manager->shutdown());
   }
-  log_manager::options options{.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = {dir(0)},
+  log_manager::options options{.fs = io::posix_file_system(),
+                               .clock = &clock_,
+                               .log_dirs = {dir(0)},
                                .topic_config = [](const std::string& topic) {
                                  log_config config;
                                  if (topic == "small") config.segment_bytes = 1;

@@ -33,7 +33,8 @@ std::vector<std::byte> idempotent_batch(std::int16_t epoch, std::int32_t sequenc
 class log_test : public ::testing::Test {
  protected:
   result<std::unique_ptr<log>> try_open(const log_config& config, bool recovery = false) {
-    return open_log({.fs = fs_, .clock = &clock_, .directory = dir_.path(), .config = config, .needs_recovery = recovery});
+    return open_log(
+        {.fs = fs_, .clock = &clock_, .directory = dir_.path(), .config = config, .needs_recovery = recovery});
   }
   std::unique_ptr<log> open(const log_config& config, bool recovery = false) {
     auto opened = try_open(config, recovery);
@@ -574,7 +575,8 @@ TEST_F(log_test, concurrent_reads_see_a_consistent_prefix) {
         continue;
       }
       const auto found = base_offsets(read.value());
-      for (std::size_t i = 0; i < found.size(); ++i) EXPECT_EQ(found[i], found.front() + 3 * static_cast<std::int64_t>(i));
+      for (std::size_t i = 0; i < found.size(); ++i)
+        EXPECT_EQ(found[i], found.front() + 3 * static_cast<std::int64_t>(i));
       if (from < end) {
         EXPECT_FALSE(found.empty());
         if (!found.empty()) {

@@ -101,8 +101,7 @@ TEST_F(producer_state_test, snapshots_round_trip_and_detect_damage) {
     damaged[i] ^= std::byte{0x10};
     EXPECT_EQ(producer_state_manager::deserialize(damaged).error(), errc::corrupt_log) << i;
   }
-  EXPECT_EQ(producer_state_manager::deserialize(std::span(bytes).first(bytes.size() - 1)).error(),
-            errc::corrupt_log);
+  EXPECT_EQ(producer_state_manager::deserialize(std::span(bytes).first(bytes.size() - 1)).error(), errc::corrupt_log);
   EXPECT_EQ(producer_state_manager::deserialize(std::span(bytes).first(3)).error(), errc::corrupt_log);
   EXPECT_TRUE(producer_state_manager::deserialize(producer_state_manager{}.serialize()));
 }

@@ -12,8 +12,8 @@ TEST(read_span, first_and_next_offsets_cover_the_batches_returned) {
   manual_clock clock;
   log_config config;
   config.segment_bytes = 400;  // a few batches per segment
-  auto log = open_log({.fs = io::posix_file_system(), .clock = &clock, .directory = dir.path(), .config = config})
-                 .value();
+  auto log =
+      open_log({.fs = io::posix_file_system(), .clock = &clock, .directory = dir.path(), .config = config}).value();
   for (int i = 0; i < 10; ++i) {
     auto batch = model::testing::build_simple_batch(5);
     ASSERT_TRUE(log->append(batch, leader_epoch{0}));
