@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Check Ferry's protocol schemas (broker/schemas/*.json) against Apache Kafka's message definitions.
 
-usage: python3 broker/codegen/check_schemas.py broker/schemas <kafka-messages-dir>
+usage: python3 broker/codegen/check_schemas.py broker/schemas <kafka-messages>
 
-For every schema file, the matching <Name>Request.json and <Name>Response.json are loaded from the Kafka
-directory (their // comments are stripped). The script then checks:
+<kafka-messages> is a directory of Kafka's message definitions, or the kafka-clients jar from Maven Central,
+which carries them as common/message/*.json (scripts/install-deps fetches it for the Java client tests).
+For every schema file, the matching <Name>Request.json and <Name>Response.json are loaded from there
+(their // comments are stripped). The script then checks:
 
   * the file itself: known keys, snake_case names, valid version ranges, struct names unique within the file,
     nullable/tagged ranges inside the field's versions, tags unique and only in flexible versions, "as" only on
@@ -27,6 +29,7 @@ import json
 import os
 import re
 import sys
+import zipfile
 
 INF = 1 << 30
 
@@ -357,11 +360,33 @@ def lint_fields(ctx, side, fields, parent_versions, path):
 # ---------------------------------------------------------------------------------------------------------
 # Kafka files
 
+class KafkaSource:
+    """Kafka's message definitions, from a directory or from the kafka-clients jar."""
+    JAR_DIR = "common/message/"
+
+    def __init__(self, location):
+        self.location = location
+        self.jar = zipfile.ZipFile(location) if zipfile.is_zipfile(location) else None
+        if self.jar is None and not os.path.isdir(location):
+            raise OSError("%s is neither a directory nor a jar" % location)
+
+    def path(self, name):
+        return ("%s!/%s%s" % (self.location, self.JAR_DIR, name)) if self.jar else os.path.join(self.location, name)
+
+    def read(self, name):
+        if self.jar is None:
+            with open(os.path.join(self.location, name), encoding="utf-8") as fh:
+                return fh.read()
+        try:
+            return self.jar.read(self.JAR_DIR + name).decode("utf-8")
+        except KeyError:
+            raise OSError("no %s%s in the jar" % (self.JAR_DIR, name))
+
+
 class KafkaMessage:
-    def __init__(self, path):
-        with open(path, encoding="utf-8") as fh:
-            self.doc = json.loads(strip_comments(fh.read()))
-        self.path = path
+    def __init__(self, source, name):
+        self.path = source.path(name)
+        self.doc = json.loads(strip_comments(source.read(name)))
         self.common = {s["name"]: s for s in self.doc.get("commonStructs", [])}
 
     def children(self, field):
@@ -581,7 +606,7 @@ def compare_statics(s, ours, kafka, path, parent_key):
 # ---------------------------------------------------------------------------------------------------------
 # driver
 
-def check_api(path, kafka_dir, problems):
+def check_api(path, kafka, problems):
     """Returns the number of versions checked, or 0 if the file could not be checked."""
     fname = os.path.basename(path)
     try:
@@ -627,9 +652,10 @@ def check_api(path, kafka_dir, problems):
 
     kname = camel(api)
     for side in ("request", "response"):
-        kpath = os.path.join(kafka_dir, "%s%s.json" % (kname, side.capitalize()))
+        kname_file = "%s%s.json" % (kname, side.capitalize())
+        kpath = kafka.path(kname_file)
         try:
-            msg = KafkaMessage(kpath)
+            msg = KafkaMessage(kafka, kname_file)
         except (OSError, ValueError) as e:
             problems.add("%s %s" % (api, side), "cannot read Kafka definition %s: %s" % (kpath, e))
             continue
@@ -668,13 +694,17 @@ def check_api(path, kafka_dir, problems):
 
 def main(argv):
     if len(argv) != 3:
-        sys.stderr.write("usage: %s SCHEMA_DIR KAFKA_MESSAGES_DIR\n" % argv[0])
+        sys.stderr.write("usage: %s SCHEMA_DIR KAFKA_MESSAGES_DIR_OR_JAR\n" % argv[0])
         return 2
-    schema_dir, kafka_dir = argv[1], argv[2]
-    for d in (schema_dir, kafka_dir):
-        if not os.path.isdir(d):
-            sys.stderr.write("check_schemas: %s is not a directory\n" % d)
-            return 2
+    schema_dir = argv[1]
+    if not os.path.isdir(schema_dir):
+        sys.stderr.write("check_schemas: %s is not a directory\n" % schema_dir)
+        return 2
+    try:
+        kafka = KafkaSource(argv[2])
+    except OSError as e:
+        sys.stderr.write("check_schemas: %s (scripts/install-deps fetches the kafka-clients jar)\n" % e)
+        return 2
     files = sorted(f for f in os.listdir(schema_dir) if f.endswith(".json"))
     if not files:
         sys.stderr.write("check_schemas: no .json files in %s\n" % schema_dir)
@@ -682,7 +712,7 @@ def main(argv):
     problems = Problems()
     apis = versions = 0
     for f in files:
-        n = check_api(os.path.join(schema_dir, f), kafka_dir, problems)
+        n = check_api(os.path.join(schema_dir, f), kafka, problems)
         if n:
             apis += 1
             versions += n

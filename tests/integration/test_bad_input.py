@@ -327,6 +327,86 @@ def test_corrupt_batch_with_acks0_closes_the_connection(broker, bystander):
     assert_unharmed(broker, bystander)
 
 
+# ------------------------------------------------------------------------------------------------------
+# Batches that pass the CRC but whose records are not records: stored, they would stop every consumer at
+# their offset, so the broker checks each record as Kafka's LogValidator does.
+
+MESSAGE_TOO_LARGE = 10
+
+
+def zigzag(value):
+    from kafka.record.util import encode_varint
+    out = bytearray()
+    encode_varint(value, out.append)
+    return bytes(out)
+
+
+def raw_record(offset_delta=0, key_length=1, key=b"k", value=b"v", headers=b"\x00", length_skew=0):
+    body = b"\x00" + zigzag(0) + zigzag(offset_delta) + zigzag(key_length) + key + zigzag(len(value)) + value + headers
+    return zigzag(len(body) + length_skew) + body
+
+
+def crafted_batch(records, count, codec=0, base_ts=1_700_000_000_000):
+    """A RecordBatch v2 around `records` (already encoded, compressed if codec != 0), claiming `count` records,
+    with a length and CRC-32C that match."""
+    from kafka.record.util import calc_crc32c
+    after_crc = struct.pack(">hiqqqhii", codec, count - 1, base_ts, base_ts, -1, -1, -1, count) + records
+    crc = calc_crc32c(after_crc)
+    return struct.pack(">qiibI", 0, 4 + 1 + 4 + len(after_crc), -1, 2, crc) + after_crc
+
+
+def gzip_bomb(inflated_bytes):
+    import zlib
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    header = zigzag((1 << 31) - 1) + b"\x00" + zigzag(0) + zigzag(0) + zigzag(-1) + zigzag(inflated_bytes)
+    out = packer.compress(header)
+    chunk = bytes(1 << 20)
+    for _ in range(inflated_bytes >> 20):
+        out += packer.compress(chunk)
+    return out + packer.flush()
+
+
+POISON_PILLS = {
+    "negative-key-length": (lambda: crafted_batch(raw_record(key_length=-5, key=b""), 1), INVALID_RECORD),
+    "null-header-key": (lambda: crafted_batch(raw_record(headers=zigzag(1) + zigzag(-1) + zigzag(-1)), 1),
+                        INVALID_RECORD),
+    "length-past-fields": (lambda: crafted_batch(raw_record(length_skew=3) + b"\x00\x00\x00", 1), INVALID_RECORD),
+    "fewer-records-than-counted": (lambda: crafted_batch(raw_record(0) + raw_record(1), 3), INVALID_RECORD),
+    "more-records-than-counted": (lambda: crafted_batch(raw_record(0) + raw_record(1), 1), INVALID_RECORD),
+    "claims-2^31-1-records": (lambda: crafted_batch(raw_record(0), (1 << 31) - 1), INVALID_RECORD),
+    "no-records": (lambda: crafted_batch(b"", 1), INVALID_RECORD),
+    "offsets-out-of-order": (lambda: crafted_batch(raw_record(0) + raw_record(5), 2), INVALID_RECORD),
+    "gzip-bomb-of-256-MiB": (lambda: crafted_batch(gzip_bomb(256 << 20), 1, codec=1), MESSAGE_TOO_LARGE),
+}
+
+
+@pytest.mark.parametrize("case", sorted(POISON_PILLS))
+def test_batches_with_malformed_records_are_refused(broker, bystander, case):
+    make, expected = POISON_PILLS[case]
+    topic = f"pill-{case.replace('^', '')}"
+    kcat("-b", broker.bootstrap, "-P", "-t", topic, "-p", "0", input=b"one\ntwo\n")
+    pill = make()
+    assert DefaultRecordBatch(bytearray(pill)).validate_crc(), "the CRC is right: only the records are wrong"
+    rss_before = broker_rss_kib(broker)
+    s = connect(broker)
+    error, base_offset = produce_v3(s, topic, 0, pill, 51)
+    assert (error, base_offset) == (expected, -1)
+    assert log_end_offset(broker, topic) == 2, "nothing was appended"
+    assert produce_v3(s, topic, 0, build_batch([b"three"]), 52) == (0, 2)
+    s.close()
+    assert broker_rss_kib(broker) - rss_before < 64 * 1024, "checking the batch took bounded memory"
+    # Consumers read past where the pill would have been.
+    out = kcat("-b", broker.bootstrap, "-C", "-t", topic, "-p", "0", "-e", "-f", "%o %s\\n").stdout
+    assert out == b"0 one\n1 two\n2 three\n"
+    from kafka import KafkaConsumer, TopicPartition
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, auto_offset_reset="earliest",
+                             consumer_timeout_ms=5000)
+    consumer.assign([TopicPartition(topic, 0)])
+    assert [m.value for m in consumer] == [b"one", b"two", b"three"]
+    consumer.close()
+    assert_unharmed(broker, bystander)
+
+
 def broker_rss_kib(broker):
     with open(f"/proc/{broker.pid(0)}/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))

@@ -2,53 +2,49 @@
 
 #include <zookeeper/zookeeper.h>
 
-#include <string>
+#include "base/error_category.h"
 
 namespace ferry::coord {
 namespace {
 
-class category final : public std::error_category {
- public:
-  const char* name() const noexcept override { return "coord"; }
-  std::string message(int value) const override {
-    switch (static_cast<errc>(value)) {
-      case errc::no_node:
-        return "znode does not exist";
-      case errc::node_exists:
-        return "znode already exists";
-      case errc::bad_version:
-        return "znode was changed concurrently (version mismatch)";
-      case errc::not_empty:
-        return "znode has children";
-      case errc::connection_loss:
-        return "lost the connection to ZooKeeper (check zookeeper.connect)";
-      case errc::session_expired:
-        return "ZooKeeper session expired";
-      case errc::timeout:
-        return "timed out waiting for ZooKeeper (check zookeeper.connect)";
-      case errc::closed:
-        return "ZooKeeper session is closing";
-      case errc::not_controller:
-        return "this broker is no longer the controller";
-      case errc::fenced:
-        return "stale partition leader or leader epoch";
-      case errc::invalid_data:
-        return "znode content is malformed";
-      case errc::invalid_argument:
-        return "invalid argument";
-      case errc::invalid_replication_factor:
-        return "replication factor is larger than the number of live brokers";
-      case errc::zookeeper_error:
-        return "ZooKeeper error";
-    }
-    return "unknown coord error";
+const char* describe(errc e) {
+  switch (e) {
+    case errc::no_node:
+      return "znode does not exist";
+    case errc::node_exists:
+      return "znode already exists";
+    case errc::bad_version:
+      return "znode was changed concurrently (version mismatch)";
+    case errc::not_empty:
+      return "znode has children";
+    case errc::connection_loss:
+      return "lost the connection to ZooKeeper (check zookeeper.connect)";
+    case errc::session_expired:
+      return "ZooKeeper session expired";
+    case errc::timeout:
+      return "timed out waiting for ZooKeeper (check zookeeper.connect)";
+    case errc::closed:
+      return "ZooKeeper session is closing";
+    case errc::not_controller:
+      return "this broker is no longer the controller";
+    case errc::fenced:
+      return "stale partition leader or leader epoch";
+    case errc::invalid_data:
+      return "znode content is malformed";
+    case errc::invalid_argument:
+      return "invalid argument";
+    case errc::invalid_replication_factor:
+      return "replication factor is larger than the number of live brokers";
+    case errc::zookeeper_error:
+      return "ZooKeeper error";
   }
-};
+  return nullptr;
+}
 
 }  // namespace
 
 const std::error_category& error_category() {
-  static const category instance;
+  static const enum_error_category<errc> instance("coord", describe);
   return instance;
 }
 

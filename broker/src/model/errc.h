@@ -15,6 +15,12 @@ enum class errc {
   invalid_producer_fields,  // producer id set without a base sequence, or the reverse
   nonzero_base_offset,      // clients must send base offset 0
   unsupported_compression,  // codec bits 5..7
+  // The records inside an intact batch (model/records.h):
+  malformed_record,               // a record's length, varints or fields do not parse, or leave bytes over
+  record_count_mismatch,          // the records are more or fewer than the header's record count
+  record_offsets_not_sequential,  // offset deltas other than 0, 1, 2, ... (clients always number them so)
+  corrupt_compressed_records,     // the payload is not a whole, valid stream of its codec
+  records_too_large,              // the records decompress to more than max.message.bytes
 };
 
 const std::error_category& error_category();

@@ -62,6 +62,11 @@ void set_log_append_time(std::span<std::byte> batch, std::int64_t now_ms) {
   store_be<std::uint32_t>(batch, 17, bytes::crc32c(batch.subspan(crc_start)));
 }
 
+void set_max_timestamp(std::span<std::byte> batch, std::int64_t max_timestamp) {
+  store_be<std::int64_t>(batch, 35, max_timestamp);
+  store_be<std::uint32_t>(batch, 17, bytes::crc32c(batch.subspan(crc_start)));
+}
+
 std::size_t peek_batch_size(std::span<const std::byte> bytes) {
   if (bytes.size() < batch_log_overhead) return 0;
   const std::int32_t length = load_be<std::int32_t>(bytes, 8);

@@ -73,6 +73,9 @@ void set_partition_leader_epoch(std::span<std::byte> batch, leader_epoch epoch);
 // For LogAppendTime topics: marks the batch's timestamps as broker time, sets its max timestamp and recomputes
 // the CRC, which covers both. The one case where the broker changes checksummed bytes.
 void set_log_append_time(std::span<std::byte> batch, std::int64_t now_ms);
+// Sets a CreateTime batch's max timestamp to what its records hold (validate_records finds it) and
+// recomputes the CRC, as Kafka's LogValidator does when a producer wrote a wrong one.
+void set_max_timestamp(std::span<std::byte> batch, std::int64_t max_timestamp);
 
 // Checks a batch completely: length, magic, CRC and header consistency. The whole span must be exactly one
 // batch. Used on produce (with client rules) and when recovering a log (without them).

@@ -75,14 +75,13 @@ class reader {
 
   std::uint64_t read_uvarint() {
     std::uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      const auto b = static_cast<std::uint8_t>(read_int8());
-      if (!ok_) return 0;
-      value |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) return value;
+    const std::size_t n = ok_ ? bytes::decode_uvarint(data_.subspan(pos_), value) : 0;
+    if (n == 0) {
+      fail();
+      return 0;
     }
-    fail();
-    return 0;
+    pos_ += n;
+    return value;
   }
   std::int64_t read_varint() { return bytes::zigzag_decode(read_uvarint()); }
 
@@ -219,11 +218,8 @@ class writer {
   void write_uuid(const uuid& v) { out_.append(std::as_bytes(std::span(v))); }
 
   void write_uvarint(std::uint64_t v) {
-    while (v >= 0x80) {
-      out_.append_byte(static_cast<std::byte>((v & 0x7F) | 0x80));
-      v >>= 7;
-    }
-    out_.append_byte(static_cast<std::byte>(v));
+    std::byte raw[bytes::max_varint_bytes];
+    out_.append(std::span<const std::byte>(raw, bytes::encode_uvarint(v, raw)));
   }
   void write_varint(std::int64_t v) { write_uvarint(bytes::zigzag_encode(v)); }
 

@@ -1,28 +1,24 @@
 #include "replication/errc.h"
 
-#include <string>
+#include "base/error_category.h"
 
 namespace ferry::replication {
 namespace {
 
-class category final : public std::error_category {
- public:
-  const char* name() const noexcept override { return "replication"; }
-  std::string message(int value) const override {
-    switch (static_cast<errc>(value)) {
-      case errc::not_leader:
-        return "this broker is not the leader of the partition";
-      case errc::unknown_partition:
-        return "this broker does not host the partition";
-    }
-    return "unknown replication error";
+const char* describe(errc e) {
+  switch (e) {
+    case errc::not_leader:
+      return "this broker is not the leader of the partition";
+    case errc::unknown_partition:
+      return "this broker does not host the partition";
   }
-};
+  return nullptr;
+}
 
 }  // namespace
 
 const std::error_category& error_category() {
-  static const category instance;
+  static const enum_error_category<errc> instance("replication", describe);
   return instance;
 }
 

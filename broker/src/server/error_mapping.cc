@@ -16,6 +16,7 @@ error_code to_kafka_error(const std::error_code& error) {
   if (category == model::error_category()) {
     switch (static_cast<model::errc>(error.value())) {
       case model::errc::batch_too_large:
+      case model::errc::records_too_large:
         return error_code::message_too_large;
       case model::errc::unsupported_magic:
         return error_code::unsupported_for_message_format;
@@ -25,6 +26,10 @@ error_code to_kafka_error(const std::error_code& error) {
       case model::errc::batch_too_short:
         return error_code::corrupt_message;
       case model::errc::invalid_record_count:
+      case model::errc::malformed_record:
+      case model::errc::record_count_mismatch:
+      case model::errc::record_offsets_not_sequential:
+      case model::errc::corrupt_compressed_records:
       case model::errc::control_batch_from_client:
       case model::errc::invalid_producer_fields:
       case model::errc::nonzero_base_offset:

@@ -1,34 +1,30 @@
 #include "storage/errc.h"
 
-#include <string>
+#include "base/error_category.h"
 
 namespace ferry::storage {
 namespace {
 
-class category final : public std::error_category {
- public:
-  const char* name() const noexcept override { return "storage"; }
-  std::string message(int value) const override {
-    switch (static_cast<errc>(value)) {
-      case errc::offset_out_of_range:
-        return "offset is outside the log";
-      case errc::out_of_order_sequence:
-        return "producer sequence number is out of order";
-      case errc::invalid_producer_epoch:
-        return "producer epoch is older than the current one";
-      case errc::corrupt_log:
-        return "log segment or index is corrupt";
-      case errc::log_closed:
-        return "log is closed";
-    }
-    return "unknown storage error";
+const char* describe(errc e) {
+  switch (e) {
+    case errc::offset_out_of_range:
+      return "offset is outside the log";
+    case errc::out_of_order_sequence:
+      return "producer sequence number is out of order";
+    case errc::invalid_producer_epoch:
+      return "producer epoch is older than the current one";
+    case errc::corrupt_log:
+      return "log segment or index is corrupt";
+    case errc::log_closed:
+      return "log is closed";
   }
-};
+  return nullptr;
+}
 
 }  // namespace
 
 const std::error_category& error_category() {
-  static const category instance;
+  static const enum_error_category<errc> instance("storage", describe);
   return instance;
 }
 

@@ -6,8 +6,8 @@
 #include <shared_mutex>
 
 #include "base/log.h"
+#include "model/records.h"
 #include "storage/file_names.h"
-#include "storage/record_timestamps.h"
 #include "storage/segment.h"
 
 namespace ferry::storage {
@@ -219,7 +219,7 @@ result<std::optional<log::timestamp_match>> disk_log::offset_for_timestamp(std::
     std::vector<std::byte> batch(found->size);
     FERRY_TRY(const std::size_t got, seg->log_file()->read_at(batch, found->position));
     if (got == batch.size()) {
-      if (const auto record = first_record_at_or_after(batch, ts))
+      if (const auto record = model::first_record_at_or_after(batch, ts))
         return std::optional<timestamp_match>{timestamp_match{record->found, record->timestamp}};
     }
     FERRY_LOG(warn, "storage") << directory_.string() << ": the records of the batch at offset " << found->base
@@ -248,7 +248,7 @@ std::optional<log::timestamp_match> disk_log::max_timestamp() {
   std::vector<std::byte> batch(located.value().size);
   const auto got = holder->log_file()->read_at(batch, located.value().position);
   if (!got || got.value() != batch.size()) return best;
-  if (const auto record = first_record_at_or_after(batch, best->timestamp))
+  if (const auto record = model::first_record_at_or_after(batch, best->timestamp))
     return timestamp_match{record->found, record->timestamp};
   return best;
 }

@@ -1,19 +1,41 @@
-// Feeds arbitrary bytes to the record-batch validator, as a produce request or a recovering log would.
+// Feeds arbitrary bytes to the record-batch validator and the record walker, as a produce request or a
+// recovering log would. The harness sets the batch length and CRC from the input before validating, so that
+// mutations reach the header checks and the records (plain and compressed) behind them instead of all
+// failing the CRC check.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
+#include <vector>
 
+#include <boost/endian/conversion.hpp>
+
+#include "bytes/crc32c.h"
+#include "model/compression.h"
 #include "model/record_batch.h"
+#include "model/records.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
   (void)ferry::model::peek_batch_size(bytes);
   (void)ferry::model::validate_batch(bytes, {});
-  (void)ferry::model::validate_batch(bytes, {.max_batch_bytes = 1 << 20, .from_client = false});
-  if (!ferry::model::validate_batch(bytes, {.from_client = false})) {
-    const ferry::model::batch_header_view header(bytes);
-    (void)header.last_sequence();
-    (void)header.last_offset();
+
+  std::vector<std::byte> batch(bytes.begin(), bytes.end());
+  if (batch.size() >= ferry::model::batch_header_size) {
+    auto* raw = reinterpret_cast<unsigned char*>(batch.data());
+    boost::endian::store_big_s32(raw + 8, static_cast<std::int32_t>(batch.size() - ferry::model::batch_log_overhead));
+    boost::endian::store_big_u32(raw + 17, ferry::bytes::crc32c(std::span(batch).subspan(21)));
   }
+  constexpr std::size_t limit = 1 << 20;
+  if (ferry::model::validate_batch(batch, {.max_batch_bytes = limit, .from_client = false})) return 0;
+  const ferry::model::batch_header_view header(batch);
+  (void)header.last_sequence();
+  (void)header.last_offset();
+  (void)ferry::model::validate_records(batch, limit);
+  (void)ferry::model::first_record_at_or_after(batch, header.base_timestamp());
+  std::vector<std::byte> records;
+  if (ferry::model::decompress_all(header.codec(), std::span(batch).subspan(ferry::model::batch_header_size), limit,
+                                   records))
+    (void)ferry::model::for_each_record(records, header.records_count(), [](const ferry::model::record_view&) {});
   return 0;
 }

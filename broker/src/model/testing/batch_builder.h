@@ -11,7 +11,7 @@
 
 namespace ferry::model::testing {
 
-// Builds valid, uncompressed RecordBatch v2 bytes the way a client would, for tests of every layer.
+// Builds valid RecordBatch v2 bytes the way a client would (model::batch_builder), for tests of every layer.
 struct test_record {
   std::optional<std::string> key;
   std::optional<std::string> value;
@@ -27,6 +27,7 @@ struct batch_spec {
   producer_epoch epoch{-1};
   std::int32_t base_sequence = -1;
   bool transactional = false;
+  compression codec = compression::none;
 };
 
 [[nodiscard]] std::vector<std::byte> build_batch(const batch_spec& spec);

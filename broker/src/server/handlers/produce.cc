@@ -1,4 +1,5 @@
 #include "model/record_batch.h"
+#include "model/records.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 
@@ -8,7 +9,9 @@ namespace {
 using partition_response = p::produce_response::topic_produce_response::partition_produce_response;
 
 // Checks one partition's records as Kafka does for Produce v3+: exactly one v2 batch, intact, within the
-// topic's max.message.bytes, with a codec this request version may carry.
+// topic's max.message.bytes, with a codec this request version may carry, and every record in it well formed
+// (model/records.h), so that no batch a consumer cannot parse is ever stored. A CreateTime batch whose max
+// timestamp disagrees with its records gets the records' one, as Kafka's LogValidator sets it.
 std::error_code validate(std::span<std::byte> records, std::int16_t version, std::int32_t max_message_bytes) {
   if (version < 3) return model::errc::unsupported_magic;  // v0-2 carry the old message formats
   const std::size_t first = model::peek_batch_size(records);
@@ -19,8 +22,12 @@ std::error_code validate(std::span<std::byte> records, std::int16_t version, std
   if (const auto error = model::validate_batch(
           records, {.max_batch_bytes = static_cast<std::size_t>(max_message_bytes), .from_client = true}))
     return error;
-  if (model::batch_header_view(records).codec() == model::compression::zstd && version < 7)
-    return model::errc::unsupported_compression;
+  const model::batch_header_view header(records);
+  if (header.codec() == model::compression::zstd && version < 7) return model::errc::unsupported_compression;
+  const auto checked = model::validate_records(records, static_cast<std::size_t>(max_message_bytes));
+  if (!checked) return checked.error();
+  if (header.ts_type() == model::timestamp_type::create_time && checked.value().max_timestamp != header.max_timestamp())
+    model::set_max_timestamp(records, checked.value().max_timestamp);
   return {};
 }
 
