@@ -136,7 +136,7 @@ class Field:
         if self.is_array or self.is_struct:
             return "{}"
         if self.base == "string":
-            return json.dumps(d) if isinstance(d, str) and d != "null" else "{}"
+            return json.dumps(d) if isinstance(d, str) and d not in ("null", "") else "{}"
         if self.base in ("bytes", "records", "uuid"):
             return "{}"
         if d is None:

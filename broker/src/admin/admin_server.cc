@@ -24,8 +24,8 @@ asio::awaitable<void> serve(beast::tcp_stream stream, const admin_sources& sourc
   for (;;) {
     stream.expires_after(std::chrono::seconds(30));
     http::request_parser<http::string_body> parser;  // bodies are read (capped) and ignored
-    parser.header_limit(16 * 1024);
-    parser.body_limit(1024 * 1024);
+    parser.header_limit(std::uint32_t{16} * 1024);
+    parser.body_limit(std::uint64_t{1024} * 1024);
     auto [read_ec, n] = co_await http::async_read(stream, buffer, parser, no_throw);
     if (read_ec) break;
     const auto& request = parser.get();

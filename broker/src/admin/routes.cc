@@ -14,6 +14,7 @@ http_reply error_reply(int status, const std::string& message) { return json_rep
 
 std::vector<std::int32_t> raw(const std::vector<broker_id>& ids) {
   std::vector<std::int32_t> out;
+  out.reserve(ids.size());
   for (const auto id : ids) out.push_back(id.value());
   return out;
 }

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   std::thread signal_thread([&broker, signals] {
     int received = 0;
     sigwait(&signals, &received);
-    FERRY_LOG(info, "app") << "received " << strsignal(received) << ", stopping";
+    FERRY_LOG(info, "app") << "received " << (received == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping";
     broker.stop();
   });
   signal_thread.detach();

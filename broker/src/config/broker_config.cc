@@ -150,8 +150,10 @@ const std::map<std::string, setter>& setters() {
         {"log.roll.ms", "segment.ms"},
         {"unclean.leader.election.enable", "unclean.leader.election.enable"},
     };
-    for (const auto& [broker_key, topic_key] : topic_defaults)
-      s[broker_key] = [topic_key](auto& c, auto& k, auto& v) { set_topic_default(c, topic_key, k, v); };
+    for (const auto& entry : topic_defaults) {
+      const auto& topic_key = entry.second;
+      s[entry.first] = [topic_key](auto& c, auto& k, auto& v) { set_topic_default(c, topic_key, k, v); };
+    }
     // Coarser units Kafka also accepts; the finer one wins when both are set (applied in that order below).
     s["log.retention.hours"] = [](auto& c, auto& k, auto& v) {
       c.topic_defaults.retention_ms = to_int<std::int64_t>(k, v, -1, INT64_MAX / 3600000) * 3600000;
@@ -215,7 +217,8 @@ broker_config load_broker_config(const std::string& yaml_path, const std::vector
       for (const auto& item : root) {
         const auto key = item.first.as<std::string>();
         if (!item.second.IsScalar())
-          throw config_exception("setting '" + key + "' in '" + yaml_path + "' must be a single value");
+          throw config_exception(std::string("setting '").append(key).append("' in '").append(yaml_path).append(
+              "' must be a single value"));
         settings[key] = item.second.as<std::string>();
       }
     }

@@ -43,7 +43,7 @@ definition integer(std::string_view name, std::string_view broker_setting, Int t
 }
 
 definition choice(std::string_view name, std::string_view broker_setting, std::string topic_settings::*field,
-                  std::vector<std::string> allowed, std::string why_not_others,
+                  const std::vector<std::string>& allowed, const std::string& why_not_others,
                   config_type type = config_type::string) {
   return {name, broker_setting,
           [field, allowed, why_not_others](topic_settings& s, std::string_view v, std::string& why) {

@@ -5,8 +5,11 @@ namespace {
 
 // Request latency buckets in seconds, from 100 us (a produce to the page cache) to 30 s (a long poll that
 // ran out its max wait, or a slow admin operation).
-const prometheus::Histogram::BucketBoundaries latency_buckets{
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+const prometheus::Histogram::BucketBoundaries& latency_buckets() {
+  static const prometheus::Histogram::BucketBoundaries buckets{
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+  return buckets;
+}
 
 template <typename T>
 prometheus::Family<T>& family(prometheus::Registry& registry, const std::string& name, const std::string& help) {
@@ -42,7 +45,7 @@ broker_metrics::broker_metrics()
 
 api_metrics broker_metrics::for_api(const std::string& api_name) {
   return {&requests_.Add({{"api", api_name}}), &request_errors_.Add({{"api", api_name}}),
-          &request_latency_.Add({{"api", api_name}}, latency_buckets)};
+          &request_latency_.Add({{"api", api_name}}, latency_buckets())};
 }
 
 topic_metrics broker_metrics::for_topic(const std::string& topic) {

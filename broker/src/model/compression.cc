@@ -295,7 +295,7 @@ void compress_snappy_xerial(std::span<const std::byte> raw, std::vector<std::byt
   // snappy-java's framing, which every client reads: magic, version 1, compatible version 1, then blocks of
   // at most 32 KiB, each as an int32 length and one raw snappy block.
   static constexpr unsigned char header[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1};
-  constexpr std::size_t block = 32 * 1024;
+  constexpr std::size_t block = std::size_t{32} * 1024;
   const auto* h = reinterpret_cast<const std::byte*>(header);
   out.insert(out.end(), h, h + sizeof header);
   for (std::size_t at = 0; at < raw.size(); at += block) {

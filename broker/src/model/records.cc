@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "bytes/varint.h"
 #include "model/compression.h"
@@ -55,7 +56,7 @@ class span_source {
 class stream_source {
  public:
   static constexpr bool addressable = false;
-  static constexpr std::size_t window_bytes = 64 * 1024;
+  static constexpr std::size_t window_bytes = std::size_t{64} * 1024;
 
   stream_source(decompressor& in, std::size_t limit) : in_(in), limit_(limit), window_(window()) {}
 
@@ -101,8 +102,8 @@ class stream_source {
  private:
   // The window is per thread: validation never nests, and this spares an allocation per batch.
   static std::byte* window() {
-    thread_local const std::unique_ptr<std::byte[]> buffer = std::make_unique_for_overwrite<std::byte[]>(window_bytes);
-    return buffer.get();
+    thread_local std::vector<std::byte> buffer(window_bytes);
+    return buffer.data();
   }
 
   bool refill() {

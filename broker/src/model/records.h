@@ -51,7 +51,7 @@ struct record_match {
   offset found;
   std::int64_t timestamp;
 };
-inline constexpr std::size_t max_lookup_record_bytes = 64 * 1024 * 1024;
+inline constexpr std::size_t max_lookup_record_bytes = std::size_t{64} * 1024 * 1024;
 [[nodiscard]] std::optional<record_match> first_record_at_or_after(std::span<const std::byte> batch,
                                                                    std::int64_t ts);
 

@@ -21,7 +21,7 @@ namespace {
 
 constexpr auto no_throw = asio::as_tuple(asio::use_awaitable);
 // A connection's read buffer starts at this size and grows to at most twice what has arrived.
-constexpr std::size_t first_buffer_bytes = 16 * 1024;
+constexpr std::size_t first_buffer_bytes = std::size_t{16} * 1024;
 
 // Reads size-prefixed frames through one reusable buffer. Each read takes whatever has arrived, up to the free
 // space, so a small request usually comes in, prefix and body, with one recv, and pipelined requests are

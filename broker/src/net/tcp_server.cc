@@ -43,7 +43,7 @@ asio::awaitable<void> tcp_server::accept_loop() {
     info.peer = peer_ec ? "unknown" : peer.address().to_string() + ":" + std::to_string(peer.port());
     ++open_connections_;
     asio::co_spawn(home, serve_connection(std::move(socket), handler_, limits_, std::move(info)),
-                   [this](std::exception_ptr) { --open_connections_; });
+                   [this](const std::exception_ptr&) { --open_connections_; });
   }
 }
 

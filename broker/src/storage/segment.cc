@@ -12,9 +12,9 @@ namespace {
 
 // Reads ahead this much when walking batch headers on the request path: an index lookup lands within
 // about index.interval.bytes (4 KiB by default) of its target, so one read usually covers the walk.
-constexpr std::size_t lookup_read_ahead = 16 * 1024;
+constexpr std::size_t lookup_read_ahead = std::size_t{16} * 1024;
 // Recovery reads every byte, so it reads in larger pieces.
-constexpr std::size_t recovery_read_ahead = 1024 * 1024;
+constexpr std::size_t recovery_read_ahead = std::size_t{1024} * 1024;
 // Positions must fit the offset index's 4-byte field.
 constexpr std::uint64_t max_position = INT32_MAX;
 

@@ -18,7 +18,7 @@ using partition_data = p::fetch_response::fetchable_topic_response::partition_da
 // and the append thread only posts a cancel to it.
 class fetch_waiter final : public replication::data_waiter, public std::enable_shared_from_this<fetch_waiter> {
  public:
-  explicit fetch_waiter(asio::any_io_executor executor) : timer(std::move(executor)) {}
+  explicit fetch_waiter(const asio::any_io_executor& executor) : timer(executor) {}
   void notify() override {
     asio::post(timer.get_executor(), [self = shared_from_this()] { self->timer.cancel(); });
   }
