@@ -34,7 +34,8 @@ void broker_app::start() {
        .id = broker_id{config_.broker_id},
        .host = config_.advertised.host,
        .port = config_.advertised.port,
-       .rack = config_.rack.empty() ? std::nullopt : std::optional<std::string>(config_.rack)});
+       .rack = config_.rack.empty() ? std::nullopt : std::optional<std::string>(config_.rack),
+       .unclean_leader_election_default = config_.topic_defaults.unclean_leader_election_enable});
   if (!registry)
     throw std::runtime_error("cannot join the cluster through zookeeper.connect=" + config_.zookeeper_connect + ": " +
                              registry.error().message());
@@ -43,9 +44,10 @@ void broker_app::start() {
   registry_->add_listener(
       [this](const std::shared_ptr<const coord::cluster_view>& view) { partitions_->reconcile(*view); });
 
-  producer_ids_ = std::make_unique<server::producer_ids>(*registry_);
-  context_ = std::make_unique<server::broker_context>(
-      server::broker_context{config_, *registry_, *partitions_, metrics_, *producer_ids_, blocking_pool_, clock_});
+  cluster_ = std::make_unique<server::zk_cluster>(*registry_);
+  producer_ids_ = std::make_unique<server::producer_ids>(*cluster_);
+  context_ = std::make_unique<server::broker_context>(server::broker_context{
+      config_, *cluster_, *cluster_, *partitions_, metrics_, *producer_ids_, blocking_pool_, clock_});
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   kafka_listener_ = std::make_unique<net::tcp_server>(

@@ -45,6 +45,7 @@ class broker_app {
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<replication::partition_manager> partitions_;
   std::unique_ptr<coord::cluster_registry> registry_;
+  std::unique_ptr<server::zk_cluster> cluster_;
   std::unique_ptr<server::producer_ids> producer_ids_;
   std::unique_ptr<server::broker_context> context_;
   std::unique_ptr<server::dispatcher> dispatcher_;

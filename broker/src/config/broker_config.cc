@@ -217,8 +217,11 @@ broker_config load_broker_config(const std::string& yaml_path, const std::vector
       for (const auto& item : root) {
         const auto key = item.first.as<std::string>();
         if (!item.second.IsScalar())
-          throw config_exception(std::string("setting '").append(key).append("' in '").append(yaml_path).append(
-              "' must be a single value"));
+          throw config_exception(std::string("setting '")
+                                     .append(key)
+                                     .append("' in '")
+                                     .append(yaml_path)
+                                     .append("' must be a single value"));
         settings[key] = item.second.as<std::string>();
       }
     }

@@ -15,8 +15,13 @@
 #include <vector>
 
 #include "base/result.h"
+#include "coord/broker_registration.h"
 #include "coord/cluster_view.h"
+#include "coord/controller.h"
 #include "coord/layout.h"
+#include "coord/metadata_table.h"
+#include "coord/registry_task.h"
+#include "coord/topic_store.h"
 #include "coord/uuid.h"
 #include "coord/zk_session.h"
 #include "model/ids.h"
@@ -31,6 +36,7 @@ struct registry_options {
   std::string host;  // advertised PLAINTEXT listener
   std::int32_t port = 9092;
   std::optional<std::string> rack;
+  bool unclean_leader_election_default = false;  // unclean.leader.election.enable, for the controller
 };
 
 // This broker's membership in a ZooKeeper-mode cluster, in Kafka's znode layout (docs/zookeeper-layout.md).
@@ -57,7 +63,10 @@ class cluster_registry {
   cluster_registry(const cluster_registry&) = delete;
   cluster_registry& operator=(const cluster_registry&) = delete;
   // Stops the worker (no listener runs after this returns) and closes the session: the broker registration
-  // and, if held, the controller role disappear at once.
+  // and, if held, the controller role disappear at once. Calls still running or made later fail with
+  // errc::closed, and wait_for() returns it at once, so a shutdown can drain the threads that use the registry
+  // before destroying it. Idempotent; the destructor calls it.
+  void shutdown();
   ~cluster_registry();
 
   [[nodiscard]] std::shared_ptr<const cluster_view> view() const { return view_.load(); }
@@ -70,117 +79,41 @@ class cluster_registry {
 
   [[nodiscard]] broker_id id() const { return options_.id; }
   [[nodiscard]] const std::string& cluster_id() const { return cluster_id_; }
-  [[nodiscard]] bool is_controller() const { return is_controller_.load(); }
+  [[nodiscard]] bool is_controller() const { return controller_->is_active(); }
   // The ZooKeeper session's id and password; tests use them to expire the session.
   [[nodiscard]] zk_session::credentials session_credentials() const { return session_->current_credentials(); }
 
-  // Writes /brokers/topics/<name> (with a new random topic id) and /config/topics/<name> in one multi-op and
-  // returns the topic id. `assignment` must number partitions 0..n-1, each with distinct replicas.
-  // errc::node_exists if the topic exists (including while it is being deleted); errc::invalid_argument for a
-  // bad name or assignment. The controller then creates the partition states.
-  result<uuid> create_topic(std::string_view name, const layout::replica_assignment& assignment,
-                            const layout::config_map& config);
-  // Marks the topic for deletion (/admin/delete_topics/<name>); the controller deletes it. errc::no_node if
-  // the topic does not exist; success if it is already marked.
-  result<void> delete_topic(std::string_view name);
-  // Replaces the topic's config overrides and announces the change under /config/changes.
-  result<void> set_topic_config(std::string_view name, const layout::config_map& config);
-  // The overrides as ZooKeeper holds them now (the view may lag behind a change made through another
-  // broker); for read-modify-write changes such as IncrementalAlterConfigs.
-  result<layout::config_map> read_topic_config(std::string_view name);
-  // `assignment` is the new full assignment: the existing partitions unchanged plus new ones numbered on.
-  // Conditional on the topic znode's version: errc::bad_version if it changed meanwhile.
-  result<void> add_partitions(std::string_view name, const layout::replica_assignment& assignment);
-  // Claims the next block of 1000 producer ids through a conditional update of /latest_producer_id_block.
+  // Topic writes (topic_store.h) and producer id blocks (allocate_producer_id_block), on this session.
+  [[nodiscard]] topic_store& topics() { return *topics_; }
   result<layout::producer_id_block> allocate_producer_id_block();
-  // For the partition leader (this broker) to shrink or expand the ISR, as Kafka leaders did before
-  // AlterPartition: conditional on the state znode; errc::fenced unless this broker is the leader at
-  // `epoch`; errc::invalid_argument unless `isr` contains this broker.
-  result<partition_state> alter_isr(const topic_partition& tp, leader_epoch epoch, const std::vector<broker_id>& isr);
 
  private:
-  enum class task_kind {
-    new_session,  // after a session expiry: re-register, forget watches, resync
-    resync,       // re-read everything
-    brokers,
-    deletions,  // children of /admin/delete_topics
-    topics,     // children of /brokers/topics
-    topic,
-    partition_state,
-    config_changes,
-    controller,
-    reconcile,  // nothing to read: only makes the worker run (controller duties, new listeners)
-  };
-  struct task {
-    explicit task(task_kind k, std::string t = {}, std::int32_t p = -1) : kind(k), topic(std::move(t)), partition(p) {}
-    task_kind kind;
-    std::string topic;
-    std::int32_t partition;
-    auto operator<=>(const task&) const = default;
-  };
-
   explicit cluster_registry(registry_options options);
 
   // Startup steps, on the caller's thread.
   result<void> ensure_base_paths();
   result<void> load_cluster_id();
-  // With a deadline, waits that long for a foreign registration of our id to vanish.
-  result<void> register_broker(std::optional<std::chrono::steady_clock::time_point> deadline);
+  [[nodiscard]] broker_endpoint endpoint() const;
 
-  static std::string describe(const task& t);
   void enqueue(task t, std::string fired_watch = {});
-  watcher watch_for(task t, std::string key);
+  [[nodiscard]] bool stopping() const;
   void worker_loop();
   result<void> handle(const task& t);
-  void publish();
-
-  // Readers: all on the worker thread, updating model_ and setting watches once (armed_).
-  result<std::optional<node_data>> read_watched(const std::string& path, const task& t, bool watch_creation);
   result<void> resync();
-  result<void> refresh_brokers();
-  result<void> refresh_deletions();
-  result<void> refresh_topics(bool full);
-  result<void> refresh_topic(const std::string& name, bool full);
-  result<void> refresh_partition_state(const std::string& name, partition_id p);
-  result<std::optional<partition_state>> read_partition_state(const std::string& name, partition_id p,
-                                                              bool watch_creation);
-  result<layout::config_map> read_config(const std::string& name);
   result<void> refresh_config_changes(bool skip_existing);
-  result<void> refresh_controller();
-  void drop_topic(const std::string& name);
-  // Drops the watch on a partition state that left the model.
-  void forget_partition(const std::string& name, partition_id p);
-
-  // Controller: election and duties, on the worker thread.
-  result<void> try_elect();
-  void become_controller(std::int32_t epoch, std::int32_t epoch_version);
-  void resign();
-  // Runs ops in one multi-op behind a check of /controller_epoch, so a deposed controller cannot write.
-  result<void> controller_write(std::vector<zk_op> ops);
-  result<void> reconcile();
-  result<void> assign_topic_id(const std::string& name);
-  result<void> delete_topic_nodes(const std::string& name);
-  result<void> create_partition_states(const std::string& name, const std::vector<partition_id>& missing);
-  // Elects a leader where the current one is dead (or there is none) and drops dead brokers from the ISR.
-  result<void> elect_leader(const std::string& name, partition_id p);
-  result<void> purge_config_changes(const std::vector<std::string>& children);
+  void publish();
 
   const registry_options options_;
   std::unique_ptr<zk_session> session_;
   std::string cluster_id_;
+  std::unique_ptr<topic_store> topics_;
 
   // Worker-thread state.
-  cluster_view model_;
-  std::map<std::string, std::int32_t, std::less<>> topic_versions_;  // topic znode data versions
-  std::set<std::string, std::less<>> deletion_markers_;
-  std::set<std::string, std::less<>> armed_;  // watch keys ("c:" children, "d:" data + path) currently set
-  std::int64_t last_config_change_ = -1;
-  std::int32_t controller_epoch_ = 0;
-  std::int32_t controller_epoch_version_ = 0;
-  std::atomic<bool> is_controller_{false};
+  std::unique_ptr<metadata_table> table_;
+  std::unique_ptr<controller> controller_;
 
   // Work queue.
-  std::mutex queue_mutex_;
+  mutable std::mutex queue_mutex_;
   std::condition_variable queue_changed_;
   std::set<task> pending_;
   std::vector<std::string> fired_;  // keys of watches that fired: they must be set again

@@ -50,6 +50,11 @@ struct topic_info {
   std::map<partition_id, partition_info> partitions;
   layout::config_map config;         // overrides from /config/topics/<topic>; defaults are not included
   bool marked_for_deletion = false;  // /admin/delete_topics/<topic> exists
+  // Why /brokers/topics/<topic> cannot be used (malformed, no partitions, an impossible replica list); empty
+  // when it can. An invalid topic has no partitions in the view: nobody leads it, and nobody deletes its data.
+  std::string invalid;
+
+  [[nodiscard]] bool valid() const { return invalid.empty(); }
 
   bool operator==(const topic_info&) const = default;
 };

@@ -35,6 +35,8 @@ const char* describe(errc e) {
       return "invalid argument";
     case errc::invalid_replication_factor:
       return "replication factor is larger than the number of live brokers";
+    case errc::internal_error:
+      return "internal error in the cluster registry (see the broker log)";
     case errc::zookeeper_error:
       return "ZooKeeper error";
   }

@@ -20,6 +20,7 @@ enum class errc {
   invalid_argument,  // bad topic name, partition list, ISR or replica assignment
   invalid_replication_factor,
   zookeeper_error,  // any other ZooKeeper failure (auth, marshalling, system error)
+  internal_error,   // a bug caught by the registry worker (logged there); the work is retried
 };
 
 const std::error_category& error_category();

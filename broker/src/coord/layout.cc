@@ -108,6 +108,13 @@ std::string delete_topic_path(std::string_view topic) {
   return std::string(delete_topics_path) + "/" + std::string(topic);
 }
 
+std::string child_path(std::string_view parent, std::string_view child) {
+  std::string path(parent);
+  path += '/';
+  path += child;
+  return path;
+}
+
 std::optional<std::int64_t> config_change_sequence(std::string_view child_name) {
   if (!child_name.starts_with(config_change_prefix)) return std::nullopt;
   auto parsed = parse_decimal<std::int64_t>(child_name.substr(config_change_prefix.size()));

@@ -37,6 +37,8 @@ std::string partition_path(std::string_view topic, partition_id p);
 std::string partition_state_path(std::string_view topic, partition_id p);
 std::string topic_config_path(std::string_view topic);
 std::string delete_topic_path(std::string_view topic);
+// "<parent>/<child>".
+std::string child_path(std::string_view parent, std::string_view child);
 
 // The sequence number of a "config_change_0000000042" child of /config/changes; nullopt for other names.
 std::optional<std::int64_t> config_change_sequence(std::string_view child_name);

@@ -303,8 +303,8 @@ void compress_snappy_xerial(std::span<const std::byte> raw, std::vector<std::byt
     const std::size_t length_at = out.size();
     std::size_t length = snappy_max_compressed_length(n);
     out.resize(length_at + 4 + length);
-    snappy_compress(reinterpret_cast<const char*>(raw.data() + at), n, reinterpret_cast<char*>(out.data() + length_at + 4),
-                    &length);
+    snappy_compress(reinterpret_cast<const char*>(raw.data() + at), n,
+                    reinterpret_cast<char*>(out.data() + length_at + 4), &length);
     boost::endian::store_big_u32(reinterpret_cast<unsigned char*>(out.data() + length_at),
                                  static_cast<std::uint32_t>(length));
     out.resize(length_at + 4 + length);

@@ -10,7 +10,7 @@
 namespace ferry::model {
 namespace {
 
-constexpr std::size_t varint_max_bytes = 5;   // int32
+constexpr std::size_t varint_max_bytes = 5;    // int32
 constexpr std::size_t varlong_max_bytes = 10;  // int64
 
 std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {

@@ -40,8 +40,7 @@ struct records_summary {
 // them, and a compressed payload is one whole stream that decompresses to at most `max_record_bytes`. One
 // pass, no allocation per record; compressed payloads are read through a fixed window, so a decompression
 // bomb costs bounded memory and is refused once it passes the limit.
-[[nodiscard]] result<records_summary> validate_records(std::span<const std::byte> batch,
-                                                       std::size_t max_record_bytes);
+[[nodiscard]] result<records_summary> validate_records(std::span<const std::byte> batch, std::size_t max_record_bytes);
 
 // The first record whose timestamp is >= ts, with that timestamp, as ListOffsets by timestamp answers
 // (Kafka's FileRecords.searchForTimestamp): a lookup lands on a record, not on the batch around it. With
@@ -52,8 +51,7 @@ struct record_match {
   std::int64_t timestamp;
 };
 inline constexpr std::size_t max_lookup_record_bytes = std::size_t{64} * 1024 * 1024;
-[[nodiscard]] std::optional<record_match> first_record_at_or_after(std::span<const std::byte> batch,
-                                                                   std::int64_t ts);
+[[nodiscard]] std::optional<record_match> first_record_at_or_after(std::span<const std::byte> batch, std::int64_t ts);
 
 // One record of uncompressed record bytes. The spans point into those bytes.
 struct record_view {

@@ -17,11 +17,62 @@
 
 namespace ferry::server {
 
+// The cluster as handlers read it: the latest view of ZooKeeper (coord/cluster_view.h). Thread-safe and
+// non-blocking.
+class cluster_metadata {
+ public:
+  virtual ~cluster_metadata() = default;
+  [[nodiscard]] virtual std::shared_ptr<const coord::cluster_view> view() const = 0;
+};
+
+// The cluster changes handlers ask for, as coord::topic_store makes them (see there for each call's
+// errors). Blocking: call through run_blocking.
+class cluster_writes {
+ public:
+  virtual ~cluster_writes() = default;
+  virtual result<coord::uuid> create_topic(std::string_view name, const coord::layout::replica_assignment& assignment,
+                                           const coord::layout::config_map& config) = 0;
+  virtual result<void> delete_topic(std::string_view name) = 0;
+  virtual result<void> set_topic_config(std::string_view name, const coord::layout::config_map& config) = 0;
+  virtual result<coord::layout::config_map> read_topic_config(std::string_view name) = 0;
+  virtual result<void> add_partitions(std::string_view name, const coord::layout::replica_assignment& assignment) = 0;
+  virtual result<coord::layout::producer_id_block> allocate_producer_id_block() = 0;
+};
+
+// Both, over this broker's ZooKeeper registry.
+class zk_cluster final : public cluster_metadata, public cluster_writes {
+ public:
+  explicit zk_cluster(coord::cluster_registry& registry) : registry_(registry) {}
+
+  [[nodiscard]] std::shared_ptr<const coord::cluster_view> view() const override { return registry_.view(); }
+  result<coord::uuid> create_topic(std::string_view name, const coord::layout::replica_assignment& assignment,
+                                   const coord::layout::config_map& config) override {
+    return registry_.topics().create_topic(name, assignment, config);
+  }
+  result<void> delete_topic(std::string_view name) override { return registry_.topics().delete_topic(name); }
+  result<void> set_topic_config(std::string_view name, const coord::layout::config_map& config) override {
+    return registry_.topics().set_topic_config(name, config);
+  }
+  result<coord::layout::config_map> read_topic_config(std::string_view name) override {
+    return registry_.topics().read_topic_config(name);
+  }
+  result<void> add_partitions(std::string_view name, const coord::layout::replica_assignment& assignment) override {
+    return registry_.topics().add_partitions(name, assignment);
+  }
+  result<coord::layout::producer_id_block> allocate_producer_id_block() override {
+    return registry_.allocate_producer_id_block();
+  }
+
+ private:
+  coord::cluster_registry& registry_;
+};
+
 // What request handlers work with: this broker's settings, its partitions, the cluster as ZooKeeper
 // describes it, and metrics. Owned by the application; outlives every request.
 struct broker_context {
   const config::broker_config& config;
-  coord::cluster_registry& cluster;
+  cluster_metadata& cluster;
+  cluster_writes& writes;
   replication::partition_manager& partitions;
   metrics::broker_metrics& metrics;
   producer_ids& producer_id_source;

@@ -1,5 +1,7 @@
 #include "server/producer_ids.h"
 
+#include "server/broker_context.h"
+
 namespace ferry::server {
 
 result<producer_id> producer_ids::next() {

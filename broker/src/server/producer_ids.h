@@ -3,21 +3,22 @@
 #include <mutex>
 
 #include "base/result.h"
-#include "coord/cluster_registry.h"
 #include "model/ids.h"
 
 namespace ferry::server {
+
+class cluster_writes;
 
 // Hands out idempotent producer ids from blocks reserved in ZooKeeper (/latest_producer_id_block), so ids
 // are unique across the cluster and across restarts. Blocking: call through run_blocking.
 class producer_ids {
  public:
-  explicit producer_ids(coord::cluster_registry& cluster) : cluster_(cluster) {}
+  explicit producer_ids(cluster_writes& cluster) : cluster_(cluster) {}
 
   result<producer_id> next();
 
  private:
-  coord::cluster_registry& cluster_;
+  cluster_writes& cluster_;
   std::mutex mutex_;
   std::int64_t next_ = 0;
   std::int64_t last_ = -1;  // inclusive end of the current block; -1: none yet

@@ -85,7 +85,7 @@ topic_admin_result create_topic(broker_context& broker, const new_topic& topic, 
   }
   if (validate_only) return {};
 
-  const auto created = broker.cluster.create_topic(topic.name, assignment, topic.config);
+  const auto created = broker.writes.create_topic(topic.name, assignment, topic.config);
   if (!created) return fail(to_kafka_error(created.error()), created.error().message());
   FERRY_LOG(info, "server") << "created topic '" << topic.name << "' with " << assignment.size() << " partition(s)";
   return {};
@@ -120,7 +120,7 @@ topic_admin_result add_partitions(broker_context& broker, const std::string& top
     grown.insert(placed.value().begin(), placed.value().end());
   }
   if (validate_only) return {};
-  const auto written = broker.cluster.add_partitions(topic, grown);
+  const auto written = broker.writes.add_partitions(topic, grown);
   if (!written) return fail(to_kafka_error(written.error()), written.error().message());
   return {};
 }
@@ -139,7 +139,7 @@ topic_admin_result set_topic_overrides(broker_context& broker, const std::string
   if (auto error = config::resolve_topic_settings(broker.config.topic_defaults, overrides, settings))
     return {protocol::error_code::invalid_config, error->message};
   if (validate_only) return {};
-  const auto written = broker.cluster.set_topic_config(topic, overrides);
+  const auto written = broker.writes.set_topic_config(topic, overrides);
   if (!written) return {to_kafka_error(written.error()), written.error().message()};
   FERRY_LOG(info, "server") << "changed configs of topic '" << topic << "'";
   return {};

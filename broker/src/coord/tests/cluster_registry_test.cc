@@ -155,7 +155,7 @@ TEST(ClusterRegistry, CreateTopicGetsLeadersFromTheController) {
 
   auto assignment = assign_replicas(ids({1, 2}), 3, 2, 0);
   ASSERT_TRUE(assignment);
-  auto topic_id = one->create_topic("orders", assignment.value(), {{"cleanup.policy", "compact"}});
+  auto topic_id = one->topics().create_topic("orders", assignment.value(), {{"cleanup.policy", "compact"}});
   ASSERT_TRUE(topic_id) << topic_id.error().message();
 
   for (auto* r : {one.get(), two.get()}) {
@@ -192,12 +192,12 @@ TEST(ClusterRegistry, CreateTopicRejectsDuplicatesAndBadInput) {
   auto broker = start_broker(connect, 1);
   ASSERT_TRUE(broker);
   const layout::replica_assignment one_partition = {{partition_id{0}, ids({1})}};
-  ASSERT_TRUE(broker->create_topic("t", one_partition, {}));
-  EXPECT_EQ(broker->create_topic("t", one_partition, {}).error(), errc::node_exists);
-  EXPECT_EQ(broker->create_topic("bad/name", one_partition, {}).error(), errc::invalid_argument);
-  EXPECT_EQ(broker->create_topic("gap", {{partition_id{1}, ids({1})}}, {}).error(), errc::invalid_argument);
-  EXPECT_EQ(broker->create_topic("dup", {{partition_id{0}, ids({1, 1})}}, {}).error(), errc::invalid_argument);
-  EXPECT_EQ(broker->create_topic("empty", {}, {}).error(), errc::invalid_argument);
+  ASSERT_TRUE(broker->topics().create_topic("t", one_partition, {}));
+  EXPECT_EQ(broker->topics().create_topic("t", one_partition, {}).error(), errc::node_exists);
+  EXPECT_EQ(broker->topics().create_topic("bad/name", one_partition, {}).error(), errc::invalid_argument);
+  EXPECT_EQ(broker->topics().create_topic("gap", {{partition_id{1}, ids({1})}}, {}).error(), errc::invalid_argument);
+  EXPECT_EQ(broker->topics().create_topic("dup", {{partition_id{0}, ids({1, 1})}}, {}).error(), errc::invalid_argument);
+  EXPECT_EQ(broker->topics().create_topic("empty", {}, {}).error(), errc::invalid_argument);
 }
 
 TEST(ClusterRegistry, TopicConfigChangesReachEveryBroker) {
@@ -205,11 +205,11 @@ TEST(ClusterRegistry, TopicConfigChangesReachEveryBroker) {
   auto one = start_broker(connect, 1);
   auto two = start_broker(connect, 2);
   ASSERT_TRUE(one && two);
-  ASSERT_TRUE(one->create_topic("logs", {{partition_id{0}, ids({1})}}, {{"retention.ms", "1000"}}));
+  ASSERT_TRUE(one->topics().create_topic("logs", {{partition_id{0}, ids({1})}}, {{"retention.ms", "1000"}}));
   await(*two, [](const cluster_view& v) { return v.find_topic("logs") != nullptr; });
 
   const layout::config_map changed = {{"retention.ms", "2000"}, {"segment.bytes", "1048576"}};
-  ASSERT_TRUE(one->set_topic_config("logs", changed));
+  ASSERT_TRUE(one->topics().set_topic_config("logs", changed));
   for (auto* r : {one.get(), two.get()}) {
     await(*r, [&](const cluster_view& v) { return v.find_topic("logs") && v.find_topic("logs")->config == changed; });
   }
@@ -221,7 +221,7 @@ TEST(ClusterRegistry, TopicConfigChangesReachEveryBroker) {
   EXPECT_EQ(json::parse(zk->get("/config/changes/" + changes[0]).value().data),
             json::parse(R"({"version":2,"entity_path":"topics/logs"})"));
 
-  EXPECT_EQ(one->set_topic_config("unknown", changed).error(), errc::no_node);
+  EXPECT_EQ(one->topics().set_topic_config("unknown", changed).error(), errc::no_node);
 }
 
 TEST(ClusterRegistry, DeleteTopicRemovesItsNodes) {
@@ -230,12 +230,12 @@ TEST(ClusterRegistry, DeleteTopicRemovesItsNodes) {
   auto two = start_broker(connect, 2);
   ASSERT_TRUE(one && two);
   await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
-  ASSERT_TRUE(one->create_topic("doomed", assign_replicas(ids({1, 2}), 4, 2, 1).value(), {{"a", "b"}}));
-  ASSERT_TRUE(one->create_topic("kept", {{partition_id{0}, ids({2})}}, {}));
+  ASSERT_TRUE(one->topics().create_topic("doomed", assign_replicas(ids({1, 2}), 4, 2, 1).value(), {{"a", "b"}}));
+  ASSERT_TRUE(one->topics().create_topic("kept", {{partition_id{0}, ids({2})}}, {}));
   await(*two, [](const cluster_view& v) { return has_leaders(v, "doomed") && has_leaders(v, "kept"); });
 
-  ASSERT_TRUE(two->delete_topic("doomed"));
-  EXPECT_TRUE(two->delete_topic("doomed"));  // already marked: fine
+  ASSERT_TRUE(two->topics().delete_topic("doomed"));
+  EXPECT_TRUE(two->topics().delete_topic("doomed"));  // already marked: fine
   for (auto* r : {one.get(), two.get()}) {
     const auto view = await(*r, [](const cluster_view& v) { return v.find_topic("doomed") == nullptr; });
     EXPECT_NE(view->find_topic("kept"), nullptr);
@@ -245,10 +245,10 @@ TEST(ClusterRegistry, DeleteTopicRemovesItsNodes) {
   EXPECT_TRUE(test::eventually([&] { return !zk->exists("/admin/delete_topics/doomed").value(); }));
   EXPECT_FALSE(zk->exists("/brokers/topics/doomed").value());
   EXPECT_FALSE(zk->exists("/config/topics/doomed").value());
-  EXPECT_EQ(two->delete_topic("doomed").error(), errc::no_node);
+  EXPECT_EQ(two->topics().delete_topic("doomed").error(), errc::no_node);
 
   // The name can be used again.
-  ASSERT_TRUE(one->create_topic("doomed", {{partition_id{0}, ids({1})}}, {}));
+  ASSERT_TRUE(one->topics().create_topic("doomed", {{partition_id{0}, ids({1})}}, {}));
   await(*two, [](const cluster_view& v) { return has_leaders(v, "doomed") && v.find_topic("doomed")->config.empty(); });
 }
 
@@ -273,7 +273,7 @@ TEST(ClusterRegistry, ControllerFailsOver) {
   EXPECT_EQ(json::parse(zk->get("/controller").value().data)["brokerid"], survivor_id.value());
 
   // The new controller does the work.
-  ASSERT_TRUE(survivor->create_topic("after", {{partition_id{0}, {survivor_id}}}, {}));
+  ASSERT_TRUE(survivor->topics().create_topic("after", {{partition_id{0}, {survivor_id}}}, {}));
   await(*survivor, [](const cluster_view& v) { return has_leaders(v, "after"); });
 }
 
@@ -284,11 +284,11 @@ TEST(ClusterRegistry, ElectsOnlyFromTheIsrAndWaitsForIt) {
   auto three = start_broker(connect, 3);
   ASSERT_TRUE(one && two && three);
   await(*one, [](const cluster_view& v) { return v.brokers.size() == 3; });
-  ASSERT_TRUE(one->create_topic("t", {{partition_id{0}, ids({2, 3})}}, {}));
+  ASSERT_TRUE(one->topics().create_topic("t", {{partition_id{0}, ids({2, 3})}}, {}));
   auto view = await(*one, [](const cluster_view& v) { return has_leaders(v, "t"); });
   EXPECT_EQ(state_of(*view, "t", 0)->leader, broker_id{2});
   // Broker 3 has caught up: the leader adds it to the ISR.
-  ASSERT_TRUE(two->alter_isr({"t", partition_id{0}}, leader_epoch{0}, ids({2, 3})));
+  ASSERT_TRUE(two->topics().alter_isr({"t", partition_id{0}}, leader_epoch{0}, ids({2, 3})));
   await(*one, [](const cluster_view& v) { return state_of(v, "t", 0)->isr == ids({2, 3}); });
 
   // The leader dies: the next replica in the ISR takes over and the ISR shrinks to it.
@@ -319,13 +319,35 @@ TEST(ClusterRegistry, ElectsOnlyFromTheIsrAndWaitsForIt) {
   EXPECT_EQ(state_of(*view, "t", 0)->isr, ids({3}));
 }
 
+// unclean.leader.election.enable (a topic override here) lets a live replica that is not in sync lead when
+// no in-sync one is alive; without it the partition waits (ElectsOnlyFromTheIsrAndWaitsForIt).
+TEST(ClusterRegistry, UncleanElectionWhenTheTopicAllowsIt) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  auto three = start_broker(connect, 3);
+  ASSERT_TRUE(one && two && three);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 3; });
+  ASSERT_TRUE(one->topics().create_topic("strict", {{partition_id{0}, ids({2, 3})}}, {}));
+  ASSERT_TRUE(one->topics().create_topic("lenient", {{partition_id{0}, ids({2, 3})}},
+                                         {{"unclean.leader.election.enable", "true"}}));
+  await(*one, [](const cluster_view& v) { return has_leaders(v, "strict") && has_leaders(v, "lenient"); });
+  two.reset();  // the only in-sync replica of both
+  const auto view = await(*one, [](const cluster_view& v) {
+    return state_of(v, "strict", 0)->leader == no_broker && state_of(v, "lenient", 0)->leader == broker_id{3};
+  });
+  EXPECT_EQ(state_of(*view, "lenient", 0)->isr, ids({3}));
+  EXPECT_EQ(state_of(*view, "lenient", 0)->epoch, leader_epoch{1});
+  EXPECT_EQ(state_of(*view, "strict", 0)->isr, ids({2}));
+}
+
 TEST(ClusterRegistry, OnlyReplicaLeavesAndReturns) {
   const auto connect = test::fresh_connect();
   auto one = start_broker(connect, 1);
   auto two = start_broker(connect, 2);
   ASSERT_TRUE(one && two);
   await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
-  ASSERT_TRUE(one->create_topic("solo", {{partition_id{0}, ids({2})}}, {}));
+  ASSERT_TRUE(one->topics().create_topic("solo", {{partition_id{0}, ids({2})}}, {}));
   await(*one, [](const cluster_view& v) { return has_leaders(v, "solo"); });
 
   two.reset();
@@ -344,7 +366,7 @@ TEST(ClusterRegistry, DeadFollowersLeaveTheIsrAndLeadersAddThemBack) {
   auto two = start_broker(connect, 2);
   ASSERT_TRUE(one && two);
   await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
-  ASSERT_TRUE(one->create_topic("r", {{partition_id{0}, ids({1, 2})}}, {}));
+  ASSERT_TRUE(one->topics().create_topic("r", {{partition_id{0}, ids({1, 2})}}, {}));
   await(*one, [](const cluster_view& v) { return has_leaders(v, "r"); });
   const topic_partition tp{"r", partition_id{0}};
 
@@ -354,10 +376,10 @@ TEST(ClusterRegistry, DeadFollowersLeaveTheIsrAndLeadersAddThemBack) {
 
   two = start_broker(connect, 2);
   ASSERT_TRUE(two);
-  EXPECT_EQ(two->alter_isr(tp, leader_epoch{0}, ids({1, 2})).error(), errc::fenced);  // not the leader
-  EXPECT_EQ(one->alter_isr(tp, leader_epoch{7}, ids({1, 2})).error(), errc::fenced);  // stale epoch
-  EXPECT_EQ(one->alter_isr(tp, leader_epoch{0}, ids({2})).error(), errc::invalid_argument);
-  auto altered = one->alter_isr(tp, leader_epoch{0}, ids({1, 2}));
+  EXPECT_EQ(two->topics().alter_isr(tp, leader_epoch{0}, ids({1, 2})).error(), errc::fenced);  // not the leader
+  EXPECT_EQ(one->topics().alter_isr(tp, leader_epoch{7}, ids({1, 2})).error(), errc::fenced);  // stale epoch
+  EXPECT_EQ(one->topics().alter_isr(tp, leader_epoch{0}, ids({2})).error(), errc::invalid_argument);
+  auto altered = one->topics().alter_isr(tp, leader_epoch{0}, ids({1, 2}));
   ASSERT_TRUE(altered) << altered.error().message();
   EXPECT_EQ(altered.value().isr, ids({1, 2}));
   await(*two, [](const cluster_view& v) { return state_of(v, "r", 0) && state_of(v, "r", 0)->isr == ids({1, 2}); });
@@ -369,24 +391,24 @@ TEST(ClusterRegistry, AddPartitions) {
   ASSERT_TRUE(broker);
   const auto brokers = ids({1});
   const auto initial = assign_replicas(brokers, 2, 1, 0).value();
-  const auto topic_id = broker->create_topic("grow", initial, {}).value();
+  const auto topic_id = broker->topics().create_topic("grow", initial, {}).value();
   await(*broker, [](const cluster_view& v) { return has_leaders(v, "grow"); });
 
   auto grown = initial;
   grown.merge(assign_replicas(brokers, 2, 1, 0, 2).value());
   ASSERT_EQ(grown.size(), 4u);
-  ASSERT_TRUE(broker->add_partitions("grow", grown));
+  ASSERT_TRUE(broker->topics().add_partitions("grow", grown));
   const auto view = await(*broker, [](const cluster_view& v) {
     return has_leaders(v, "grow") && v.topics.at("grow").partitions.size() == 4;
   });
   EXPECT_EQ(view->topics.at("grow").topic_id, topic_id);
 
-  EXPECT_EQ(broker->add_partitions("grow", initial).error(), errc::invalid_argument);  // shrinking
+  EXPECT_EQ(broker->topics().add_partitions("grow", initial).error(), errc::invalid_argument);  // shrinking
   auto moved = grown;
   moved[partition_id{4}] = ids({1});
   moved[partition_id{0}] = ids({2});
-  EXPECT_EQ(broker->add_partitions("grow", moved).error(), errc::invalid_argument);  // reassigning
-  EXPECT_EQ(broker->add_partitions("missing", grown).error(), errc::no_node);
+  EXPECT_EQ(broker->topics().add_partitions("grow", moved).error(), errc::invalid_argument);  // reassigning
+  EXPECT_EQ(broker->topics().add_partitions("missing", grown).error(), errc::no_node);
 }
 
 TEST(ClusterRegistry, AssignsIdsToTopicsWrittenWithoutOne) {
@@ -402,12 +424,44 @@ TEST(ClusterRegistry, AssignsIdsToTopicsWrittenWithoutOne) {
   const auto node = json::parse(zk->get("/brokers/topics/legacy").value().data);
   EXPECT_EQ(node["version"], 3);
   EXPECT_EQ(node["topic_id"], view->topics.at("legacy").topic_id.to_string());
+}
 
-  // Malformed topic nodes are left out of the view instead of breaking it.
-  ASSERT_TRUE(zk->create("/brokers/topics/broken", "not json", create_mode::persistent));
-  ASSERT_TRUE(broker->create_topic("fine", {{partition_id{0}, ids({1})}}, {}));
-  const auto later = await(*broker, [](const cluster_view& v) { return has_leaders(v, "fine"); });
-  EXPECT_EQ(later->find_topic("broken"), nullptr);
+// A topic znode that cannot be used stays in the view, marked invalid and without partitions (so without
+// leaders), and nothing rewrites it; fixed, it is a topic again. Dropping it from the view would tell every
+// broker that the topic is gone.
+TEST(ClusterRegistry, KeepsUnusableTopicNodesAsInvalid) {
+  const auto connect = test::fresh_connect();
+  auto broker = start_broker(connect, 1);
+  auto zk = open_session(connect);
+  ASSERT_TRUE(broker && zk);
+  const std::pair<const char*, const char*> broken[] = {
+      {"garbage", "not json"},
+      {"empty", R"({"version":3,"partitions":{}})"},
+      {"twice", R"({"version":3,"partitions":{"0":[1,1]}})"},
+      {"nobody", R"({"version":3,"partitions":{"0":[]}})"},
+  };
+  for (const auto& [name, data] : broken)
+    ASSERT_TRUE(zk->create(std::string("/brokers/topics/") + name, data, create_mode::persistent));
+  ASSERT_TRUE(broker->topics().create_topic("fine", {{partition_id{0}, ids({1})}}, {}));
+  const auto view = await(*broker, [&](const cluster_view& v) {
+    if (!has_leaders(v, "fine")) return false;
+    for (const auto& [name, data] : broken)
+      if (v.find_topic(name) == nullptr) return false;
+    return true;
+  });
+  for (const auto& [name, data] : broken) {
+    const auto* topic = view->find_topic(name);
+    ASSERT_NE(topic, nullptr) << name;
+    EXPECT_FALSE(topic->valid()) << name;
+    EXPECT_FALSE(topic->invalid.empty()) << name;
+    EXPECT_TRUE(topic->partitions.empty()) << name;
+    // The controller neither assigned an id (a rewrite) nor created partition states.
+    EXPECT_EQ(zk->get(std::string("/brokers/topics/") + name).value().data, data) << name;
+    EXPECT_FALSE(zk->exists(std::string("/brokers/topics/") + name + "/partitions").value()) << name;
+  }
+  ASSERT_TRUE(zk->set("/brokers/topics/garbage", R"({"version":1,"partitions":{"0":[1]}})"));
+  const auto fixed = await(*broker, [](const cluster_view& v) { return has_leaders(v, "garbage"); });
+  EXPECT_TRUE(fixed->find_topic("garbage")->valid());
 }
 
 TEST(ClusterRegistry, ProducerIdBlocksAreDisjoint) {
@@ -460,7 +514,7 @@ TEST(ClusterRegistry, ListenersRunOnTheWorkerThread) {
     if (has_leaders(*v, "heard")) saw_topic = true;
   });
   ASSERT_TRUE(test::eventually([&] { return calls.load() >= 1; }));  // called with the current view first
-  ASSERT_TRUE(broker->create_topic("heard", {{partition_id{0}, ids({1})}}, {}));
+  ASSERT_TRUE(broker->topics().create_topic("heard", {{partition_id{0}, ids({1})}}, {}));
   ASSERT_TRUE(test::eventually([&] { return saw_topic.load(); }));
   std::lock_guard lock(mutex);
   EXPECT_EQ(threads.size(), 1u);
@@ -486,7 +540,7 @@ TEST(ClusterRegistry, SurvivesSessionExpiry) {
   });
   EXPECT_NE(spy->exists("/brokers/ids/1").value()->ephemeral_owner, owner);
   // ... and its view keeps following the cluster.
-  ASSERT_TRUE(two->create_topic("after-expiry", {{partition_id{0}, ids({1})}}, {}));
+  ASSERT_TRUE(two->topics().create_topic("after-expiry", {{partition_id{0}, ids({1})}}, {}));
   await(*one, [](const cluster_view& v) { return has_leaders(v, "after-expiry"); });
   await(*one, [](const cluster_view& v) { return v.controller != no_broker; });
 }
@@ -503,7 +557,7 @@ TEST(ClusterRegistry, SurvivesAZooKeeperRestart) {
   server.restart();
 
   // Calls wait for the reconnect; watches carry over (or are set again after an expiry).
-  ASSERT_TRUE(one->create_topic("after-restart", {{partition_id{0}, ids({2})}}, {}));
+  ASSERT_TRUE(one->topics().create_topic("after-restart", {{partition_id{0}, ids({2})}}, {}));
   for (auto* r : {one.get(), two.get()}) {
     await(*r, [](const cluster_view& v) { return has_leaders(v, "after-restart") && v.brokers.size() == 2; });
   }

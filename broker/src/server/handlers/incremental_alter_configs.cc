@@ -93,7 +93,7 @@ awaitable<p::incremental_alter_configs_response> handle_incremental_alter_config
     // The current overrides come from ZooKeeper, not the view: a change made through another broker may not
     // have reached this one's view yet, and writing back a stale map would undo it.
     const auto current = co_await run_blocking(
-        ctx.broker, [&ctx, &resource] { return ctx.broker.cluster.read_topic_config(resource.resource_name); });
+        ctx.broker, [&ctx, &resource] { return ctx.broker.writes.read_topic_config(resource.resource_name); });
     if (!current) {
       out.error_code = ctx.error(to_kafka_error(current.error()));
       out.error_message = "topic '" + resource.resource_name + "' does not exist";

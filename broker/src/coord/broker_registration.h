@@ -1,0 +1,29 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "coord/zk_session.h"
+#include "model/ids.h"
+
+namespace ferry::coord {
+
+// What a broker registers about itself in /brokers/ids/<id>.
+struct broker_endpoint {
+  broker_id id;
+  std::string host;  // advertised PLAINTEXT listener
+  std::int32_t port = 9092;
+  std::optional<std::string> rack;
+};
+
+// Creates this broker's ephemeral /brokers/ids/<id> on `session`. When the node exists from an earlier
+// session of this broker (a restart within the session timeout), waits until `deadline` for it to vanish;
+// without a deadline, or past it, errc::node_exists names the other session. A node of this very session
+// (a retried create whose reply was lost) counts as registered. Blocking.
+result<void> register_broker(zk_session& session, const broker_endpoint& self,
+                             std::optional<std::chrono::steady_clock::time_point> deadline);
+
+}  // namespace ferry::coord

@@ -1,0 +1,314 @@
+#include "coord/controller.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <set>
+
+#include "base/log.h"
+#include "coord/errc.h"
+
+namespace ferry::coord {
+namespace {
+
+// Kafka purges config change notifications older than this (changeExpirationMs).
+constexpr std::int64_t config_change_expiry_ms = std::int64_t{15} * 60 * 1000;
+// Multi-ops are bounded by the server's request size: big topics are written and deleted in slices.
+constexpr std::size_t deletions_per_multi = 500;
+constexpr std::size_t creations_per_multi = 600;
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool contains(const std::vector<broker_id>& ids, broker_id id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+}  // namespace
+
+result<void> controller::refresh() {
+  auto& model = table_.model();
+  FERRY_TRY(auto got, table_.read_watched(std::string(layout::controller_path), task{task_kind::controller}, true));
+  if (!got) {
+    model.controller = no_broker;
+    if (active_) resign();
+    return try_elect();
+  }
+  auto registration = layout::decode_controller(got->data);
+  if (!registration) {
+    FERRY_LOG(warn, "coord") << "malformed " << layout::controller_path << ": " << got->data;
+    model.controller = no_broker;
+    if (active_) resign();
+    return success();
+  }
+  model.controller = registration.value().id;
+  const bool ours = registration.value().id == self_ && got->stat.ephemeral_owner == session_.session_id();
+  if (ours && !active_) {
+    // An election whose reply was lost: it did succeed.
+    FERRY_TRY(const auto epoch_node, session_.get(std::string(layout::controller_epoch_path)));
+    FERRY_TRY(const auto epoch, layout::decode_controller_epoch(epoch_node.data));
+    become_controller(epoch, epoch_node.stat.version);
+  } else if (!ours && active_) {
+    resign();
+  }
+  return success();
+}
+
+result<void> controller::try_elect() {
+  const std::string epoch_path(layout::controller_epoch_path);
+  auto epoch_node = session_.get(epoch_path);
+  if (!epoch_node && epoch_node.error() == errc::no_node) {
+    auto created = session_.create(epoch_path, layout::encode_controller_epoch(0), create_mode::persistent);
+    if (!created && created.error() != errc::node_exists) return created.error();
+    epoch_node = session_.get(epoch_path);
+  }
+  if (!epoch_node) return epoch_node.error();
+  FERRY_TRY(const auto epoch, layout::decode_controller_epoch(epoch_node.value().data));
+  const std::int32_t version = epoch_node.value().stat.version;
+
+  // Kafka's registerControllerAndIncrementControllerEpoch: both or neither.
+  const std::vector<zk_op> ops = {
+      zk_op::create(std::string(layout::controller_path), layout::encode_controller({self_, now_ms()}),
+                    create_mode::ephemeral),
+      zk_op::set(epoch_path, layout::encode_controller_epoch(epoch + 1), version)};
+  auto elected = session_.multi(ops);
+  if (elected) {
+    become_controller(epoch + 1, version + 1);
+    return success();
+  }
+  // Another broker won (its /controller triggers our creation watch), or the reply was lost and refresh()
+  // will find out whether we won.
+  if (elected.error() == errc::node_exists || elected.error() == errc::bad_version) return success();
+  return elected.error();
+}
+
+void controller::become_controller(std::int32_t epoch, std::int32_t epoch_version) {
+  epoch_ = epoch;
+  epoch_version_ = epoch_version;
+  active_ = true;
+  table_.model().controller = self_;
+  FERRY_LOG(info, "coord") << "broker " << self_ << " is the controller, epoch " << epoch;
+}
+
+void controller::resign() {
+  active_ = false;
+  FERRY_LOG(info, "coord") << "broker " << self_ << " is no longer the controller";
+}
+
+result<void> controller::controller_write(std::vector<zk_op> ops) {
+  ops.insert(ops.begin(), zk_op::check(std::string(layout::controller_epoch_path), epoch_version_));
+  std::size_t failed = ops.size();
+  auto written = session_.multi(ops, &failed);
+  if (written) return success();
+  if (failed == 0) {
+    // /controller_epoch moved on: another broker was elected.
+    resign();
+    enqueue_(task{task_kind::controller}, {});
+    return errc::not_controller;
+  }
+  return written.error();
+}
+
+result<void> controller::reconcile() {
+  auto& model = table_.model();
+  std::vector<std::string> without_id;
+  for (const auto& [name, topic] : model.topics) {
+    if (topic.invalid.empty() && topic.topic_id.is_zero() && !topic.marked_for_deletion) without_id.push_back(name);
+  }
+  for (const auto& name : without_id) {
+    FERRY_TRY(assign_topic_id(name));
+  }
+
+  const std::vector<std::string> doomed(table_.deletion_markers().begin(), table_.deletion_markers().end());
+  for (const auto& name : doomed) {
+    FERRY_TRY(delete_topic_nodes(name));
+    table_.forget_deletion_marker(name);
+  }
+
+  std::vector<std::string> names;
+  for (const auto& [name, topic] : model.topics) {
+    if (!topic.marked_for_deletion && topic.invalid.empty()) names.push_back(name);
+  }
+  std::error_code failure;  // the first error that is not a lost race; the whole pass is retried
+  for (const auto& name : names) {
+    std::vector<partition_id> missing;
+    for (const auto& [p, info] : model.topics.at(name).partitions) {
+      if (!info.state) {
+        missing.push_back(p);
+        continue;
+      }
+      auto done = elect_leader(name, p);
+      if (done) continue;
+      if (done.error() == errc::not_controller || done.error() == errc::closed) return done.error();
+      // A lost race: the state changed meanwhile. Its watch re-reads it and the next pass looks again.
+      if (done.error() != errc::bad_version && done.error() != errc::no_node && !failure) failure = done.error();
+    }
+    if (missing.empty()) continue;
+    auto done = create_partition_states(name, missing);
+    if (done) continue;
+    if (done.error() == errc::not_controller || done.error() == errc::closed) return done.error();
+    if (done.error() == errc::node_exists || done.error() == errc::no_node) {
+      // Created (or the topic deleted) by someone else meanwhile: read those states again.
+      for (const auto p : missing) enqueue_(task{task_kind::partition_state, name, p.value()}, {});
+    } else if (!failure) {
+      failure = done.error();
+    }
+  }
+  if (failure) return failure;
+  return success();
+}
+
+result<void> controller::assign_topic_id(const std::string& name) {
+  const auto& topic = table_.model().topics.at(name);
+  layout::topic_assignment assignment;
+  assignment.topic_id = uuid::random();
+  for (const auto& [p, info] : topic.partitions) assignment.partitions.emplace(p, info.replicas);
+  auto written = controller_write(
+      {zk_op::set(layout::topic_path(name), layout::encode_topic(assignment), table_.topic_version(name))});
+  if (!written && written.error() == errc::bad_version) {
+    enqueue_(task{task_kind::topic, name}, {});
+    return success();
+  }
+  FERRY_TRY(written);
+  FERRY_LOG(info, "coord") << "assigned topic id " << assignment.topic_id << " to topic " << name;
+  return success();
+}
+
+result<void> controller::delete_topic_nodes(const std::string& name) {
+  // Post-order: children before their parent. A topic that is already gone leaves only the marker.
+  std::vector<std::string> doomed;
+  std::function<result<void>(const std::string&)> collect = [&](const std::string& path) -> result<void> {
+    auto children = session_.get_children(path);
+    if (!children) return children.error() == errc::no_node ? success() : result<void>(children.error());
+    for (const auto& child : children.value()) {
+      FERRY_TRY(collect(layout::child_path(path, child)));
+    }
+    doomed.push_back(path);
+    return success();
+  };
+  FERRY_TRY(collect(layout::topic_path(name)));
+  FERRY_TRY(const auto config, session_.exists(layout::topic_config_path(name)));
+  if (config) doomed.push_back(layout::topic_config_path(name));
+  doomed.push_back(layout::delete_topic_path(name));
+
+  for (std::size_t begin = 0; begin < doomed.size(); begin += deletions_per_multi) {
+    std::vector<zk_op> ops;
+    for (std::size_t i = begin; i < std::min(doomed.size(), begin + deletions_per_multi); ++i)
+      ops.push_back(zk_op::remove(doomed[i]));
+    FERRY_TRY(controller_write(std::move(ops)));
+  }
+  FERRY_LOG(info, "coord") << "deleted topic " << name;
+  return success();
+}
+
+result<void> controller::create_partition_states(const std::string& name, const std::vector<partition_id>& missing) {
+  auto& model = table_.model();
+  const std::string partitions_path = layout::topic_partitions_path(name);
+  auto children = session_.get_children(partitions_path);
+  if (!children && children.error() != errc::no_node) return children.error();
+  const std::set<std::string> existing =
+      children ? std::set<std::string>(children.value().begin(), children.value().end()) : std::set<std::string>{};
+  std::vector<zk_op> ops;
+  if (!children) ops.push_back(zk_op::create(partitions_path, ""));
+  std::vector<std::pair<partition_id, layout::leader_and_isr>> created;
+  for (const auto p : missing) {
+    std::vector<broker_id> live_replicas;
+    for (const auto r : model.topics.at(name).partitions.at(p).replicas) {
+      if (model.is_live(r)) live_replicas.push_back(r);
+    }
+    // Kafka's NewPartition -> OnlinePartition: the first live replica leads. Kafka also counts every live
+    // follower in sync from the start; Ferry starts the ISR with the leader alone, and followers join through
+    // alter_isr once they have caught up, so a leader failover never elects a replica that holds no data.
+    // Without any live replica the partition stays offline until one registers.
+    if (live_replicas.empty()) continue;
+    if (!existing.contains(std::to_string(p.value())))
+      ops.push_back(zk_op::create(layout::partition_path(name, p), ""));
+    layout::leader_and_isr state{live_replicas.front(), leader_epoch{0}, {live_replicas.front()}, epoch_};
+    ops.push_back(zk_op::create(layout::partition_state_path(name, p), layout::encode_partition_state(state)));
+    created.emplace_back(p, std::move(state));
+  }
+  if (created.empty()) return success();
+  // Slices keep their order, parents first.
+  for (std::size_t begin = 0; begin < ops.size(); begin += creations_per_multi) {
+    std::vector<zk_op> part(ops.begin() + static_cast<std::ptrdiff_t>(begin),
+                            ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), begin + creations_per_multi)));
+    FERRY_TRY(controller_write(std::move(part)));
+  }
+  auto& partitions = model.topics.at(name).partitions;
+  for (auto& [p, s] : created) {
+    partitions.at(p).state = partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, 0};
+  }
+  FERRY_LOG(info, "coord") << "created " << created.size() << " partition states of topic " << name;
+  return success();
+}
+
+bool controller::unclean_election_allowed(const topic_info& topic) const {
+  const auto it = topic.config.find("unclean.leader.election.enable");
+  return it == topic.config.end() ? unclean_election_default_ : it->second == "true";
+}
+
+result<void> controller::elect_leader(const std::string& name, partition_id p) {
+  auto& model = table_.model();
+  const auto& topic = model.topics.at(name);
+  const auto& info = topic.partitions.at(p);
+  const auto& current = *info.state;
+  layout::leader_and_isr next{current.leader, current.epoch, current.isr, epoch_};
+  std::vector<broker_id> live_isr;
+  for (const auto r : current.isr) {
+    if (model.is_live(r)) live_isr.push_back(r);
+  }
+  bool unclean = false;
+  if (current.leader == no_broker || !model.is_live(current.leader)) {
+    // Clean election: the first replica in assignment order that is alive and in the ISR.
+    auto candidate = std::find_if(info.replicas.begin(), info.replicas.end(),
+                                  [&](broker_id r) { return model.is_live(r) && contains(current.isr, r); });
+    if (candidate == info.replicas.end() && unclean_election_allowed(topic)) {
+      // Nobody in sync is alive, and the topic prefers availability to what the ISR held: any live replica.
+      candidate = std::find_if(info.replicas.begin(), info.replicas.end(), [&](broker_id r) { return model.is_live(r); });
+      unclean = candidate != info.replicas.end();
+    }
+    if (candidate != info.replicas.end()) {
+      next.leader = *candidate;
+      next.epoch = leader_epoch{current.epoch.value() + 1};
+      next.isr = unclean ? std::vector<broker_id>{*candidate} : live_isr;
+    } else if (current.leader != no_broker) {
+      // Nobody in sync is alive: no leader, and the ISR is kept so one of its members can take over later.
+      next.leader = no_broker;
+      next.epoch = leader_epoch{current.epoch.value() + 1};
+    }
+  } else if (live_isr != current.isr) {
+    // A follower died: drop it from the ISR (the leader adds it back through alter_isr once caught up). The
+    // leader is unchanged, so is its epoch; the state znode's version still moves.
+    next.isr = live_isr;
+  }
+  if (next.leader == current.leader && next.epoch == current.epoch && next.isr == current.isr) return success();
+
+  FERRY_TRY(controller_write(
+      {zk_op::set(layout::partition_state_path(name, p), layout::encode_partition_state(next), current.zk_version)}));
+  if (unclean) {
+    FERRY_LOG(warn, "coord") << "partition " << name << "/" << p << ": unclean leader election: broker " << next.leader
+                             << " was not in sync; records only the old in-sync replicas had are lost";
+  }
+  FERRY_LOG(info, "coord") << "partition " << name << "/" << p << ": leader " << next.leader << ", epoch " << next.epoch
+                           << ", " << next.isr.size() << " in sync";
+  model.topics.at(name).partitions.at(p).state =
+      partition_state{next.leader, next.epoch, std::move(next.isr), next.controller_epoch, current.zk_version + 1};
+  return success();
+}
+
+result<void> controller::purge_config_changes(const std::vector<std::string>& children) {
+  const std::string parent(layout::config_changes_path);
+  const std::int64_t cutoff = now_ms() - config_change_expiry_ms;
+  for (const auto& child : children) {
+    const std::string path = layout::child_path(parent, child);
+    FERRY_TRY(const auto stat, session_.exists(path));
+    if (!stat || stat->ctime_ms >= cutoff) continue;
+    auto removed = session_.remove(path);
+    if (!removed && removed.error() != errc::no_node) return removed.error();
+  }
+  return success();
+}
+
+}  // namespace ferry::coord

@@ -1,0 +1,296 @@
+#include "coord/metadata_table.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "base/log.h"
+#include "coord/errc.h"
+
+namespace ferry::coord {
+namespace {
+
+std::string children_key(std::string_view path) { return "c:" + std::string(path); }
+std::string data_key(std::string_view path) { return "d:" + std::string(path); }
+
+}  // namespace
+
+std::optional<std::string> assignment_problem(const layout::topic_assignment& assignment) {
+  if (assignment.partitions.empty()) return "it assigns no partitions";
+  for (const auto& [p, replicas] : assignment.partitions) {
+    const std::string where = "partition " + std::to_string(p.value());
+    if (replicas.empty()) return where + " has no replicas";
+    auto sorted = replicas;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.front().value() < 0) return where + " names a negative broker id";
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return where + " names a broker twice";
+  }
+  return std::nullopt;
+}
+
+void metadata_table::forget_fired(const std::vector<std::string>& keys) {
+  for (const auto& key : keys) armed_.erase(key);
+}
+
+watcher metadata_table::watch_for(task t, std::string key) const {
+  return [enqueue = enqueue_, t = std::move(t), key = std::move(key)](watch_event, const std::string&) {
+    enqueue(t, key);
+  };
+}
+
+result<std::optional<node_data>> metadata_table::read_watched(const std::string& path, const task& t,
+                                                              bool watch_creation) {
+  const std::string key = data_key(path);
+  const bool arm = !armed_.contains(key);
+  auto got = session_.get(path, arm ? watch_for(t, key) : watcher{});
+  if (got) {
+    if (arm) armed_.insert(key);
+    return std::optional<node_data>(std::move(got).value());
+  }
+  if (got.error() != errc::no_node) return got.error();
+  if (!watch_creation || !arm) return std::optional<node_data>{};
+  // A failed get sets no watch; exists does, and fires when the node is created.
+  FERRY_TRY(const auto stat, session_.exists(path, watch_for(t, key)));
+  armed_.insert(key);
+  if (!stat) return std::optional<node_data>{};
+  auto again = session_.get(path);
+  if (!again) {
+    if (again.error() == errc::no_node) return std::optional<node_data>{};
+    return again.error();
+  }
+  return std::optional<node_data>(std::move(again).value());
+}
+
+result<void> metadata_table::resync() {
+  FERRY_TRY(refresh_deletions());
+  // Notifications first: every config read after this point is at least as new as they are.
+  FERRY_TRY(refresh_config_changes(true));
+  return refresh_topics(true);
+}
+
+result<void> metadata_table::refresh_brokers(broker_id self, const std::function<result<void>()>& reregister) {
+  const std::string parent(layout::brokers_ids_path);
+  const std::string key = children_key(parent);
+  const bool arm = !armed_.contains(key);
+  FERRY_TRY(const auto children,
+            session_.get_children(parent, arm ? watch_for(task{task_kind::brokers}, key) : watcher{}));
+  if (arm) armed_.insert(key);
+
+  std::map<broker_id, broker_info> brokers;
+  for (const auto& child : children) {
+    std::int32_t id = 0;
+    const auto [end, ec] = std::from_chars(child.data(), child.data() + child.size(), id);
+    if (ec != std::errc{} || end != child.data() + child.size()) continue;
+    auto got = session_.get(layout::child_path(parent, child));
+    if (!got) {
+      if (got.error() == errc::no_node) continue;  // left meanwhile
+      return got.error();
+    }
+    auto registration = layout::decode_broker(got.value().data);
+    if (!registration) {
+      FERRY_LOG(warn, "coord") << "ignoring broker " << child << ": malformed registration " << got.value().data;
+      continue;
+    }
+    auto& r = registration.value();
+    brokers.emplace(broker_id{id}, broker_info{broker_id{id}, std::move(r.host), r.port, std::move(r.rack),
+                                               std::move(r.endpoints), got.value().stat.czxid});
+  }
+  model_.brokers = std::move(brokers);
+  // Someone deleted our registration while our session lives on: put it back.
+  if (!model_.brokers.contains(self)) {
+    FERRY_LOG(warn, "coord") << "registration of broker " << self << " disappeared; registering again";
+    FERRY_TRY(reregister());
+    return refresh_brokers(self, reregister);
+  }
+  return success();
+}
+
+result<void> metadata_table::refresh_deletions() {
+  const std::string parent(layout::delete_topics_path);
+  const std::string key = children_key(parent);
+  const bool arm = !armed_.contains(key);
+  FERRY_TRY(auto children,
+            session_.get_children(parent, arm ? watch_for(task{task_kind::deletions}, key) : watcher{}));
+  if (arm) armed_.insert(key);
+  deletion_markers_ = std::set<std::string, std::less<>>(children.begin(), children.end());
+  for (auto& [name, topic] : model_.topics) topic.marked_for_deletion = deletion_markers_.contains(name);
+  return success();
+}
+
+result<void> metadata_table::refresh_topics(bool full) {
+  const std::string parent(layout::brokers_topics_path);
+  const std::string key = children_key(parent);
+  const bool arm = !armed_.contains(key);
+  FERRY_TRY(const auto children,
+            session_.get_children(parent, arm ? watch_for(task{task_kind::topics}, key) : watcher{}));
+  if (arm) armed_.insert(key);
+
+  const std::set<std::string, std::less<>> names(children.begin(), children.end());
+  std::vector<std::string> gone;
+  for (const auto& [name, topic] : model_.topics) {
+    if (!names.contains(name)) gone.push_back(name);
+  }
+  for (const auto& name : gone) drop_topic(name);
+  for (const auto& name : names) {
+    if (full || !model_.topics.contains(name)) {
+      FERRY_TRY(refresh_topic(name, full));
+    }
+  }
+  return success();
+}
+
+result<void> metadata_table::refresh_topic(const std::string& name, bool full) {
+  FERRY_TRY(auto got, read_watched(layout::topic_path(name), task{task_kind::topic, name}, false));
+  if (!got) {
+    drop_topic(name);
+    return success();
+  }
+  const auto existing = model_.topics.find(name);
+  const bool is_new = existing == model_.topics.end();
+  auto assignment = layout::decode_topic(got->data);
+  if (!assignment) return mark_invalid(name, "it is malformed: " + got->data, got->stat.version, is_new || full);
+  if (auto problem = assignment_problem(assignment.value()))
+    return mark_invalid(name, std::move(*problem), got->stat.version, is_new || full);
+
+  // Built aside and committed whole, so a failed read leaves the model as it was for the retry.
+  topic_info updated = is_new ? topic_info{} : existing->second;
+  if (!updated.invalid.empty())
+    FERRY_LOG(info, "coord") << "topic " << name << ": " << layout::topic_path(name) << " is readable again";
+  updated.invalid.clear();
+  updated.topic_id = assignment.value().topic_id;
+  updated.marked_for_deletion = deletion_markers_.contains(name);
+
+  std::vector<partition_id> removed;
+  for (const auto& [p, info] : updated.partitions) {
+    if (!assignment.value().partitions.contains(p)) removed.push_back(p);
+  }
+  for (const auto p : removed) updated.partitions.erase(p);
+  for (auto& [p, replicas] : assignment.value().partitions) {
+    const bool known = updated.partitions.contains(p);
+    auto& partition = updated.partitions[p];
+    partition.replicas = std::move(replicas);
+    if (!known || full) {
+      FERRY_TRY(partition.state, read_partition_state(name, p, !updated.marked_for_deletion));
+    }
+  }
+  if (is_new || full) {
+    FERRY_TRY(updated.config, read_config(name));
+  }
+  model_.topics[name] = std::move(updated);
+  topic_versions_[name] = got->stat.version;
+  for (const auto p : removed) forget_partition(name, p);
+  return success();
+}
+
+result<void> metadata_table::mark_invalid(const std::string& name, std::string why, std::int32_t version,
+                                          bool read_config_too) {
+  auto& topic = model_.topics[name];
+  if (topic.invalid != why) {
+    FERRY_LOG(warn, "coord") << "topic " << name << " has no usable assignment (" << layout::topic_path(name) << ": "
+                             << why << "); it has no leaders until the znode is fixed, and no data is deleted";
+  }
+  if (read_config_too) {
+    FERRY_TRY(topic.config, read_config(name));
+  }
+  std::vector<partition_id> partitions;
+  for (const auto& [p, info] : topic.partitions) partitions.push_back(p);
+  topic.invalid = std::move(why);
+  topic.partitions.clear();
+  topic.marked_for_deletion = deletion_markers_.contains(name);
+  topic_versions_[name] = version;
+  for (const auto p : partitions) forget_partition(name, p);
+  return success();
+}
+
+result<std::optional<partition_state>> metadata_table::read_partition_state(const std::string& name, partition_id p,
+                                                                            bool watch_creation) {
+  const auto path = layout::partition_state_path(name, p);
+  FERRY_TRY(auto got, read_watched(path, task{task_kind::partition_state, name, p.value()}, watch_creation));
+  if (!got) return std::optional<partition_state>{};
+  auto state = layout::decode_partition_state(got->data);
+  if (!state) {
+    FERRY_LOG(warn, "coord") << "ignoring malformed " << path << ": " << got->data;
+    return std::optional<partition_state>{};
+  }
+  auto& s = state.value();
+  return std::optional<partition_state>(
+      partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, got->stat.version});
+}
+
+result<void> metadata_table::refresh_partition_state(const std::string& name, partition_id p) {
+  const auto topic = model_.topics.find(name);
+  if (topic == model_.topics.end() || !topic->second.partitions.contains(p)) return success();
+  // States of a topic being deleted are not coming back; a creation watch on them would only linger.
+  FERRY_TRY(auto state, read_partition_state(name, p, !topic->second.marked_for_deletion));
+  topic->second.partitions[p].state = std::move(state);
+  return success();
+}
+
+result<layout::config_map> metadata_table::read_config(const std::string& name) {
+  auto got = session_.get(layout::topic_config_path(name));
+  if (!got) {
+    if (got.error() != errc::no_node) return got.error();
+    return layout::config_map{};
+  }
+  auto config = layout::decode_topic_config(got.value().data);
+  if (!config) {
+    FERRY_LOG(warn, "coord") << "ignoring malformed " << layout::topic_config_path(name) << ": " << got.value().data;
+    return layout::config_map{};
+  }
+  return config;
+}
+
+result<std::vector<std::string>> metadata_table::refresh_config_changes(bool skip_existing) {
+  const std::string parent(layout::config_changes_path);
+  const std::string key = children_key(parent);
+  const bool arm = !armed_.contains(key);
+  FERRY_TRY(auto children,
+            session_.get_children(parent, arm ? watch_for(task{task_kind::config_changes}, key) : watcher{}));
+  if (arm) armed_.insert(key);
+
+  std::vector<std::pair<std::int64_t, std::string>> changes;
+  for (auto& child : children) {
+    if (const auto seq = layout::config_change_sequence(child)) changes.emplace_back(*seq, std::move(child));
+  }
+  std::sort(changes.begin(), changes.end());
+  for (const auto& [seq, child] : changes) {
+    if (seq <= last_config_change_) continue;
+    if (!skip_existing) {
+      auto got = session_.get(layout::child_path(parent, child));
+      if (!got && got.error() != errc::no_node) return got.error();
+      if (got) {
+        auto change = layout::decode_config_change(got.value().data);
+        if (!change) {
+          FERRY_LOG(warn, "coord") << "ignoring malformed config change " << child << ": " << got.value().data;
+        } else if (change.value().entity_type == "topics") {
+          const auto topic = model_.topics.find(change.value().entity_name);
+          // A topic not in the model yet gets its config when it is read.
+          if (topic != model_.topics.end()) {
+            FERRY_TRY(topic->second.config, read_config(topic->first));
+          }
+        }
+      }
+    }
+    last_config_change_ = seq;
+  }
+  std::vector<std::string> names;
+  names.reserve(changes.size());
+  for (auto& [seq, child] : changes) names.push_back(std::move(child));
+  return names;
+}
+
+void metadata_table::drop_topic(const std::string& name) {
+  const auto topic = model_.topics.find(name);
+  if (topic == model_.topics.end()) return;
+  std::vector<partition_id> partitions;
+  for (const auto& [p, info] : topic->second.partitions) partitions.push_back(p);
+  model_.topics.erase(topic);
+  topic_versions_.erase(name);
+  for (const auto p : partitions) forget_partition(name, p);
+}
+
+void metadata_table::forget_partition(const std::string& name, partition_id p) {
+  const auto path = layout::partition_state_path(name, p);
+  if (armed_.erase(data_key(path)) > 0) session_.remove_watches(path);
+}
+
+}  // namespace ferry::coord

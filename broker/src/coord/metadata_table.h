@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "coord/cluster_view.h"
+#include "coord/registry_task.h"
+#include "coord/zk_session.h"
+
+namespace ferry::coord {
+
+// The cluster as this broker reads it from ZooKeeper: brokers, topics and their assignments, partition
+// states, topic configs and deletion markers, kept in a cluster_view model that the registry publishes.
+// Every read sets its watch once; a fired watch comes back as a task (task_sink) and the worker calls the
+// matching refresh_*.
+//
+// A topic znode that does not decode, or that assigns no partitions or an impossible replica list, stays in
+// the model marked invalid (topic_info::invalid) with no partitions: the brokers stop leading it, but keep
+// its data, because a znode someone mangled is no reason to delete anything.
+//
+// Worker-thread only (not thread-safe).
+class metadata_table {
+ public:
+  metadata_table(zk_session& session, task_sink enqueue) : session_(session), enqueue_(std::move(enqueue)) {}
+
+  [[nodiscard]] cluster_view& model() { return model_; }
+  [[nodiscard]] const cluster_view& model() const { return model_; }
+
+  // Watches that fired must be set again; after a new session none of the old ones exists.
+  void forget_fired(const std::vector<std::string>& keys);
+  void forget_all_watches() { armed_.clear(); }
+
+  // Reads `path`, setting a data watch that enqueues `t` unless one is set already; with watch_creation, a
+  // missing node gets an exists watch that fires when it appears. nullopt when the node does not exist.
+  result<std::optional<node_data>> read_watched(const std::string& path, const task& t, bool watch_creation);
+
+  result<void> resync();
+  // `reregister` puts this broker's registration back when someone deleted it while the session lives.
+  result<void> refresh_brokers(broker_id self, const std::function<result<void>()>& reregister);
+  result<void> refresh_deletions();
+  result<void> refresh_topics(bool full);
+  result<void> refresh_topic(const std::string& name, bool full);
+  result<void> refresh_partition_state(const std::string& name, partition_id p);
+  // Applies new /config/changes notifications; skip_existing marks those present as seen without reading
+  // them (a resync reads every config anyway). Returns the notification znodes' names, for the controller
+  // to purge old ones.
+  result<std::vector<std::string>> refresh_config_changes(bool skip_existing);
+
+  [[nodiscard]] const std::set<std::string, std::less<>>& deletion_markers() const { return deletion_markers_; }
+  void forget_deletion_marker(const std::string& name) { deletion_markers_.erase(name); }
+  // Data version of the topic znode as last read (for conditional writes by the controller).
+  [[nodiscard]] std::int32_t topic_version(const std::string& name) const { return topic_versions_.at(name); }
+
+ private:
+  [[nodiscard]] watcher watch_for(task t, std::string key) const;
+  result<std::optional<partition_state>> read_partition_state(const std::string& name, partition_id p,
+                                                              bool watch_creation);
+  result<layout::config_map> read_config(const std::string& name);
+  // Keeps a topic whose znode cannot be used in the model, without partitions, and says why once.
+  result<void> mark_invalid(const std::string& name, std::string why, std::int32_t version, bool is_new);
+  void drop_topic(const std::string& name);
+  // Drops the watch on a partition state that left the model.
+  void forget_partition(const std::string& name, partition_id p);
+
+  zk_session& session_;
+  const task_sink enqueue_;
+  cluster_view model_;
+  std::map<std::string, std::int32_t, std::less<>> topic_versions_;
+  std::set<std::string, std::less<>> deletion_markers_;
+  std::set<std::string, std::less<>> armed_;  // watch keys ("c:" children, "d:" data + path) currently set
+  std::int64_t last_config_change_ = -1;
+};
+
+// Why an assignment read from /brokers/topics/<topic> cannot be used, or nullopt when it can: it must name
+// at least one partition, each with at least one replica, no broker twice and no negative broker id.
+[[nodiscard]] std::optional<std::string> assignment_problem(const layout::topic_assignment& assignment);
+
+}  // namespace ferry::coord
