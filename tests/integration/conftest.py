@@ -128,6 +128,32 @@ class Cluster:
     def log_dir(self, broker):
         return os.path.join(self.data, f"broker-{broker}", "data")
 
+    def metrics(self, broker):
+        """{(name, frozenset of label pairs): value} of the broker's /metrics."""
+        url = f"http://127.0.0.1:{self.base_port + 1000 + broker}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            text = response.read().decode()
+        out = {}
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            series, value = line.rsplit(" ", 1)
+            name, _, labels = series.partition("{")
+            pairs = frozenset(tuple(kv.split("=", 1)) for kv in labels.rstrip("}").split(",") if kv) if labels else frozenset()
+            out[(name, frozenset((k, v.strip('"')) for k, v in pairs))] = float(value)
+        return out
+
+    def metric(self, broker, name, **labels):
+        """One series' value, or None when the broker does not export it."""
+        return self.metrics(broker).get((name, frozenset(labels.items())))
+
+    def zookeeper(self):
+        """A kazoo client connected to the cluster's ZooKeeper; the caller stops it."""
+        from kazoo.client import KazooClient
+        client = KazooClient(hosts=f"127.0.0.1:{self.zk_port}", timeout=10)
+        client.start(timeout=30)
+        return client
+
     def zk_stop(self):
         self.run("zk-stop")
 

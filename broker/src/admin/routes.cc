@@ -36,10 +36,12 @@ http_reply topics(const admin_sources& s) {
   json list = json::array();
   for (const auto& [name, t] : view->topics) {
     const auto rf = t.partitions.empty() ? 0 : t.partitions.begin()->second.replicas.size();
-    list.push_back({{"name", name},
-                    {"partitions", t.partitions.size()},
-                    {"replication_factor", rf},
-                    {"marked_for_deletion", t.marked_for_deletion}});
+    json entry{{"name", name},
+               {"partitions", t.partitions.size()},
+               {"replication_factor", rf},
+               {"marked_for_deletion", t.marked_for_deletion}};
+    if (!t.valid()) entry["invalid"] = t.invalid;
+    list.push_back(std::move(entry));
   }
   return json_reply(200, {{"topics", list}});
 }
@@ -72,11 +74,13 @@ http_reply topic(const admin_sources& s, const std::string& name) {
     }
     partitions.push_back(p);
   }
-  return json_reply(200, {{"name", name},
-                          {"topic_id", t->topic_id.to_string()},
-                          {"config", t->config},
-                          {"marked_for_deletion", t->marked_for_deletion},
-                          {"partitions", partitions}});
+  json out{{"name", name},
+           {"topic_id", t->topic_id.to_string()},
+           {"config", t->config},
+           {"marked_for_deletion", t->marked_for_deletion},
+           {"partitions", partitions}};
+  if (!t->valid()) out["invalid"] = t->invalid;
+  return json_reply(200, out);
 }
 
 }  // namespace

@@ -69,10 +69,9 @@ result<void> controller::try_elect() {
   const std::int32_t version = epoch_node.value().stat.version;
 
   // Kafka's registerControllerAndIncrementControllerEpoch: both or neither.
-  const std::vector<zk_op> ops = {
-      zk_op::create(std::string(layout::controller_path), layout::encode_controller({self_, now_ms()}),
-                    create_mode::ephemeral),
-      zk_op::set(epoch_path, layout::encode_controller_epoch(epoch + 1), version)};
+  const std::vector<zk_op> ops = {zk_op::create(std::string(layout::controller_path),
+                                                layout::encode_controller({self_, now_ms()}), create_mode::ephemeral),
+                                  zk_op::set(epoch_path, layout::encode_controller_epoch(epoch + 1), version)};
   auto elected = session_.multi(ops);
   if (elected) {
     become_controller(epoch + 1, version + 1);
@@ -232,8 +231,9 @@ result<void> controller::create_partition_states(const std::string& name, const 
   if (created.empty()) return success();
   // Slices keep their order, parents first.
   for (std::size_t begin = 0; begin < ops.size(); begin += creations_per_multi) {
-    std::vector<zk_op> part(ops.begin() + static_cast<std::ptrdiff_t>(begin),
-                            ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), begin + creations_per_multi)));
+    std::vector<zk_op> part(
+        ops.begin() + static_cast<std::ptrdiff_t>(begin),
+        ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), begin + creations_per_multi)));
     FERRY_TRY(controller_write(std::move(part)));
   }
   auto& partitions = model.topics.at(name).partitions;
@@ -266,7 +266,8 @@ result<void> controller::elect_leader(const std::string& name, partition_id p) {
                                   [&](broker_id r) { return model.is_live(r) && contains(current.isr, r); });
     if (candidate == info.replicas.end() && unclean_election_allowed(topic)) {
       // Nobody in sync is alive, and the topic prefers availability to what the ISR held: any live replica.
-      candidate = std::find_if(info.replicas.begin(), info.replicas.end(), [&](broker_id r) { return model.is_live(r); });
+      candidate =
+          std::find_if(info.replicas.begin(), info.replicas.end(), [&](broker_id r) { return model.is_live(r); });
       unclean = candidate != info.replicas.end();
     }
     if (candidate != info.replicas.end()) {

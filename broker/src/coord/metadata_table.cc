@@ -108,8 +108,7 @@ result<void> metadata_table::refresh_deletions() {
   const std::string parent(layout::delete_topics_path);
   const std::string key = children_key(parent);
   const bool arm = !armed_.contains(key);
-  FERRY_TRY(auto children,
-            session_.get_children(parent, arm ? watch_for(task{task_kind::deletions}, key) : watcher{}));
+  FERRY_TRY(auto children, session_.get_children(parent, arm ? watch_for(task{task_kind::deletions}, key) : watcher{}));
   if (arm) armed_.insert(key);
   deletion_markers_ = std::set<std::string, std::less<>>(children.begin(), children.end());
   for (auto& [name, topic] : model_.topics) topic.marked_for_deletion = deletion_markers_.contains(name);

@@ -29,7 +29,7 @@ result<void> validate_assignment(const layout::replica_assignment& assignment) {
 }  // namespace
 
 result<uuid> topic_store::create_topic(std::string_view name, const layout::replica_assignment& assignment,
-                                            const layout::config_map& config) {
+                                       const layout::config_map& config) {
   if (!layout::is_valid_topic_name(name)) return errc::invalid_argument;
   FERRY_TRY(validate_assignment(assignment));
   const layout::topic_assignment topic{assignment, uuid::random()};
@@ -84,8 +84,8 @@ result<void> topic_store::set_topic_config(std::string_view name, const layout::
     }
   }
   FERRY_TRY(session_.create(std::string(layout::config_changes_path) + "/" + std::string(layout::config_change_prefix),
-                             layout::encode_config_change({"topics", std::string(name)}),
-                             create_mode::persistent_sequential));
+                            layout::encode_config_change({"topics", std::string(name)}),
+                            create_mode::persistent_sequential));
   return success();
 }
 
@@ -118,7 +118,7 @@ result<void> topic_store::add_partitions(std::string_view name, const layout::re
 }
 
 result<partition_state> topic_store::alter_isr(const topic_partition& tp, leader_epoch epoch,
-                                                    const std::vector<broker_id>& isr) {
+                                               const std::vector<broker_id>& isr) {
   if (!contains(isr, self_)) return errc::invalid_argument;
   const std::string path = layout::partition_state_path(tp.topic, tp.partition);
   for (;;) {
@@ -138,7 +138,6 @@ result<partition_state> topic_store::alter_isr(const topic_partition& tp, leader
     if (written.error() != errc::bad_version) return written.error();
   }
 }
-
 
 result<layout::producer_id_block> allocate_producer_id_block(zk_session& session, broker_id self) {
   const std::string path(layout::producer_id_block_path);

@@ -41,7 +41,14 @@ broker_metrics::broker_metrics()
                                                 "The offset the next appended record gets")),
       log_start_offset_(family<prometheus::Gauge>(*registry_, "ferry_partition_log_start_offset",
                                                   "The first offset still in a partition's log")),
-      open_connections_(&connections_.Add({})) {}
+      invalid_topics_family_(
+          family<prometheus::Gauge>(*registry_, "ferry_invalid_topics",
+                                    "Topics whose ZooKeeper assignment cannot be read (no leaders, data kept)")),
+      stray_logs_family_(family<prometheus::Gauge>(*registry_, "ferry_stray_logs",
+                                                   "Logs set aside in the log dirs because no assignment names them")),
+      open_connections_(&connections_.Add({})),
+      invalid_topics_(&invalid_topics_family_.Add({})),
+      stray_logs_(&stray_logs_family_.Add({})) {}
 
 api_metrics broker_metrics::for_api(const std::string& api_name) {
   return {&requests_.Add({{"api", api_name}}), &request_errors_.Add({{"api", api_name}}),

@@ -42,6 +42,9 @@ class broker_metrics {
   void forget_topic(const std::string& topic);
 
   prometheus::Gauge& open_connections() { return *open_connections_; }
+  // Topics whose ZooKeeper assignment cannot be read, and "-stray" logs kept in the log dirs.
+  prometheus::Gauge& invalid_topics() { return *invalid_topics_; }
+  prometheus::Gauge& stray_logs() { return *stray_logs_; }
   prometheus::Gauge& partition_log_size(const std::string& topic, int partition);
   prometheus::Gauge& partition_log_end_offset(const std::string& topic, int partition);
   prometheus::Gauge& partition_log_start_offset(const std::string& topic, int partition);
@@ -60,7 +63,11 @@ class broker_metrics {
   prometheus::Family<prometheus::Gauge>& log_size_;
   prometheus::Family<prometheus::Gauge>& log_end_offset_;
   prometheus::Family<prometheus::Gauge>& log_start_offset_;
+  prometheus::Family<prometheus::Gauge>& invalid_topics_family_;
+  prometheus::Family<prometheus::Gauge>& stray_logs_family_;
   prometheus::Gauge* open_connections_;
+  prometheus::Gauge* invalid_topics_;
+  prometheus::Gauge* stray_logs_;
 };
 
 }  // namespace ferry::metrics

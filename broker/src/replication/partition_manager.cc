@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "replication/errc.h"
+#include "storage/errc.h"
 
 namespace ferry::replication {
 
@@ -11,8 +12,21 @@ partition_manager::partition_manager(storage::log_manager& logs, const config::b
                                      metrics::broker_metrics& metrics)
     : logs_(logs), config_(config), metrics_(metrics) {}
 
-std::shared_ptr<partition> partition_manager::open(const topic_partition& tp, const config::topic_settings& settings) {
-  auto log = logs_.create(tp, to_log_config(settings));
+std::shared_ptr<partition> partition_manager::open(const topic_partition& tp, const config::topic_settings& settings,
+                                                   const std::string& topic_id) {
+  auto log = logs_.create(tp, to_log_config(settings), topic_id);
+  if (!log && log.error() == storage::errc::topic_id_mismatch) {
+    // The log on disk is an older topic's of the same name. Deleted if we saw that topic being deleted, kept
+    // aside otherwise; the new topic starts with an empty log.
+    const bool deleted = doomed_topics_.contains(tp.topic);
+    FERRY_LOG(warn, "replication") << "the log of " << tp << " on disk belongs to topic id " << logs_.topic_id(tp)
+                                   << ", not " << topic_id << "; " << (deleted ? "deleting" : "setting aside") << " it";
+    if (auto moved = deleted ? logs_.remove(tp) : logs_.set_aside(tp); !moved) {
+      FERRY_LOG(error, "replication") << "cannot move the old log of " << tp << ": " << moved.error().message();
+      return nullptr;
+    }
+    log = logs_.create(tp, to_log_config(settings), topic_id);
+  }
   if (!log) {
     FERRY_LOG(error, "replication") << "cannot open the log of " << tp << ": " << log.error().message();
     return nullptr;
@@ -20,34 +34,63 @@ std::shared_ptr<partition> partition_manager::open(const topic_partition& tp, co
   return std::make_shared<partition>(tp, std::move(log.value()), settings, metrics_.for_topic(tp.topic));
 }
 
-void partition_manager::drop(const topic_partition& tp) {
-  if (const auto removed = logs_.remove(tp); !removed)
-    FERRY_LOG(error, "replication") << "cannot delete the log of " << tp << ": " << removed.error().message();
-  else
-    FERRY_LOG(info, "replication") << "deleted the log of " << tp;
+void partition_manager::retire(const topic_partition& tp, const coord::cluster_view& view) {
+  const auto* topic = view.find_topic(tp.topic);
+  // Only two signals delete data: the topic was marked for deletion and is gone, or the topic's assignment
+  // (readable, since invalid topics keep their partitions) moved this partition's replica elsewhere.
+  const bool deleted_topic = topic == nullptr && doomed_topics_.contains(tp.topic);
+  const bool moved_away = topic != nullptr && topic->partitions.contains(tp.partition);
+  if (deleted_topic || moved_away) {
+    if (const auto removed = logs_.remove(tp); !removed)
+      FERRY_LOG(error, "replication") << "cannot delete the log of " << tp << ": " << removed.error().message();
+    else
+      FERRY_LOG(info, "replication") << "deleted the log of " << tp
+                                     << (deleted_topic ? " (its topic was deleted)" : " (its replica moved away)");
+  } else if (const auto kept = logs_.set_aside(tp); !kept) {
+    FERRY_LOG(error, "replication") << "cannot set the log of " << tp << " aside: " << kept.error().message();
+  }
   metrics_.forget_partition(tp.topic, tp.partition.value());
 }
 
 void partition_manager::reconcile(const coord::cluster_view& view) {
   const broker_id self{config_.broker_id};
+  for (const auto& [name, topic] : view.topics)
+    if (topic.marked_for_deletion) doomed_topics_.insert(name);
   std::unordered_map<topic_partition, std::shared_ptr<partition>> next;
   std::vector<topic_partition> opened;
+  std::size_t invalid_topics = 0;
   {
     std::shared_lock lock(mutex_);
     for (const auto& [name, topic] : view.topics) {
+      if (!topic.valid()) {
+        // Its assignment cannot be read: keep what we host of it, leading nothing, and delete nothing.
+        ++invalid_topics;
+        for (const auto& [tp, p] : partitions_) {
+          if (tp.topic != name) continue;
+          if (p->is_leader()) p->become_follower(p->epoch());
+          next.emplace(tp, p);
+        }
+        continue;
+      }
       config::topic_settings settings;
       if (auto bad = config::resolve_topic_settings(config_.topic_defaults, topic.config, settings))
         FERRY_LOG(warn, "replication") << "topic '" << name << "' keeps default settings: " << bad->message;
+      const std::string topic_id = topic.topic_id.is_zero() ? std::string{} : topic.topic_id.to_string();
       for (const auto& [id, info] : topic.partitions) {
         if (std::find(info.replicas.begin(), info.replicas.end(), self) == info.replicas.end()) continue;
         const topic_partition tp{name, id};
         auto existing = partitions_.find(tp);
+        // Hosted, but for an older topic of this name: open() replaces its log.
+        if (existing != partitions_.end() && !topic_id.empty()) {
+          const auto hosted_id = logs_.topic_id(tp);
+          if (!hosted_id.empty() && hosted_id != topic_id) existing = partitions_.end();
+        }
         std::shared_ptr<partition> p;
         if (existing != partitions_.end()) {
           p = existing->second;
           if (*p->settings() != settings) p->update_settings(settings);
         } else {
-          p = open(tp, settings);
+          p = open(tp, settings, topic_id);
           if (!p) continue;
           opened.push_back(tp);
         }
@@ -63,18 +106,24 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
       }
     }
   }
-  std::vector<topic_partition> gone;
   {
     std::unique_lock lock(mutex_);
-    for (const auto& [tp, p] : partitions_)
-      if (!next.contains(tp)) gone.push_back(tp);
-    partitions_ = std::move(next);
+    partitions_ = next;
   }
   for (const auto& tp : opened) FERRY_LOG(info, "replication") << "hosting " << tp;
-  for (const auto& tp : gone) {
-    drop(tp);
+  // Every log on disk that no assignment hosts here any more (and, at the first view, those found at startup).
+  for (const auto& tp : logs_.partitions()) {
+    if (next.contains(tp)) continue;
+    retire(tp, view);
     if (view.find_topic(tp.topic) == nullptr) metrics_.forget_topic(tp.topic);
   }
+  // A deleted topic's name may come back as a new topic: from then on it is that one.
+  for (auto it = doomed_topics_.begin(); it != doomed_topics_.end();) {
+    const auto* topic = view.find_topic(*it);
+    it = topic == nullptr || !topic->marked_for_deletion ? doomed_topics_.erase(it) : std::next(it);
+  }
+  metrics_.invalid_topics().Set(static_cast<double>(invalid_topics));
+  metrics_.stray_logs().Set(static_cast<double>(logs_.stray_logs()));
 }
 
 result<std::shared_ptr<partition>> partition_manager::leader_for(const topic_partition& tp) const {

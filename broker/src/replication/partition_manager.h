@@ -1,7 +1,9 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <shared_mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -16,7 +18,13 @@ namespace ferry::replication {
 
 // The partitions this broker hosts, kept in line with the cluster view: a replica assigned here gets its log
 // opened (or created), becomes leader or follower as its partition state says, and follows its topic's
-// config overrides; a replica no longer assigned here (its topic deleted) is closed and its log deleted.
+// config overrides.
+//
+// Data is deleted only on an explicit signal: a topic seen marked for deletion (/admin/delete_topics) that
+// then disappears, or a readable assignment that no longer lists this broker for the partition. A log that
+// no assignment names for any other reason (a topic znode removed by hand, a cluster view that lacks it at
+// startup, a log of an older topic of the same name) is set aside as "-stray" and kept; a topic whose znode
+// cannot be read keeps its local partitions, leading none of them.
 //
 // Thread-safety: reconcile() runs on the registry's listener thread; lookups run on network threads
 // concurrently (shared lock); background work (retention, flush) on a timer thread.
@@ -39,14 +47,18 @@ class partition_manager {
   result<void> close_all();
 
  private:
-  std::shared_ptr<partition> open(const topic_partition& tp, const config::topic_settings& settings);
-  void drop(const topic_partition& tp);
+  std::shared_ptr<partition> open(const topic_partition& tp, const config::topic_settings& settings,
+                                  const std::string& topic_id);
+  // Deletes or sets aside a log no assignment hosts here (see the class comment).
+  void retire(const topic_partition& tp, const coord::cluster_view& view);
 
   storage::log_manager& logs_;
   const config::broker_config& config_;
   metrics::broker_metrics& metrics_;
   mutable std::shared_mutex mutex_;
   std::unordered_map<topic_partition, std::shared_ptr<partition>> partitions_;
+  // Topics seen marked for deletion (reconcile's thread only).
+  std::set<std::string, std::less<>> doomed_topics_;
 };
 
 }  // namespace ferry::replication

@@ -97,6 +97,9 @@ topic_admin_result add_partitions(broker_context& broker, const std::string& top
   const auto* info = view->find_topic(topic);
   if (info == nullptr || info->marked_for_deletion)
     return fail(error_code::unknown_topic_or_partition, "topic '" + topic + "' does not exist");
+  if (!info->valid())
+    return fail(error_code::unknown_server_error,
+                "the assignment of topic '" + topic + "' in ZooKeeper cannot be read: " + info->invalid);
   const auto current = static_cast<std::int32_t>(info->partitions.size());
   if (total <= current)
     return fail(error_code::invalid_partitions, "topic '" + topic + "' already has " + std::to_string(current) +

@@ -17,6 +17,8 @@ const char* describe(errc e) {
       return "log segment or index is corrupt";
     case errc::log_closed:
       return "log is closed";
+    case errc::topic_id_mismatch:
+      return "the log on disk belongs to another topic of the same name (its partition.metadata has another topic id)";
   }
   return nullptr;
 }

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "model/records.h"
+#include "storage/atomic_file.h"
 #include "storage/file_names.h"
 #include "storage/segment.h"
 
@@ -353,10 +354,7 @@ result<void> disk_log::write_snapshot(offset at) {
     std::lock_guard lock(producers_mutex_);
     bytes = producers_.serialize();
   }
-  FERRY_TRY(auto file, fs_->open(directory_ / offset_file_name(at, snapshot_suffix), io::open_mode::create_read_write));
-  FERRY_TRY(file->truncate(0));
-  FERRY_TRY(file->write_at(bytes, 0));
-  return file->sync();
+  return write_file_atomically(*fs_, directory_ / offset_file_name(at, snapshot_suffix), bytes);
 }
 
 result<void> disk_log::remove_snapshots_outside(offset from, offset to) {

@@ -7,11 +7,31 @@
 #include <random>
 
 #include "base/log.h"
+#include "storage/atomic_file.h"
+#include "storage/errc.h"
 
 namespace ferry::storage {
 namespace {
 
 constexpr std::string_view delete_suffix = "-delete";
+constexpr std::string_view stray_suffix = "-stray";
+constexpr std::string_view metadata_file = "partition.metadata";
+
+std::string encode_partition_metadata(const std::string& topic_id) {
+  return "version: 0\ntopic_id: " + topic_id + "\n";
+}
+
+// The topic id of a partition.metadata file; empty when the file does not say (an unknown version is refused).
+result<std::string> decode_partition_metadata(std::string_view text) {
+  constexpr std::string_view version_line = "version: 0\n";
+  constexpr std::string_view id_prefix = "topic_id: ";
+  if (!text.starts_with(version_line)) return errc::corrupt_log;
+  text.remove_prefix(version_line.size());
+  if (!text.starts_with(id_prefix)) return errc::corrupt_log;
+  text.remove_prefix(id_prefix.size());
+  const auto end = text.find('\n');
+  return std::string(text.substr(0, end));
+}
 
 // "<topic>-<partition>", the partition number after the last '-'.
 std::optional<topic_partition> parse_partition_directory(std::string_view name) {
@@ -36,13 +56,12 @@ std::string unique_suffix() {
   return out;
 }
 
-// "<topic>-<partition>.<unique>-delete", with the topic cut short so that the name fits the 255 bytes a file
+// "<topic>-<partition>.<unique><suffix>", with the topic cut short so that the name fits the 255 bytes a file
 // name may have (as Kafka's LocalLog.logDeleteDirName does): a topic name may have 249 characters, and the
 // suffix adds up to 51.
-std::string delete_directory_name(const topic_partition& tp) {
+std::string detached_directory_name(const topic_partition& tp, std::string_view kind) {
   constexpr std::size_t max_file_name = 255;
-  const std::string suffix =
-      "-" + std::to_string(tp.partition.value()) + "." + unique_suffix() + std::string(delete_suffix);
+  const std::string suffix = "-" + std::to_string(tp.partition.value()) + "." + unique_suffix() + std::string(kind);
   return tp.topic.substr(0, max_file_name - std::min(max_file_name, suffix.size())) + suffix;
 }
 
@@ -78,6 +97,10 @@ result<void> log_manager::open_dir(std::size_t dir) {
       FERRY_TRY(fs.remove_all(root / name));
       continue;
     }
+    if (name.ends_with(stray_suffix)) {
+      ++stray_logs_;
+      continue;
+    }
     auto tp = parse_partition_directory(name);
     if (!tp) continue;
     if (const auto existing = logs_.find(*tp); existing != logs_.end()) {
@@ -90,11 +113,25 @@ result<void> log_manager::open_dir(std::size_t dir) {
                                      .directory = root / name,
                                      .config = config_for(tp->topic),
                                      .needs_recovery = !clean}));
-    logs_.emplace(std::move(*tp), entry{std::move(opened), dir});
+    FERRY_TRY(const auto metadata, read_small_file(fs, root / name / metadata_file));
+    std::string topic_id;
+    if (metadata) {
+      auto decoded = decode_partition_metadata(*metadata);
+      if (!decoded)
+        FERRY_LOG(warn, "storage") << (root / name / metadata_file).string()
+                                   << " is unreadable; the log's topic id is unknown";
+      else
+        topic_id = std::move(decoded).value();
+    }
+    logs_.emplace(std::move(*tp), entry{std::move(opened), dir, std::move(topic_id)});
     if (!clean) ++recovered;
   }
   if (recovered > 0) {
     FERRY_LOG(info, "storage") << root.string() << " was not shut down cleanly; recovered " << recovered << " logs";
+  }
+  if (stray_logs_ > 0) {
+    FERRY_LOG(warn, "storage") << "the log dirs hold " << stray_logs_
+                               << " stray logs (\"-stray\" directories no assignment named); they are kept";
   }
   return success();
 }
@@ -109,48 +146,85 @@ std::shared_ptr<log> log_manager::get(const topic_partition& tp) const {
   return found == logs_.end() ? nullptr : found->second.partition_log;
 }
 
-result<std::shared_ptr<log>> log_manager::create(const topic_partition& tp, const log_config& config) {
+result<std::shared_ptr<log>> log_manager::create(const topic_partition& tp, const log_config& config,
+                                                 const std::string& topic_id) {
   std::unique_lock lock(mutex_);
   if (const auto found = logs_.find(tp); found != logs_.end()) {
-    found->second.partition_log->update_config(config);
-    return found->second.partition_log;
+    auto& e = found->second;
+    if (!topic_id.empty() && !e.topic_id.empty() && e.topic_id != topic_id) return errc::topic_id_mismatch;
+    if (!topic_id.empty() && e.topic_id.empty()) {
+      FERRY_TRY(write_file_atomically(*options_.fs, options_.log_dirs[e.dir] / tp.directory_name() / metadata_file,
+                                      encode_partition_metadata(topic_id)));
+      e.topic_id = topic_id;
+    }
+    e.partition_log->update_config(config);
+    return e.partition_log;
   }
   std::vector<std::size_t> counts(options_.log_dirs.size(), 0);
   for (const auto& [_, e] : logs_) ++counts[e.dir];
   const auto dir = static_cast<std::size_t>(std::min_element(counts.begin(), counts.end()) - counts.begin());
+  const auto& root = options_.log_dirs[dir];
   FERRY_TRY(auto opened, open_log({.fs = options_.fs,
                                    .clock = options_.clock,
-                                   .directory = options_.log_dirs[dir] / tp.directory_name(),
+                                   .directory = root / tp.directory_name(),
                                    .config = config,
                                    .needs_recovery = false}));
+  if (!topic_id.empty()) {
+    FERRY_TRY(write_file_atomically(*options_.fs, root / tp.directory_name() / metadata_file,
+                                    encode_partition_metadata(topic_id)));
+  }
+  // The new directory's own entry must survive a crash too.
+  FERRY_TRY(options_.fs->sync_directory(root));
   std::shared_ptr<log> created = std::move(opened);
-  logs_.emplace(tp, entry{created, dir});
+  logs_.emplace(tp, entry{created, dir, topic_id});
   return created;
 }
 
-result<void> log_manager::remove(const topic_partition& tp) {
+std::string log_manager::topic_id(const topic_partition& tp) const {
+  std::shared_lock lock(mutex_);
+  const auto found = logs_.find(tp);
+  return found == logs_.end() ? std::string{} : found->second.topic_id;
+}
+
+result<std::optional<std::filesystem::path>> log_manager::detach(const topic_partition& tp, std::string_view suffix) {
   std::optional<entry> found;
   {
     std::shared_lock lock(mutex_);
     if (const auto it = logs_.find(tp); it != logs_.end()) found = it->second;
   }
-  if (!found) return success();
+  if (!found) return std::optional<std::filesystem::path>{};
   // Closed outside the lock (it fsyncs); requests that get the log meanwhile see log_closed.
   if (auto closed = found->partition_log->close(); !closed) {
-    FERRY_LOG(warn, "storage") << "closing " << tp << " before removing it: " << closed.error().message();
+    FERRY_LOG(warn, "storage") << "closing " << tp << " before setting it apart: " << closed.error().message();
   }
   const std::filesystem::path& root = options_.log_dirs[found->dir];
-  const auto renamed = root / delete_directory_name(tp);
+  const auto renamed = root / detached_directory_name(tp, suffix);
   {
     std::unique_lock lock(mutex_);
     const auto it = logs_.find(tp);
-    if (it == logs_.end() || it->second.partition_log != found->partition_log) return success();  // removed already
+    if (it == logs_.end() || it->second.partition_log != found->partition_log)
+      return std::optional<std::filesystem::path>{};  // detached already
     // Renamed under the lock so that a create() right after cannot open the old files.
     FERRY_TRY(options_.fs->rename(root / tp.directory_name(), renamed));
     logs_.erase(it);
   }
   FERRY_TRY(options_.fs->sync_directory(root));
-  return options_.fs->remove_all(renamed);
+  return std::optional<std::filesystem::path>(renamed);
+}
+
+result<void> log_manager::remove(const topic_partition& tp) {
+  FERRY_TRY(const auto renamed, detach(tp, delete_suffix));
+  if (!renamed) return success();
+  return options_.fs->remove_all(*renamed);
+}
+
+result<void> log_manager::set_aside(const topic_partition& tp) {
+  FERRY_TRY(const auto renamed, detach(tp, stray_suffix));
+  if (!renamed) return success();
+  ++stray_logs_;
+  FERRY_LOG(warn, "storage") << "no assignment names " << tp << " any more and nobody deleted it: its log is kept as "
+                             << renamed->string();
+  return success();
 }
 
 std::vector<topic_partition> log_manager::partitions() const {

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -21,12 +23,18 @@ namespace ferry::storage {
 // Owns every partition log of the broker, spread over one or more log directories (log.dirs):
 //
 //   <log dir>/<topic>-<partition>/                    a partition's log (log.h)
+//   <log dir>/<topic>-<partition>/partition.metadata  the id of the topic the log belongs to (below)
 //   <log dir>/<topic>-<partition>.<32 hex>-delete/    a removed log, renamed before its files are deleted
+//   <log dir>/<topic>-<partition>.<32 hex>-stray/     a log no assignment names, set aside and kept
 //   <log dir>/.ferry-clean-shutdown                   written by a clean shutdown, deleted by the next start
+//
+// partition.metadata is Kafka's format, two lines: "version: 0" and "topic_id: <id>" (the topic id as
+// Kafka prints it). A log created for one topic is never taken for another topic of the same name.
 //
 // Startup reads and deletes each log dir's clean-shutdown marker, so that a crash from then on is noticed
 // at the next start, and opens every partition directory, recovering the logs of a dir that had no
-// marker. Leftover "-delete" directories are removed.
+// marker. Leftover "-delete" directories are removed; "-stray" ones are left alone and counted (an operator
+// decides about them: rename one back to "<topic>-<partition>" to bring it back).
 //
 // Threading: every method is thread-safe; the partition map is guarded by a shared mutex, held shared by
 // get() and only briefly by the rest. Logs are handed out as shared_ptr, so a log removed while a request
@@ -53,11 +61,21 @@ class log_manager {
   // nullptr when the partition has no log here.
   [[nodiscard]] std::shared_ptr<log> get(const topic_partition& tp) const;
   // The partition's log, created in the log dir holding the fewest partitions if there is none yet. An
-  // existing log takes `config`.
-  result<std::shared_ptr<log>> create(const topic_partition& tp, const log_config& config);
+  // existing log takes `config`. `topic_id` (empty: unknown) is recorded in a new log's partition.metadata,
+  // and in an existing log that has none; an existing log of another topic id is errc::topic_id_mismatch.
+  result<std::shared_ptr<log>> create(const topic_partition& tp, const log_config& config,
+                                      const std::string& topic_id = {});
+  // The topic id a log was created for; empty when unknown or when there is no log.
+  [[nodiscard]] std::string topic_id(const topic_partition& tp) const;
   // Closes the partition's log and deletes its directory (renamed to "<dir>.<unique>-delete" first, as
   // Kafka does, so a crash halfway leaves nothing that looks like a live log). Nothing when there is no log.
   result<void> remove(const topic_partition& tp);
+  // Closes the partition's log and renames its directory to "<dir>.<unique>-stray", where it stays, unread,
+  // until an operator deals with it: for a log that no assignment names any more without anyone having asked
+  // for its deletion. Nothing when there is no log.
+  result<void> set_aside(const topic_partition& tp);
+  // How many "-stray" directories the log dirs hold.
+  [[nodiscard]] std::size_t stray_logs() const { return stray_logs_.load(); }
   // Every partition with a log here, sorted.
   [[nodiscard]] std::vector<topic_partition> partitions() const;
 
@@ -73,6 +91,7 @@ class log_manager {
   struct entry {
     std::shared_ptr<log> partition_log;
     std::size_t dir;  // index into options_.log_dirs
+    std::string topic_id;
   };
 
   explicit log_manager(options opts) : options_(std::move(opts)) {}
@@ -80,10 +99,13 @@ class log_manager {
   result<void> open_dir(std::size_t dir);
   [[nodiscard]] log_config config_for(const std::string& topic) const;
   [[nodiscard]] std::vector<std::pair<topic_partition, entry>> snapshot() const;
+  // Closes the log and renames its directory to "<dir>.<unique><suffix>"; false when there was no log.
+  result<std::optional<std::filesystem::path>> detach(const topic_partition& tp, std::string_view suffix);
 
   const options options_;
   mutable std::shared_mutex mutex_;
   std::unordered_map<topic_partition, entry> logs_;  // guarded by mutex_
+  std::atomic<std::size_t> stray_logs_{0};
 };
 
 }  // namespace ferry::storage

@@ -17,6 +17,11 @@ topic_response describe(request_context& ctx, const coord::cluster_view& view, c
                         const coord::topic_info& topic) {
   topic_response out;
   out.name = name;
+  if (!topic.valid()) {
+    // Its assignment cannot be read: no partitions, no leaders, until someone fixes the znode.
+    out.error_code = ctx.error(p::error_code::leader_not_available);
+    return out;
+  }
   // Topic ids stay zero: clients then use name-based Fetch (v12 and below), which is what Ferry serves.
   for (const auto& [id, partition] : topic.partitions) {
     auto& p = out.partitions.emplace_back();
