@@ -7,7 +7,7 @@ from conftest import kcat, wait_until
 def test_health_ready_and_brokers(cluster):
     for b in range(3):
         assert cluster.admin(b, "/v1/health") == (200, {"status": "ok", "broker_id": b})
-        assert cluster.admin(b, "/v1/ready") == (200, {"ready": True, "broker_id": b})
+        assert cluster.admin(b, "/v1/ready") == (200, {"ready": True, "broker_id": b, "reasons": []})
     status, body = cluster.admin(0, "/v1/brokers")
     assert status == 200
     assert sorted(b["id"] for b in body["brokers"]) == [0, 1, 2]

@@ -98,8 +98,10 @@ http_reply route(const admin_sources& s, const std::string& method, const std::s
   }
   if (path == "/v1/health") return json_reply(200, {{"status", "ok"}, {"broker_id", s.broker_id}});
   if (path == "/v1/ready") {
-    const bool ready = s.ready && s.ready();
-    return json_reply(ready ? 200 : 503, {{"ready", ready}, {"broker_id", s.broker_id}});
+    const std::vector<std::string> reasons =
+        s.not_ready ? s.not_ready() : std::vector<std::string>{"the broker is starting"};
+    return json_reply(reasons.empty() ? 200 : 503,
+                      {{"ready", reasons.empty()}, {"broker_id", s.broker_id}, {"reasons", reasons}});
   }
   if (path == "/v1/brokers") return brokers(s);
   if (path == "/v1/topics") return topics(s);

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "coord/cluster_view.h"
 #include "metrics/broker_metrics.h"
@@ -15,8 +16,9 @@ struct admin_sources {
   std::function<std::shared_ptr<const coord::cluster_view>()> view;
   replication::partition_manager* partitions = nullptr;
   metrics::broker_metrics* metrics = nullptr;
-  // Registered in ZooKeeper and accepting Kafka connections.
-  std::function<bool()> ready;
+  // Why the broker is not ready (not registered in ZooKeeper yet, not serving, a log dir offline or full);
+  // empty when it is registered and serving.
+  std::function<std::vector<std::string>()> not_ready;
   // Brings gauges up to date before /metrics is rendered (partition offsets and sizes, open connections).
   std::function<void()> refresh_metrics;
 };

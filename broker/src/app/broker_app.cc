@@ -9,20 +9,29 @@
 
 namespace ferry::app {
 namespace asio = boost::asio;
+namespace {
+
+// Free space and idle index files are looked at this often.
+constexpr std::int64_t health_interval_ms = 5000;
+
+}  // namespace
 
 broker_app::broker_app(config::broker_config config)
     : config_(std::move(config)),
       network_(static_cast<std::size_t>(std::max(1, config_.num_network_threads))),
       blocking_pool_(static_cast<std::size_t>(config_.num_io_threads)),
+      background_(blocking_pool_, network_.main()),
       retention_timer_(network_.main()),
-      flush_timer_(network_.main()) {}
+      flush_timer_(network_.main()),
+      checkpoint_timer_(network_.main()),
+      health_timer_(network_.main()) {}
 
 broker_app::~broker_app() { blocking_pool_.join(); }
 
 void broker_app::start() {
   std::vector<std::filesystem::path> dirs(config_.log_dirs.begin(), config_.log_dirs.end());
   auto logs = storage::log_manager::open(
-      {.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = dirs, .topic_config = {}});
+      {.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = dirs, .topic_config = {}, .work = &background_});
   if (!logs) throw std::runtime_error("cannot open log.dirs: " + logs.error().message());
   logs_ = std::move(logs.value());
   partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
@@ -59,18 +68,17 @@ void broker_app::start() {
     throw std::runtime_error("cannot listen on listeners=PLAINTEXT://" + config_.listener.host + ":" +
                              std::to_string(config_.listener.port) + ": " + bound.error().message());
   admin_ = std::make_unique<admin::admin_server>(
-      network_.main(),
-      admin::admin_sources{
-          .broker_id = config_.broker_id,
-          .view = [this] { return registry_->view(); },
-          .partitions = partitions_.get(),
-          .metrics = &metrics_,
-          .ready = [this] { return serving_.load() && registry_->view()->is_live(broker_id{config_.broker_id}); },
-          .refresh_metrics =
-              [this] {
-                partitions_->refresh_metrics();
-                metrics_.open_connections().Set(static_cast<double>(kafka_listener_->open_connections()));
-              }});
+      network_.main(), admin::admin_sources{.broker_id = config_.broker_id,
+                                            .view = [this] { return registry_->view(); },
+                                            .partitions = partitions_.get(),
+                                            .metrics = &metrics_,
+                                            .not_ready = [this] { return not_ready(); },
+                                            .refresh_metrics =
+                                                [this] {
+                                                  partitions_->refresh_metrics();
+                                                  metrics_.open_connections().Set(
+                                                      static_cast<double>(kafka_listener_->open_connections()));
+                                                }});
   if (const auto bound = admin_->listen(config_.admin.host, config_.admin.port); !bound)
     throw std::runtime_error("cannot listen on admin.listener=" + config_.admin.host + ":" +
                              std::to_string(config_.admin.port) + ": " + bound.error().message());
@@ -79,6 +87,9 @@ void broker_app::start() {
   admin_->start();
   schedule(retention_timer_, config_.log_retention_check_interval_ms, &broker_app::retention_tick);
   schedule(flush_timer_, config_.log_flush_scheduler_interval_ms, &broker_app::flush_tick);
+  schedule(checkpoint_timer_, config_.log_flush_offset_checkpoint_interval_ms, &broker_app::checkpoint_tick);
+  logs_->refresh_free_space();
+  schedule(health_timer_, health_interval_ms, &broker_app::health_tick);
   serving_ = true;
   FERRY_LOG(info, "app") << "broker " << config_.broker_id << " serving Kafka on " << config_.listener.host << ":"
                          << kafka_listener_->bound_port() << " (advertised " << config_.advertised.host << ":"
@@ -98,13 +109,39 @@ void broker_app::schedule(asio::steady_timer& timer, std::int64_t interval_ms, v
 
 void broker_app::retention_tick() { partitions_->apply_retention(); }
 void broker_app::flush_tick() { partitions_->flush_by_time(); }
+void broker_app::checkpoint_tick() { partitions_->checkpoint(); }
+
+void broker_app::health_tick() {
+  logs_->refresh_free_space();
+  logs_->release_idle_indexes();
+}
+
+std::vector<std::string> broker_app::not_ready() const {
+  std::vector<std::string> reasons;
+  if (!serving_.load()) reasons.emplace_back("the broker is not serving (starting or stopping)");
+  if (registry_ && !registry_->view()->is_live(broker_id{config_.broker_id}))
+    reasons.emplace_back("broker " + std::to_string(config_.broker_id) + " is not registered in ZooKeeper");
+  if (logs_) {
+    for (const auto& dir : logs_->dirs()) {
+      if (dir->offline())
+        reasons.push_back("log dir " + dir->path().string() + " is offline: " + dir->offline_reason());
+      if (dir->full())
+        reasons.push_back("log dir " + dir->path().string() + " is full (" + std::to_string(dir->free_bytes()) +
+                          " bytes free)");
+    }
+  }
+  return reasons;
+}
 
 void broker_app::run() {
   network_.run();
 
   FERRY_LOG(info, "app") << "shutting down: leaving ZooKeeper and closing logs";
-  registry_.reset();  // closes the session, which removes our ephemeral registration
+  // Calls blocked on ZooKeeper return and view waits end before the pool that runs them is drained, and the
+  // registry outlives every call into it.
+  registry_->shutdown();
   blocking_pool_.join();
+  registry_.reset();
   if (const auto closed = partitions_->close_all(); !closed)
     FERRY_LOG(error, "app") << "some logs did not close cleanly (recovery runs at next start): "
                             << closed.error().message();
@@ -118,6 +155,8 @@ void broker_app::stop() {
     admin_->stop();
     retention_timer_.cancel();
     flush_timer_.cancel();
+    checkpoint_timer_.cancel();
+    health_timer_.cancel();
     network_.stop();
   });
 }

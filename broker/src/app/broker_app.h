@@ -7,6 +7,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "admin/admin_server.h"
+#include "app/pool_background.h"
 #include "config/broker_config.h"
 #include "coord/cluster_registry.h"
 #include "metrics/broker_metrics.h"
@@ -21,8 +22,10 @@ namespace ferry::app {
 
 // The whole broker, wired: logs, the ZooKeeper registry, partitions, the Kafka listener, the admin API and
 // background upkeep. start() throws with a message naming the failing setting or resource; run() serves
-// until stop() (SIGTERM), then shuts down cleanly: stops listening, leaves ZooKeeper, flushes and closes
-// every log and writes the clean-shutdown markers.
+// until stop() (SIGTERM), then shuts down in this order: the listeners and timers stop, the registry stops
+// (blocked ZooKeeper calls return, view waits end), the blocking pool drains, the registry is destroyed
+// (the session closes, our registration disappears), and the logs are flushed and closed, with checkpoints
+// and the clean-shutdown markers written.
 class broker_app {
  public:
   explicit broker_app(config::broker_config config);
@@ -36,12 +39,17 @@ class broker_app {
   void schedule(boost::asio::steady_timer& timer, std::int64_t interval_ms, void (broker_app::*work)());
   void retention_tick();
   void flush_tick();
+  void checkpoint_tick();
+  void health_tick();
+  // Why /v1/ready says no (admin_sources::not_ready).
+  [[nodiscard]] std::vector<std::string> not_ready() const;
 
   config::broker_config config_;
   system_clock clock_;
   metrics::broker_metrics metrics_;
   net::io_context_pool network_;
   boost::asio::thread_pool blocking_pool_;
+  pool_background background_;
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<replication::partition_manager> partitions_;
   std::unique_ptr<coord::cluster_registry> registry_;
@@ -53,6 +61,8 @@ class broker_app {
   std::unique_ptr<admin::admin_server> admin_;
   boost::asio::steady_timer retention_timer_;
   boost::asio::steady_timer flush_timer_;
+  boost::asio::steady_timer checkpoint_timer_;
+  boost::asio::steady_timer health_timer_;
   std::atomic<bool> serving_{false};
 };
 

@@ -1,4 +1,6 @@
 // ferry-broker: a Kafka-compatible broker. See README.md for configuration.
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +19,21 @@ constexpr const char* usage =
     "\n"
     "FILE is YAML, a mapping of Kafka broker settings (broker.id, listeners, log.dirs, zookeeper.connect, ...).\n"
     "Each --override sets one more and wins over the file.\n";
+
+// Every segment holds a descriptor and every client connection one: the soft limit (often 1024) is raised to
+// the hard one, as Kafka's start scripts expect operators to do by hand.
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  const rlim_t before = limit.rlim_cur;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) limit.rlim_cur = before;
+  }
+  FERRY_LOG(info, "app") << "open-file limit " << limit.rlim_cur
+                         << (limit.rlim_cur != before ? " (raised from " + std::to_string(before) + ")"
+                                                      : std::string());
+}
 
 }  // namespace
 
@@ -56,6 +73,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
+  raise_open_file_limit();
   ferry::app::broker_app broker(std::move(config));
   try {
     broker.start();

@@ -112,6 +112,19 @@ const std::map<std::string, setter>& setters() {
          [](auto& c, auto& k, auto& v) {
            c.log_flush_scheduler_interval_ms = to_int<std::int64_t>(k, v, 1, INT64_MAX);
          }},
+        {"log.flush.offset.checkpoint.interval.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.log_flush_offset_checkpoint_interval_ms = to_int<std::int64_t>(k, v, 1, INT32_MAX);
+         }},
+        {"connections.max.idle.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.connections_max_idle_ms = to_int<std::int64_t>(k, v, -1, INT64_MAX);
+           if (c.connections_max_idle_ms == 0) throw config_exception("connections.max.idle.ms must be -1 or positive");
+         }},
+        {"max.partitions.per.topic",
+         [](auto& c, auto& k, auto& v) { c.max_partitions_per_topic = to_int<std::int32_t>(k, v, 1, 1000000); }},
+        {"max.partitions",
+         [](auto& c, auto& k, auto& v) { c.max_partitions = to_int<std::int32_t>(k, v, 1, 10000000); }},
         {"socket.request.max.bytes",
          [](auto& c, auto& k, auto& v) { c.socket_request_max_bytes = to_int<std::int32_t>(k, v, 1024, INT32_MAX); }},
         {"socket.send.buffer.bytes",

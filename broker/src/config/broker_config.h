@@ -34,7 +34,12 @@ struct broker_config {
   bool delete_topic_enable = true;                        // delete.topic.enable
   std::int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
   std::int64_t log_flush_scheduler_interval_ms = 1000;    // log.flush.scheduler.interval.ms (Kafka: Long.MAX)
-  std::int32_t socket_request_max_bytes = 104857600;      // socket.request.max.bytes
+  std::int64_t log_flush_offset_checkpoint_interval_ms = 60000;  // log.flush.offset.checkpoint.interval.ms
+  std::int64_t connections_max_idle_ms = 600000;                 // connections.max.idle.ms (-1: never)
+  // Ferry's caps on partition counts, so one CreateTopics or CreatePartitions cannot ask for billions:
+  std::int32_t max_partitions_per_topic = 10000;      // max.partitions.per.topic
+  std::int32_t max_partitions = 200000;               // max.partitions: in the whole cluster
+  std::int32_t socket_request_max_bytes = 104857600;  // socket.request.max.bytes
   // socket.send.buffer.bytes / socket.receive.buffer.bytes: SO_SNDBUF / SO_RCVBUF of client connections; -1
   // keeps the kernel's autotuning. Kafka's default is 102400; Ferry's is -1, which measured as fast or faster.
   std::int32_t socket_send_buffer_bytes = -1;

@@ -21,7 +21,7 @@ class faulty_file final : public file {
       if (static_cast<std::uint64_t>(budget) < data.size()) {
         owner_.fail_writes_after_bytes.store(0);
         if (budget > 0) (void)inner_->write_at(data.first(static_cast<std::size_t>(budget)), position);
-        return io_error();
+        return std::error_code(owner_.write_errno.load(), std::system_category());
       }
       owner_.fail_writes_after_bytes.store(budget - static_cast<std::int64_t>(data.size()));
     }

@@ -48,6 +48,8 @@ class file_system {
   virtual result<std::vector<std::string>> list(const std::filesystem::path& directory) = 0;
   // Makes a directory's entries (creations, renames, removals) durable.
   virtual result<void> sync_directory(const std::filesystem::path& directory) = 0;
+  // Bytes an unprivileged writer may still use on the file system holding `path` (statvfs f_bavail).
+  virtual result<std::uint64_t> free_bytes(const std::filesystem::path& path) = 0;
 };
 
 // The real file system.

@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -131,6 +132,12 @@ class posix final : public file_system {
     if (ec) return ec;
     std::sort(names.begin(), names.end());
     return names;
+  }
+
+  result<std::uint64_t> free_bytes(const std::filesystem::path& path) override {
+    struct statvfs fs {};
+    if (::statvfs(path.c_str(), &fs) != 0) return last_error();
+    return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
   }
 
   result<void> sync_directory(const std::filesystem::path& directory) override {

@@ -41,6 +41,21 @@ broker_metrics::broker_metrics()
                                                 "The offset the next appended record gets")),
       log_start_offset_(family<prometheus::Gauge>(*registry_, "ferry_partition_log_start_offset",
                                                   "The first offset still in a partition's log")),
+      log_dirs_offline_family_(family<prometheus::Gauge>(*registry_, "ferry_log_dirs_offline",
+                                                         "Log dirs taken offline by a failed fsync or write")),
+      log_dir_offline_(family<prometheus::Gauge>(*registry_, "ferry_log_dir_offline",
+                                                 "1 when the log dir is offline (a failed fsync or write)")),
+      log_dir_full_(family<prometheus::Gauge>(*registry_, "ferry_log_dir_full",
+                                              "1 when the log dir's file system is out of space")),
+      log_dir_free_bytes_(family<prometheus::Gauge>(*registry_, "ferry_log_dir_free_bytes",
+                                                    "Bytes still free on the log dir's file system")),
+      fetch_waiters_family_(family<prometheus::Gauge>(*registry_, "ferry_fetch_waiters",
+                                                      "Long-polling fetches registered on partitions")),
+      accept_errors_family_(
+          family<prometheus::Counter>(*registry_, "ferry_accept_errors_total",
+                                      "Kafka connections that could not be accepted (e.g. out of descriptors)")),
+      idle_closed_family_(family<prometheus::Counter>(*registry_, "ferry_idle_connections_closed_total",
+                                                      "Kafka connections closed after connections.max.idle.ms")),
       invalid_topics_family_(
           family<prometheus::Gauge>(*registry_, "ferry_invalid_topics",
                                     "Topics whose ZooKeeper assignment cannot be read (no leaders, data kept)")),
@@ -48,7 +63,11 @@ broker_metrics::broker_metrics()
                                                    "Logs set aside in the log dirs because no assignment names them")),
       open_connections_(&connections_.Add({})),
       invalid_topics_(&invalid_topics_family_.Add({})),
-      stray_logs_(&stray_logs_family_.Add({})) {}
+      stray_logs_(&stray_logs_family_.Add({})),
+      log_dirs_offline_(&log_dirs_offline_family_.Add({})),
+      fetch_waiters_(&fetch_waiters_family_.Add({})),
+      accept_errors_(&accept_errors_family_.Add({})),
+      idle_connections_closed_(&idle_closed_family_.Add({})) {}
 
 api_metrics broker_metrics::for_api(const std::string& api_name) {
   return {&requests_.Add({{"api", api_name}}), &request_errors_.Add({{"api", api_name}}),

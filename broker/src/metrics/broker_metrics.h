@@ -45,6 +45,16 @@ class broker_metrics {
   // Topics whose ZooKeeper assignment cannot be read, and "-stray" logs kept in the log dirs.
   prometheus::Gauge& invalid_topics() { return *invalid_topics_; }
   prometheus::Gauge& stray_logs() { return *stray_logs_; }
+  // Log dir health (storage/log_dir.h), per dir and in all.
+  prometheus::Gauge& log_dirs_offline() { return *log_dirs_offline_; }
+  prometheus::Gauge& log_dir_offline(const std::string& dir) { return log_dir_offline_.Add({{"dir", dir}}); }
+  prometheus::Gauge& log_dir_full(const std::string& dir) { return log_dir_full_.Add({{"dir", dir}}); }
+  prometheus::Gauge& log_dir_free_bytes(const std::string& dir) { return log_dir_free_bytes_.Add({{"dir", dir}}); }
+  // Long-polling fetches registered on partitions (a fetch waiting on n partitions counts n times).
+  prometheus::Gauge& fetch_waiters() { return *fetch_waiters_; }
+  // The Kafka listener: accepts that failed (out of descriptors, ...) and connections closed for idleness.
+  prometheus::Counter& accept_errors() { return *accept_errors_; }
+  prometheus::Counter& idle_connections_closed() { return *idle_connections_closed_; }
   prometheus::Gauge& partition_log_size(const std::string& topic, int partition);
   prometheus::Gauge& partition_log_end_offset(const std::string& topic, int partition);
   prometheus::Gauge& partition_log_start_offset(const std::string& topic, int partition);
@@ -63,11 +73,22 @@ class broker_metrics {
   prometheus::Family<prometheus::Gauge>& log_size_;
   prometheus::Family<prometheus::Gauge>& log_end_offset_;
   prometheus::Family<prometheus::Gauge>& log_start_offset_;
+  prometheus::Family<prometheus::Gauge>& log_dirs_offline_family_;
+  prometheus::Family<prometheus::Gauge>& log_dir_offline_;
+  prometheus::Family<prometheus::Gauge>& log_dir_full_;
+  prometheus::Family<prometheus::Gauge>& log_dir_free_bytes_;
+  prometheus::Family<prometheus::Gauge>& fetch_waiters_family_;
+  prometheus::Family<prometheus::Counter>& accept_errors_family_;
+  prometheus::Family<prometheus::Counter>& idle_closed_family_;
   prometheus::Family<prometheus::Gauge>& invalid_topics_family_;
   prometheus::Family<prometheus::Gauge>& stray_logs_family_;
   prometheus::Gauge* open_connections_;
   prometheus::Gauge* invalid_topics_;
   prometheus::Gauge* stray_logs_;
+  prometheus::Gauge* log_dirs_offline_;
+  prometheus::Gauge* fetch_waiters_;
+  prometheus::Counter* accept_errors_;
+  prometheus::Counter* idle_connections_closed_;
 };
 
 }  // namespace ferry::metrics

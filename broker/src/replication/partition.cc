@@ -5,16 +5,15 @@
 namespace ferry::replication {
 
 partition::partition(topic_partition id, std::shared_ptr<storage::log> log, config::topic_settings settings,
-                     metrics::topic_metrics counters)
+                     metrics::topic_metrics counters, offset high_watermark)
     : id_(std::move(id)),
       log_(std::move(log)),
       settings_(std::make_shared<const config::topic_settings>(std::move(settings))),
       counters_(counters),
-      high_watermark_(log_->log_end_offset().value()) {}
+      high_watermark_(std::min(high_watermark, log_->log_end_offset()).value()) {}
 
 void partition::update_settings(config::topic_settings settings) {
-  std::lock_guard lock(append_mutex_);  // the log's config changes between appends, never during one
-  log_->update_config(to_log_config(settings));
+  log_->update_config(to_log_config(settings));  // the log applies it between appends, never during one
   settings_.store(std::make_shared<const config::topic_settings>(std::move(settings)));
 }
 
@@ -34,25 +33,40 @@ storage::log_config to_log_config(const config::topic_settings& settings) {
   return c;
 }
 
-void partition::become_leader(leader_epoch epoch) {
+void partition::become_leader(leader_epoch epoch, bool alone) {
   epoch_.store(epoch.value());
+  alone_in_isr_.store(alone);
   leader_.store(true);
+  advance_high_watermark();
 }
 
 void partition::become_follower(leader_epoch epoch) {
   epoch_.store(epoch.value());
   leader_.store(false);
+  alone_in_isr_.store(false);
+}
+
+void partition::advance_high_watermark() {
+  if (!alone_in_isr_.load()) return;
+  const std::int64_t visible = log_->visible_end().value();
+  std::int64_t current = high_watermark_.load();
+  while (visible > current && !high_watermark_.compare_exchange_weak(current, visible)) {
+  }
 }
 
 result<storage::append_result> partition::append(std::span<std::byte> batch) {
-  std::unique_lock lock(append_mutex_);
   if (!leader_.load()) return errc::not_leader;
   FERRY_TRY(auto appended, log_->append(batch, epoch()));
-  // The only replica: an append is committed as soon as it is in the log.
-  high_watermark_.store(log_->log_end_offset().value());
-  lock.unlock();
-  if (!appended.duplicate) notify_waiters();
+  advance_high_watermark();
+  if (!appended.duplicate && !appended.flush_required) notify_waiters();
   return appended;
+}
+
+result<void> partition::flush(offset upto) {
+  FERRY_TRY(log_->flush(upto));
+  advance_high_watermark();
+  notify_waiters();
+  return success();
 }
 
 result<storage::read_result> partition::read(offset from, std::uint64_t max_bytes) {
@@ -60,30 +74,39 @@ result<storage::read_result> partition::read(offset from, std::uint64_t max_byte
   return log_->read(from, max_bytes, high_watermark());
 }
 
-result<std::size_t> partition::apply_retention() {
-  std::lock_guard lock(append_mutex_);
-  return log_->apply_retention();
-}
+result<std::size_t> partition::apply_retention() { return log_->apply_retention(); }
 
 result<void> partition::flush_by_time() {
-  std::lock_guard lock(append_mutex_);
-  return log_->maybe_flush_by_time();
+  const offset before = high_watermark();
+  FERRY_TRY(log_->maybe_flush_by_time());
+  advance_high_watermark();
+  if (high_watermark() > before) notify_waiters();
+  return success();
 }
 
-void partition::wait_for_data(std::weak_ptr<data_waiter> waiter) {
+void partition::add_waiter(const std::shared_ptr<data_waiter>& waiter) {
   std::lock_guard lock(waiters_mutex_);
-  waiters_.push_back(std::move(waiter));
+  waiters_.insert(waiter);
+}
+
+void partition::remove_waiter(const std::shared_ptr<data_waiter>& waiter) {
+  std::lock_guard lock(waiters_mutex_);
+  waiters_.erase(waiter);
+}
+
+std::size_t partition::waiter_count() const {
+  std::lock_guard lock(waiters_mutex_);
+  return waiters_.size();
 }
 
 void partition::notify_waiters() {
-  std::vector<std::weak_ptr<data_waiter>> woken;
+  std::vector<std::shared_ptr<data_waiter>> woken;
   {
     std::lock_guard lock(waiters_mutex_);
     if (waiters_.empty()) return;
-    woken.swap(waiters_);
+    woken.assign(waiters_.begin(), waiters_.end());
   }
-  for (auto& w : woken)
-    if (auto waiter = w.lock()) waiter->notify();
+  for (const auto& w : woken) w->notify();
 }
 
 }  // namespace ferry::replication

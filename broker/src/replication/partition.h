@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "base/result.h"
@@ -22,15 +23,18 @@ class data_waiter {
 };
 
 // A partition replica on this broker: its log, and its role in the partition's replication. Leadership
-// comes from the partition state in ZooKeeper (leader broker and leader epoch); only the leader takes
-// produce requests and serves consumers. Consumers read up to the high watermark; with one replica the
-// high watermark is the log end offset, and followers will move it once replication lands.
+// comes from the partition state in ZooKeeper (leader broker, leader epoch and ISR); only the leader takes
+// produce requests and serves consumers. Consumers read up to the high watermark. While the leader is alone
+// in the ISR the high watermark follows its log: everything appended, except records whose flush the flush
+// policy asked for and that is not done yet. Otherwise it keeps the value it had (from the
+// replication-offset-checkpoint after a restart) until replication moves it.
 //
-// Thread-safety: append() serialises on an internal mutex; reads and offset queries run concurrently.
+// Thread-safety: every method may be called from any thread. The partition adds no lock of its own on the
+// append path: the log's writer lock is the only one.
 class partition {
  public:
   partition(topic_partition id, std::shared_ptr<storage::log> log, config::topic_settings settings,
-            metrics::topic_metrics counters);
+            metrics::topic_metrics counters, offset high_watermark = offset{0});
 
   [[nodiscard]] const topic_partition& id() const { return id_; }
   [[nodiscard]] storage::log& log() { return *log_; }
@@ -40,14 +44,18 @@ class partition {
   [[nodiscard]] std::shared_ptr<const config::topic_settings> settings() const { return settings_.load(); }
   void update_settings(config::topic_settings settings);
 
-  void become_leader(leader_epoch epoch);
+  // `alone`: this broker is the only member of the ISR, so its log alone decides the high watermark.
+  void become_leader(leader_epoch epoch, bool alone = true);
   void become_follower(leader_epoch epoch);
   [[nodiscard]] bool is_leader() const { return leader_.load(); }
   [[nodiscard]] leader_epoch epoch() const { return leader_epoch{epoch_.load()}; }
 
   // Appends one validated client batch with the current leader epoch, then wakes waiting fetches.
-  // errc::not_leader when this replica does not lead.
+  // errc::not_leader when this replica does not lead. When the result says flush_required, the batch counts
+  // as acknowledged (and becomes visible) only after flush() up to its end succeeded.
   result<storage::append_result> append(std::span<std::byte> batch);
+  // fsyncs the log up to `upto` (blocking: not on a network thread), then moves the high watermark.
+  result<void> flush(offset upto);
 
   // What a consumer may read: from `from`, up to the high watermark.
   result<storage::read_result> read(offset from, std::uint64_t max_bytes);
@@ -56,26 +64,32 @@ class partition {
   [[nodiscard]] offset log_start_offset() const { return log_->log_start_offset(); }
   [[nodiscard]] offset log_end_offset() const { return log_->log_end_offset(); }
 
-  // Background upkeep, serialised with appends as the log requires.
+  // Background upkeep.
   result<std::size_t> apply_retention();
   result<void> flush_by_time();
 
-  // Registers a waiter until it is notified once (or expires: weak references are dropped).
-  void wait_for_data(std::weak_ptr<data_waiter> waiter);
+  // Long polls. A fetch registers before it reads (so an append in between is never missed), is notified at
+  // most once per append, and unregisters when it completes: idle partitions keep no stale entries.
+  void add_waiter(const std::shared_ptr<data_waiter>& waiter);
+  void remove_waiter(const std::shared_ptr<data_waiter>& waiter);
+  [[nodiscard]] std::size_t waiter_count() const;
+  // Wakes every waiter: data arrived, or the partition is going away (its fetches then find out).
+  void notify_waiters();
 
  private:
-  void notify_waiters();
+  // Moves the high watermark up to what the log allows, if the leader is alone in the ISR.
+  void advance_high_watermark();
 
   topic_partition id_;
   std::shared_ptr<storage::log> log_;
   std::atomic<std::shared_ptr<const config::topic_settings>> settings_;
   metrics::topic_metrics counters_;
-  std::mutex append_mutex_;
   std::atomic<bool> leader_{false};
+  std::atomic<bool> alone_in_isr_{false};
   std::atomic<std::int32_t> epoch_{-1};
-  std::atomic<std::int64_t> high_watermark_{0};
-  std::mutex waiters_mutex_;
-  std::vector<std::weak_ptr<data_waiter>> waiters_;
+  std::atomic<std::int64_t> high_watermark_;
+  mutable std::mutex waiters_mutex_;
+  std::unordered_set<std::shared_ptr<data_waiter>> waiters_;  // guarded by waiters_mutex_
 };
 
 // The storage settings a topic's configuration implies.

@@ -10,7 +10,10 @@ namespace ferry::replication {
 
 partition_manager::partition_manager(storage::log_manager& logs, const config::broker_config& config,
                                      metrics::broker_metrics& metrics)
-    : logs_(logs), config_(config), metrics_(metrics) {}
+    : logs_(logs),
+      config_(config),
+      metrics_(metrics),
+      checkpointed_high_watermarks_(logs.read_checkpoint(storage::high_watermark_checkpoint)) {}
 
 std::shared_ptr<partition> partition_manager::open(const topic_partition& tp, const config::topic_settings& settings,
                                                    const std::string& topic_id) {
@@ -31,10 +34,16 @@ std::shared_ptr<partition> partition_manager::open(const topic_partition& tp, co
     FERRY_LOG(error, "replication") << "cannot open the log of " << tp << ": " << log.error().message();
     return nullptr;
   }
-  return std::make_shared<partition>(tp, std::move(log.value()), settings, metrics_.for_topic(tp.topic));
+  const auto checkpointed = checkpointed_high_watermarks_.find(tp);
+  return std::make_shared<partition>(
+      tp, std::move(log.value()), settings, metrics_.for_topic(tp.topic),
+      checkpointed == checkpointed_high_watermarks_.end() ? offset{0} : checkpointed->second);
 }
 
-void partition_manager::retire(const topic_partition& tp, const coord::cluster_view& view) {
+void partition_manager::retire(const topic_partition& tp, const coord::cluster_view& view,
+                               const std::shared_ptr<partition>& hosted) {
+  // Fetches waiting on it find out at once that it is gone, instead of at their max wait.
+  if (hosted) hosted->notify_waiters();
   const auto* topic = view.find_topic(tp.topic);
   // Only two signals delete data: the topic was marked for deletion and is gone, or the topic's assignment
   // (readable, since invalid topics keep their partitions) moved this partition's replica elsewhere.
@@ -96,8 +105,9 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
         }
         const leader_epoch epoch = info.state ? info.state->epoch : no_leader_epoch;
         const bool leads = info.state && info.state->leader == self;
+        const bool alone = leads && info.state->isr == std::vector<broker_id>{self};
         if (leads && (!p->is_leader() || p->epoch() != epoch)) {
-          p->become_leader(epoch);
+          p->become_leader(epoch, alone);
           FERRY_LOG(info, "replication") << "leading " << tp << " in epoch " << epoch;
         } else if (!leads && (p->is_leader() || p->epoch() != epoch)) {
           p->become_follower(epoch);
@@ -106,15 +116,17 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
       }
     }
   }
+  std::unordered_map<topic_partition, std::shared_ptr<partition>> previous;
   {
     std::unique_lock lock(mutex_);
-    partitions_ = next;
+    previous = std::exchange(partitions_, next);
   }
   for (const auto& tp : opened) FERRY_LOG(info, "replication") << "hosting " << tp;
   // Every log on disk that no assignment hosts here any more (and, at the first view, those found at startup).
   for (const auto& tp : logs_.partitions()) {
     if (next.contains(tp)) continue;
-    retire(tp, view);
+    const auto hosted = previous.find(tp);
+    retire(tp, view, hosted == previous.end() ? nullptr : hosted->second);
     if (view.find_topic(tp.topic) == nullptr) metrics_.forget_topic(tp.topic);
   }
   // A deleted topic's name may come back as a new topic: from then on it is that one.
@@ -142,6 +154,16 @@ std::vector<std::shared_ptr<partition>> partition_manager::all() const {
   return out;
 }
 
+std::optional<std::string> partition_manager::storage_problem() const {
+  std::string why;
+  for (const auto& dir : logs_.dirs()) {
+    if (!dir->offline() && !dir->full()) return std::nullopt;
+    if (!why.empty()) why += "; ";
+    why += "log dir " + dir->path().string() + (dir->offline() ? " is offline" : " is full");
+  }
+  return why;
+}
+
 void partition_manager::apply_retention() {
   for (const auto& p : all()) {
     const auto deleted = p->apply_retention();
@@ -156,7 +178,29 @@ void partition_manager::flush_by_time() {
       FERRY_LOG(warn, "replication") << "flushing " << p->id() << " failed: " << flushed.error().message();
 }
 
+void partition_manager::checkpoint() {
+  storage::offset_map high_watermarks;
+  for (const auto& p : all()) high_watermarks[p->id()] = p->high_watermark();
+  if (auto written = logs_.write_checkpoint(storage::high_watermark_checkpoint, high_watermarks); !written)
+    FERRY_LOG(warn, "replication") << "writing the high watermark checkpoint failed: " << written.error().message();
+  if (auto written = logs_.checkpoint_recovery_points(); !written)
+    FERRY_LOG(warn, "replication") << "writing the recovery point checkpoint failed: " << written.error().message();
+}
+
 void partition_manager::refresh_metrics() {
+  std::size_t waiters = 0;
+  for (const auto& p : all()) waiters += p->waiter_count();
+  metrics_.fetch_waiters().Set(static_cast<double>(waiters));
+  std::size_t offline = 0;
+  for (const auto& dir : logs_.dirs()) {
+    const auto name = dir->path().string();
+    offline += dir->offline() ? 1 : 0;
+    metrics_.log_dir_offline(name).Set(dir->offline() ? 1 : 0);
+    metrics_.log_dir_full(name).Set(dir->full() ? 1 : 0);
+    if (dir->free_bytes() != UINT64_MAX) metrics_.log_dir_free_bytes(name).Set(static_cast<double>(dir->free_bytes()));
+  }
+  metrics_.log_dirs_offline().Set(static_cast<double>(offline));
+  metrics_.stray_logs().Set(static_cast<double>(logs_.stray_logs()));
   for (const auto& p : all()) {
     const auto& tp = p->id();
     metrics_.partition_log_size(tp.topic, tp.partition.value()).Set(static_cast<double>(p->log().size_bytes()));
@@ -168,8 +212,17 @@ void partition_manager::refresh_metrics() {
 }
 
 result<void> partition_manager::close_all() {
-  std::unique_lock lock(mutex_);
-  partitions_.clear();
+  std::vector<std::shared_ptr<partition>> closing;
+  {
+    std::unique_lock lock(mutex_);
+    for (auto& [tp, p] : partitions_) closing.push_back(p);
+    partitions_.clear();
+  }
+  // The high watermarks survive the restart; the logs' recovery points are written by their shutdown.
+  storage::offset_map high_watermarks;
+  for (const auto& p : closing) high_watermarks[p->id()] = p->high_watermark();
+  if (auto written = logs_.write_checkpoint(storage::high_watermark_checkpoint, high_watermarks); !written)
+    FERRY_LOG(warn, "replication") << "writing the high watermark checkpoint failed: " << written.error().message();
   return logs_.shutdown();
 }
 

@@ -39,9 +39,14 @@ class partition_manager {
   [[nodiscard]] result<std::shared_ptr<partition>> leader_for(const topic_partition& tp) const;
   [[nodiscard]] std::vector<std::shared_ptr<partition>> all() const;
 
+  // Why no log dir here can take a new partition (all of them full or offline); nullopt when one can.
+  [[nodiscard]] std::optional<std::string> storage_problem() const;
+
   // Background duties.
   void apply_retention();
   void flush_by_time();
+  // Writes the high watermark and recovery point checkpoints (offset_checkpoint.h).
+  void checkpoint();
   void refresh_metrics();
   // Flushes and closes every log (clean shutdown).
   result<void> close_all();
@@ -49,8 +54,9 @@ class partition_manager {
  private:
   std::shared_ptr<partition> open(const topic_partition& tp, const config::topic_settings& settings,
                                   const std::string& topic_id);
-  // Deletes or sets aside a log no assignment hosts here (see the class comment).
-  void retire(const topic_partition& tp, const coord::cluster_view& view);
+  // Deletes or sets aside a log no assignment hosts here (see the class comment); `hosted` is its partition, if
+  // it had one.
+  void retire(const topic_partition& tp, const coord::cluster_view& view, const std::shared_ptr<partition>& hosted);
 
   storage::log_manager& logs_;
   const config::broker_config& config_;
@@ -59,6 +65,8 @@ class partition_manager {
   std::unordered_map<topic_partition, std::shared_ptr<partition>> partitions_;
   // Topics seen marked for deletion (reconcile's thread only).
   std::set<std::string, std::less<>> doomed_topics_;
+  // The high watermarks of the last run, for partitions opened after a restart.
+  const storage::offset_map checkpointed_high_watermarks_;
 };
 
 }  // namespace ferry::replication

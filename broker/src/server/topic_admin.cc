@@ -47,6 +47,45 @@ std::optional<topic_admin_result> check_assignment(const coord::cluster_view& vi
   return std::nullopt;
 }
 
+// Ferry's caps (max.partitions.per.topic, max.partitions), checked before anything is allocated for them: a
+// request for 2,147,483,647 partitions is an error, not an out-of-memory.
+std::optional<topic_admin_result> check_partition_limits(const broker_context& broker, const coord::cluster_view& view,
+                                                         const std::string& topic, std::int64_t topic_total,
+                                                         std::int64_t added) {
+  if (topic_total > broker.config.max_partitions_per_topic)
+    return fail(error_code::invalid_partitions, "topic '" + topic + "' would have " + std::to_string(topic_total) +
+                                                    " partitions; max.partitions.per.topic is " +
+                                                    std::to_string(broker.config.max_partitions_per_topic));
+  std::int64_t cluster_total = added;
+  for (const auto& [name, info] : view.topics) cluster_total += static_cast<std::int64_t>(info.partitions.size());
+  if (cluster_total > broker.config.max_partitions)
+    return fail(error_code::invalid_partitions, "the cluster would have " + std::to_string(cluster_total) +
+                                                    " partitions; max.partitions is " +
+                                                    std::to_string(broker.config.max_partitions));
+  return std::nullopt;
+}
+
+// New replicas may not land on this broker while none of its log dirs can take them (full or offline).
+std::optional<topic_admin_result> check_local_storage(const broker_context& broker,
+                                                      const coord::layout::replica_assignment& assignment) {
+  const auto problem = broker.partitions.storage_problem();
+  if (!problem) return std::nullopt;
+  const broker_id self{broker.config.broker_id};
+  for (const auto& [p, replicas] : assignment)
+    if (std::find(replicas.begin(), replicas.end(), self) != replicas.end())
+      return fail(error_code::kafka_storage_error,
+                  "broker " + std::to_string(self.value()) + " cannot take new partitions: " + *problem);
+  return std::nullopt;
+}
+
+// The live brokers placement may use: this one only while it has a usable log dir (others report for
+// themselves).
+std::vector<broker_id> placement_brokers(const broker_context& broker, const coord::cluster_view& view) {
+  auto ids = live_brokers(view);
+  if (broker.partitions.storage_problem() && ids.size() > 1) std::erase(ids, broker_id{broker.config.broker_id});
+  return ids;
+}
+
 }  // namespace
 
 topic_admin_result create_topic(broker_context& broker, const new_topic& topic, bool validate_only) {
@@ -69,12 +108,16 @@ topic_admin_result create_topic(broker_context& broker, const new_topic& topic, 
       if (!assignment.contains(partition_id{p}))
         return fail(error_code::invalid_replica_assignment, "partition ids must run from 0 without gaps");
     if (auto bad = check_assignment(*view, assignment)) return *bad;
+    if (auto bad = check_partition_limits(broker, *view, topic.name, static_cast<std::int64_t>(assignment.size()),
+                                          static_cast<std::int64_t>(assignment.size())))
+      return *bad;
   } else {
     const std::int32_t partitions = topic.partitions == -1 ? broker.config.num_partitions : topic.partitions;
     const std::int32_t factor =
         topic.replication_factor == -1 ? broker.config.default_replication_factor : topic.replication_factor;
     if (partitions < 1) return fail(error_code::invalid_partitions, "the number of partitions must be at least 1");
-    const auto brokers = live_brokers(*view);
+    if (auto bad = check_partition_limits(broker, *view, topic.name, partitions, partitions)) return *bad;
+    const auto brokers = placement_brokers(broker, *view);
     if (factor < 1 || static_cast<std::size_t>(factor) > brokers.size())
       return fail(error_code::invalid_replication_factor, "replication factor " + std::to_string(factor) +
                                                               " is larger than the " + std::to_string(brokers.size()) +
@@ -83,6 +126,7 @@ topic_admin_result create_topic(broker_context& broker, const new_topic& topic, 
     if (!placed) return fail(to_kafka_error(placed.error()), placed.error().message());
     assignment = std::move(placed.value());
   }
+  if (auto bad = check_local_storage(broker, assignment)) return *bad;
   if (validate_only) return {};
 
   const auto created = broker.writes.create_topic(topic.name, assignment, topic.config);
@@ -104,6 +148,8 @@ topic_admin_result add_partitions(broker_context& broker, const std::string& top
   if (total <= current)
     return fail(error_code::invalid_partitions, "topic '" + topic + "' already has " + std::to_string(current) +
                                                     " partitions; the new count must be larger");
+  if (auto bad = check_partition_limits(broker, *view, topic, total, static_cast<std::int64_t>(total) - current))
+    return *bad;
   const auto replication_factor = static_cast<std::int32_t>(info->partitions.begin()->second.replicas.size());
   coord::layout::replica_assignment grown;
   for (const auto& [p, partition] : info->partitions) grown[p] = partition.replicas;
@@ -116,12 +162,14 @@ topic_admin_result add_partitions(broker_context& broker, const std::string& top
     if (auto bad = check_assignment(*view, added)) return *bad;
     grown.insert(added.begin(), added.end());
   } else {
-    const auto brokers = live_brokers(*view);
+    const auto brokers = placement_brokers(broker, *view);
     auto placed =
         coord::assign_replicas(brokers, total - current, replication_factor, random_start(brokers.size()), current);
     if (!placed) return fail(to_kafka_error(placed.error()), placed.error().message());
     grown.insert(placed.value().begin(), placed.value().end());
   }
+  // Only the new partitions count: existing replicas here bring no new data.
+  if (auto bad = check_local_storage(broker, {grown.lower_bound(partition_id{current}), grown.end()})) return *bad;
   if (validate_only) return {};
   const auto written = broker.writes.add_partitions(topic, grown);
   if (!written) return fail(to_kafka_error(written.error()), written.error().message());

@@ -14,6 +14,9 @@ inline constexpr std::string_view log_suffix = ".log";               // a segmen
 inline constexpr std::string_view index_suffix = ".index";           // offset_index.h
 inline constexpr std::string_view time_index_suffix = ".timeindex";  // time_index.h
 inline constexpr std::string_view snapshot_suffix = ".snapshot";     // producer_state.h
+// Appended to a segment file's name when retention removes it; the file is deleted file.delete.delay.ms later
+// (and at startup, if the broker stopped before that).
+inline constexpr std::string_view deleted_suffix = ".deleted";
 
 // "00000000000000001234.log" for offset 1234 and suffix ".log".
 [[nodiscard]] std::string offset_file_name(offset o, std::string_view suffix);

@@ -6,11 +6,11 @@ namespace {
 // Loads an index and runs `check(entry, previous)` over the entries worth checking: all of them when the
 // index is resident (reading them costs nothing more), else only the last one.
 template <typename Entry, typename Check>
-result<void> load_checked(index_file<Entry>& file, Check check) {
+result<void> load_checked(index_file<Entry>& file, Check check, bool every_entry = false) {
   FERRY_TRY(file.load());
   const std::size_t count = file.size();
   std::optional<Entry> previous;
-  for (std::size_t i = file.resident() || count == 0 ? 0 : count - 1; i < count; ++i) {
+  for (std::size_t i = file.resident() || every_entry || count == 0 ? 0 : count - 1; i < count; ++i) {
     FERRY_TRY(const Entry e, file.at(i));
     FERRY_TRY(check(e, previous ? &*previous : nullptr));
     previous = e;
@@ -30,6 +30,11 @@ result<void> offset_index::check(const raw_entry& e, const raw_entry* previous, 
 result<void> offset_index::load(std::uint64_t log_size) {
   return load_checked(file_,
                       [&](const raw_entry& e, const raw_entry* previous) { return check(e, previous, log_size); });
+}
+
+result<void> offset_index::check_all(std::uint64_t log_size) {
+  return load_checked(
+      file_, [&](const raw_entry& e, const raw_entry* previous) { return check(e, previous, log_size); }, true);
 }
 
 result<offset_index::entry> offset_index::lookup(offset target) const {
@@ -63,6 +68,11 @@ result<void> time_index::check(const raw_entry& e, const raw_entry* previous, of
 result<void> time_index::load(offset next_offset) {
   return load_checked(file_,
                       [&](const raw_entry& e, const raw_entry* previous) { return check(e, previous, next_offset); });
+}
+
+result<void> time_index::check_all(offset next_offset) {
+  return load_checked(
+      file_, [&](const raw_entry& e, const raw_entry* previous) { return check(e, previous, next_offset); }, true);
 }
 
 result<std::optional<time_index::entry>> time_index::last_before(std::int64_t ts) const {

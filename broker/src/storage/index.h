@@ -111,6 +111,12 @@ class index_file {
 
   result<void> sync() { return file_->sync(); }
 
+  // A sealed segment's index files are opened when first used and closed when idle (segment.h): without its
+  // file the index answers nothing until reopen() gives it one (and load() counts its entries again).
+  [[nodiscard]] bool is_open() const { return file_ != nullptr; }
+  void close() { file_.reset(); }
+  void reopen(std::shared_ptr<io::file> file) { file_ = std::move(file); }
+
   // Drops the in-memory copy; lookups read the file from now on.
   void release_memory() {
     resident_ = false;
@@ -158,6 +164,10 @@ class offset_index {
   // The last entry, or the segment start.
   result<entry> last() const;
 
+  // Checks every entry, reading the whole file once, whether resident or not: for a sealed segment's index on
+  // its first use.
+  result<void> check_all(std::uint64_t log_size);
+
   result<void> append(offset batch_base, std::uint64_t position);
   result<void> truncate(std::size_t count) { return file_.truncate(count); }
   result<void> sync() { return file_.sync(); }
@@ -165,6 +175,9 @@ class offset_index {
   [[nodiscard]] std::size_t size() const { return file_.size(); }
   [[nodiscard]] bool full() const { return file_.full(); }
   [[nodiscard]] bool resident() const { return file_.resident(); }
+  [[nodiscard]] bool is_open() const { return file_.is_open(); }
+  void close() { file_.close(); }
+  void reopen(std::shared_ptr<io::file> file) { file_.reopen(std::move(file)); }
 
  private:
   struct raw_entry {
@@ -218,12 +231,16 @@ class time_index {
   result<std::optional<entry>> last_before(std::int64_t ts) const;
   result<std::optional<entry>> last() const;
 
+  result<void> check_all(offset next_offset);
+
   result<void> append(entry e);
   result<void> truncate(std::size_t count) { return file_.truncate(count); }
   result<void> sync() { return file_.sync(); }
   void release_memory() { file_.release_memory(); }
   [[nodiscard]] std::size_t size() const { return file_.size(); }
   [[nodiscard]] bool full() const { return file_.full(); }
+  void close() { file_.close(); }
+  void reopen(std::shared_ptr<io::file> file) { file_.reopen(std::move(file)); }
 
  private:
   struct raw_entry {

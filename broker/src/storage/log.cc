@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <shared_mutex>
 
 #include "base/log.h"
 #include "model/records.h"
 #include "storage/atomic_file.h"
+#include "storage/background.h"
 #include "storage/file_names.h"
+#include "storage/log_dir.h"
 #include "storage/segment.h"
 
 namespace ferry::storage {
@@ -17,25 +20,29 @@ namespace {
 // The partition log: a directory of segments (segment.h) plus producer-state snapshots (producer_state.h).
 //
 // Threading:
-//  - Writers (append, roll, apply_retention, flush, maybe_flush_by_time, close, update_config) take
-//    write_mutex_, so they may come from any thread; flushes hold it while they fsync.
-//  - Readers (read, offset_for_timestamp, max_timestamp, log_*_offset, size_bytes, segment_count,
-//    producer) never take it. They copy the segment pointers they need under a shared lock on
-//    segments_mutex_ and then read the files without locks, each segment below its committed extent. The
-//    log end and start offsets are atomics, stored after the data they cover is published.
-//  - A segment removed by retention stays alive (files open, unlinked) while a reader or a file_slice
-//    holds it.
-class disk_log final : public log {
+//  - Writers (append, roll, apply_retention's choice of segments, update_config, close) take write_mutex_,
+//    from any thread. Nothing under it waits for the disk: page-cache writes only.
+//  - Flushes take flush_mutex_ (one fsync at a time per log) and never write_mutex_: they fsync the segments
+//    holding unflushed data and then move flushed_.
+//  - Readers never take either. They copy the segment pointers they need under a shared lock on
+//    segments_mutex_ and read the files without locks, each segment below its committed extent. Offsets are
+//    atomics, stored after the data they cover is published.
+//  - Background work (sealing a rolled segment, removing deleted files) holds a weak reference, and close()
+//    waits until none is running or queued.
+class disk_log final : public log, public std::enable_shared_from_this<disk_log> {
  public:
-  disk_log(const open_options& options, std::vector<std::shared_ptr<segment>> segments)
+  disk_log(const open_options& options, std::vector<std::shared_ptr<segment>> segments, offset flushed)
       : fs_(options.fs),
         clock_(*options.clock),
         directory_(options.directory),
+        work_(options.work != nullptr ? *options.work : inline_work_),
+        dir_(options.dir ? options.dir : std::make_shared<log_dir_state>(options.directory.parent_path())),
         config_(options.config),
         segments_(std::move(segments)),
         log_start_(segments_.front()->base_offset().value()),
         log_end_(segments_.back()->committed().next_offset.value()),
-        last_flush_(clock_.steady_now()) {}
+        flushed_(std::min(flushed, offset{log_end_.load()}).value()),
+        last_flush_(clock_.steady_now().time_since_epoch().count()) {}
 
   result<void> load_producer_state();
 
@@ -46,36 +53,54 @@ class disk_log final : public log {
 
   [[nodiscard]] offset log_start_offset() const override { return offset{log_start_.load(std::memory_order_acquire)}; }
   [[nodiscard]] offset log_end_offset() const override { return offset{log_end_.load(std::memory_order_acquire)}; }
+  [[nodiscard]] offset flushed_offset() const override { return offset{flushed_.load(std::memory_order_acquire)}; }
+  [[nodiscard]] offset visible_end() const override;
   [[nodiscard]] std::uint64_t size_bytes() const override;
   [[nodiscard]] std::size_t segment_count() const override;
   [[nodiscard]] std::optional<producer_entry> producer(producer_id id) const override;
 
   void update_config(const log_config& config) override;
   result<std::size_t> apply_retention() override;
+  result<void> flush(offset upto) override;
   result<void> maybe_flush_by_time() override;
-  result<void> flush() override;
+  std::size_t release_idle_indexes(std::chrono::steady_clock::time_point idle_before) override;
   result<void> close() override;
 
  private:
   // The segment holding offset o (the last one whose base is <= o); nullptr if o is below the log.
   // Call with segments_mutex_ held.
   [[nodiscard]] std::shared_ptr<segment> segment_for(offset o) const;
+  // The segment after `s`, nullptr for the last. Call with segments_mutex_ held.
+  [[nodiscard]] std::shared_ptr<segment> segment_after(const segment& s) const;
   [[nodiscard]] std::vector<std::shared_ptr<segment>> all_segments() const;
   result<void> maybe_roll(std::uint64_t batch_size, offset last);
   result<void> roll();
-  result<void> flush_locked();
-  result<void> write_snapshot(offset at);
+  // Background half of a roll: seals `rolled`, makes the new segment's directory entry durable, writes the
+  // producer snapshot taken at the roll, and moves the flushed offset on.
+  void seal_rolled(const std::shared_ptr<segment>& rolled, std::vector<std::byte> snapshot, offset at);
+  // Moves flushed_ over sealed segments that follow it.
+  void advance_flushed_over_sealed();
+  result<void> write_snapshot(offset at, std::span<const std::byte> bytes);
   // Removes snapshot files whose offset is outside [from, to].
   result<void> remove_snapshots_outside(offset from, offset to);
+  // Runs `work` through the background executor, counted so that close() can wait for it.
+  void in_background(std::function<void(disk_log&)> work);
+  // An I/O error on this log's files: the dir decides what it means (full, offline).
+  std::error_code io_failed(const std::string& what, std::error_code ec) const {
+    return dir_->note_io_error(what + " in " + directory_.string(), ec);
+  }
+  [[nodiscard]] std::error_code offline_error() const;
 
   const std::shared_ptr<io::file_system> fs_;
   const ferry::clock& clock_;
   const std::filesystem::path directory_;
+  inline_background inline_work_;
+  background& work_;
+  const std::shared_ptr<log_dir_state> dir_;
 
   std::mutex write_mutex_;
-  log_config config_;                    // guarded by write_mutex_
-  std::int64_t unflushed_messages_ = 0;  // guarded by write_mutex_
-  bool closed_ = false;                  // guarded by write_mutex_
+  log_config config_;    // guarded by write_mutex_
+  bool closed_ = false;  // guarded by write_mutex_
 
   mutable std::shared_mutex segments_mutex_;
   // Ascending base offsets, never empty; the last one is active. Changed only by writers, under both
@@ -83,10 +108,24 @@ class disk_log final : public log {
   std::vector<std::shared_ptr<segment>> segments_;
   std::atomic<std::int64_t> log_start_;
   std::atomic<std::int64_t> log_end_;
-  std::chrono::steady_clock::time_point last_flush_;  // guarded by write_mutex_
+  // Everything below it is fsynced. Moved by flushes and background seals, under flush_mutex_.
+  std::atomic<std::int64_t> flushed_;
+  // The end of the last batch whose append asked for a flush; nothing at or past flushed_ is visible while
+  // it is above flushed_.
+  std::atomic<std::int64_t> flush_owed_{0};
+  std::atomic<std::int64_t> last_flush_;  // steady_clock ticks of the last successful flush
+  std::atomic<std::int64_t> flush_ms_{INT64_MAX};
+  std::atomic<std::int64_t> flush_messages_{INT64_MAX};
+  std::mutex flush_mutex_;
+  // A new segment's directory entry is not yet fsynced: a flush must do it before it counts.
+  std::atomic<bool> directory_dirty_{false};
 
   mutable std::mutex producers_mutex_;
   producer_state_manager producers_;  // guarded by producers_mutex_
+
+  std::mutex background_mutex_;
+  std::condition_variable background_done_;
+  std::size_t background_pending_ = 0;  // guarded by background_mutex_
 };
 
 std::shared_ptr<segment> disk_log::segment_for(offset o) const {
@@ -95,22 +134,58 @@ std::shared_ptr<segment> disk_log::segment_for(offset o) const {
   return after == segments_.begin() ? nullptr : *std::prev(after);
 }
 
+std::shared_ptr<segment> disk_log::segment_after(const segment& s) const {
+  const auto after = std::upper_bound(segments_.begin(), segments_.end(), s.base_offset(),
+                                      [](offset value, const auto& seg) { return value < seg->base_offset(); });
+  return after == segments_.end() ? nullptr : *after;
+}
+
 std::vector<std::shared_ptr<segment>> disk_log::all_segments() const {
   std::shared_lock lock(segments_mutex_);
   return segments_;
 }
 
+std::error_code disk_log::offline_error() const { return make_error_code(errc::log_dir_offline); }
+
+offset disk_log::visible_end() const {
+  // Read in the reverse of the order append() stores them, so a batch that owes a flush is never seen.
+  const std::int64_t end = log_end_.load(std::memory_order_acquire);
+  const std::int64_t owed = flush_owed_.load(std::memory_order_acquire);
+  const std::int64_t flushed = flushed_.load(std::memory_order_acquire);
+  return offset{owed > flushed ? std::min(flushed, end) : end};
+}
+
+void disk_log::in_background(std::function<void(disk_log&)> work) {
+  {
+    std::lock_guard lock(background_mutex_);
+    ++background_pending_;
+  }
+  auto task = [weak = weak_from_this(), work = std::move(work)] {
+    const auto self = weak.lock();
+    if (!self) return;
+    work(*self);
+    std::lock_guard lock(self->background_mutex_);
+    if (--self->background_pending_ == 0) self->background_done_.notify_all();
+  };
+  work_.run(std::move(task));
+}
+
 result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch epoch) {
   std::lock_guard lock(write_mutex_);
   if (closed_) return errc::log_closed;
+  if (dir_->offline()) return offline_error();
   const model::batch_header_view header(batch);
   const bool idempotent = header.producer().value() >= 0;
   if (idempotent) {
     std::lock_guard producers_lock(producers_mutex_);
     FERRY_TRY(const auto duplicate, producers_.check(header));
     if (duplicate) {
-      return append_result{duplicate->first_offset, duplicate->last_offset,
-                           config_.log_append_time ? duplicate->max_timestamp : -1, log_start_offset(), true};
+      return append_result{duplicate->first_offset,
+                           duplicate->last_offset,
+                           config_.log_append_time ? duplicate->max_timestamp : -1,
+                           log_start_offset(),
+                           true,
+                           false};
     }
   }
   const offset base = log_end_offset();
@@ -124,17 +199,17 @@ result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch 
     append_time = now_ms;
     model::set_log_append_time(batch, append_time);
   }
-  FERRY_TRY(segments_.back()->append(batch, config_.index_interval_bytes, now_ms));
+  if (auto written = segments_.back()->append(batch, config_.index_interval_bytes, now_ms); !written)
+    return io_failed("writing " + std::to_string(batch.size()) + " bytes", written.error());
   if (idempotent) {
     std::lock_guard producers_lock(producers_mutex_);
     producers_.update(header);
   }
+  // Kafka's unflushed messages: the offsets appended since the recovery point.
+  const bool flush_required = next(last).value() - flushed_.load(std::memory_order_acquire) >= config_.flush_messages;
+  if (flush_required) flush_owed_.store(next(last).value(), std::memory_order_release);
   log_end_.store(next(last).value(), std::memory_order_release);
-  unflushed_messages_ += header.last_offset_delta() + 1;
-  if (unflushed_messages_ >= config_.flush_messages) {
-    FERRY_TRY(flush_locked());
-  }
-  return append_result{base, last, append_time, log_start_offset(), false};
+  return append_result{base, last, append_time, log_start_offset(), false, flush_required};
 }
 
 result<void> disk_log::maybe_roll(std::uint64_t batch_size, offset last) {
@@ -152,22 +227,58 @@ result<void> disk_log::maybe_roll(std::uint64_t batch_size, offset last) {
 }
 
 result<void> disk_log::roll() {
-  FERRY_TRY(segments_.back()->seal());
-  unflushed_messages_ = 0;
-  last_flush_ = clock_.steady_now();
   const offset base = log_end_offset();
-  FERRY_TRY(write_snapshot(base));
-  FERRY_TRY(auto created, segment::create(*fs_, directory_, base, config_.segment_index_bytes));
-  FERRY_TRY(fs_->sync_directory(directory_));
+  // Creating files is metadata work the kernel does without waiting for the disk; the fsyncs that make the
+  // rolled segment final and the new one durable run in the background.
+  auto created = segment::create(*fs_, directory_, base, config_.segment_index_bytes);
+  if (!created) return io_failed("creating segment " + std::to_string(base.value()), created.error());
+  std::shared_ptr<segment> rolled = segments_.back();
   {
     std::unique_lock lock(segments_mutex_);
-    segments_.push_back(std::move(created));
+    segments_.push_back(std::move(created).value());
   }
+  directory_dirty_ = true;
+  std::vector<std::byte> snapshot;
+  {
+    std::lock_guard lock(producers_mutex_);
+    snapshot = producers_.serialize();
+  }
+  in_background([rolled, snapshot = std::move(snapshot), base](disk_log& self) mutable {
+    self.seal_rolled(rolled, std::move(snapshot), base);
+  });
   FERRY_LOG(info, "storage") << "rolled " << (directory_ / offset_file_name(base, log_suffix)).string();
   return success();
 }
 
+void disk_log::seal_rolled(const std::shared_ptr<segment>& rolled, std::vector<std::byte> snapshot, offset at) {
+  if (dir_->offline()) return;
+  if (auto sealed = rolled->seal(); !sealed) {
+    io_failed("sealing segment " + std::to_string(rolled->base_offset().value()), sealed.error());
+    return;
+  }
+  if (auto synced = fs_->sync_directory(directory_); !synced) {
+    io_failed("syncing the directory", synced.error());
+    return;
+  }
+  directory_dirty_ = false;
+  if (auto written = write_snapshot(at, snapshot); !written)
+    io_failed("writing the producer snapshot", written.error());
+  std::lock_guard lock(flush_mutex_);
+  advance_flushed_over_sealed();
+}
+
+void disk_log::advance_flushed_over_sealed() {
+  std::shared_lock lock(segments_mutex_);
+  auto seg = segment_for(flushed_offset());
+  while (seg && seg->sealed()) {
+    const auto end = seg->committed().next_offset;
+    if (end.value() > flushed_.load()) flushed_.store(end.value(), std::memory_order_release);
+    seg = segment_after(*seg);
+  }
+}
+
 result<read_result> disk_log::read(offset from, std::uint64_t max_bytes, offset upto) {
+  if (dir_->offline()) return offline_error();
   std::shared_ptr<segment> seg;
   {
     std::shared_lock lock(segments_mutex_);
@@ -178,7 +289,15 @@ result<read_result> disk_log::read(offset from, std::uint64_t max_bytes, offset 
   offset current = from;
   while (seg && current < upto) {
     const auto at = seg->committed();
-    if (current >= at.next_offset) break;
+    if (current >= at.next_offset) {
+      // Past this segment's readable end: a gap a damaged segment left (or the log end). A read that found
+      // nothing yet goes on at the next segment's first batch.
+      if (!out.slices.empty()) break;
+      std::shared_lock lock(segments_mutex_);
+      seg = segment_after(*seg);
+      if (seg) current = std::max(current, seg->base_offset());
+      continue;
+    }
     FERRY_TRY(const auto first, seg->locate(current, at));
     // Stop before the batch that reaches `upto`.
     std::uint64_t bound = at.size;
@@ -205,12 +324,13 @@ result<read_result> disk_log::read(offset from, std::uint64_t max_bytes, offset 
     if (end != at.size || out.total_bytes >= max_bytes) break;
     current = at.next_offset;
     std::shared_lock lock(segments_mutex_);
-    seg = segment_for(current);
+    seg = segment_for(current);  // nullptr when retention removed what follows meanwhile
   }
   return out;
 }
 
 result<std::optional<log::timestamp_match>> disk_log::offset_for_timestamp(std::int64_t ts) {
+  if (dir_->offline()) return offline_error();
   for (const auto& seg : all_segments()) {
     const auto at = seg->committed();
     if (at.max_timestamp < ts) continue;
@@ -273,87 +393,137 @@ std::optional<producer_entry> disk_log::producer(producer_id id) const {
 void disk_log::update_config(const log_config& config) {
   std::lock_guard lock(write_mutex_);
   config_ = config;
+  flush_ms_ = config.flush_ms;
+  flush_messages_ = config.flush_messages;
 }
 
 result<std::size_t> disk_log::apply_retention() {
-  std::lock_guard lock(write_mutex_);
-  if (closed_) return 0;
-  const std::int64_t now_ms = clock_.now_ms();
-  std::uint64_t total = 0;
-  for (const auto& seg : segments_) total += seg->committed().size;
-  // A prefix of the segments, never the active one.
-  std::size_t expired = 0;
-  for (; expired + 1 < segments_.size(); ++expired) {
-    const auto at = segments_[expired]->committed();
-    // A segment without timestamps is kept by time; retention.bytes still applies to it.
-    const bool too_old =
-        config_.retention_ms >= 0 && at.max_timestamp >= 0 && now_ms - at.max_timestamp > config_.retention_ms;
-    const bool too_big =
-        config_.retention_bytes >= 0 && total - at.size >= static_cast<std::uint64_t>(config_.retention_bytes);
-    if (!too_old && !too_big) break;
-    total -= at.size;
-  }
-  if (expired == 0) return 0;
   std::vector<std::shared_ptr<segment>> removed;
   offset start;
+  std::int64_t delete_delay_ms = 0;
   {
-    std::unique_lock segments_lock(segments_mutex_);
-    removed.assign(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(expired));
-    segments_.erase(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(expired));
-    start = segments_.front()->base_offset();
-    log_start_.store(start.value(), std::memory_order_release);
-  }
-  {
+    std::lock_guard lock(write_mutex_);
+    if (closed_ || dir_->offline()) return 0;
+    delete_delay_ms = config_.file_delete_delay_ms;
+    const std::int64_t now_ms = clock_.now_ms();
+    std::uint64_t total = 0;
+    for (const auto& seg : segments_) total += seg->committed().size;
+    // A prefix of the segments, never the active one, and only sealed ones (a rolled segment is sealed in
+    // the background shortly after the roll).
+    std::size_t expired = 0;
+    for (; expired + 1 < segments_.size() && segments_[expired]->sealed(); ++expired) {
+      const auto at = segments_[expired]->committed();
+      // A segment without timestamps is kept by time; retention.bytes still applies to it.
+      const bool too_old =
+          config_.retention_ms >= 0 && at.max_timestamp >= 0 && now_ms - at.max_timestamp > config_.retention_ms;
+      const bool too_big =
+          config_.retention_bytes >= 0 && total - at.size >= static_cast<std::uint64_t>(config_.retention_bytes);
+      if (!too_old && !too_big) break;
+      total -= at.size;
+    }
+    if (expired == 0) return 0;
+    {
+      std::unique_lock segments_lock(segments_mutex_);
+      removed.assign(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(expired));
+      segments_.erase(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(expired));
+      start = segments_.front()->base_offset();
+      log_start_.store(start.value(), std::memory_order_release);
+    }
     std::lock_guard producers_lock(producers_mutex_);
     producers_.remove_before(start);
   }
-  FERRY_LOG(info, "storage") << directory_.string() << ": retention removed " << expired
+  FERRY_LOG(info, "storage") << directory_.string() << ": retention removed " << removed.size()
                              << " segments; log start offset is now " << start;
-  // Readers that still hold a removed segment keep its open files; unlinking does not disturb them.
+  // Outside the lock: renames are metadata work, and the unlinks wait for file.delete.delay.ms. Readers that
+  // still hold a removed segment keep its open files either way.
   result<void> outcome = success();
   for (const auto& seg : removed) {
-    if (auto gone = seg->remove_files(*fs_); !gone && outcome) outcome = gone;
+    if (auto renamed = seg->rename_to_deleted(*fs_); !renamed && outcome) outcome = renamed;
   }
+  // Not counted as the log's background work: it needs only the files, and close() must not wait out the delay.
+  work_.run_after(std::chrono::milliseconds(std::max<std::int64_t>(delete_delay_ms, 0)),
+                  [removed, fs = fs_, directory = directory_] {
+                    for (const auto& seg : removed) {
+                      if (auto gone = seg->remove_deleted_files(*fs); !gone)
+                        FERRY_LOG(warn, "storage") << "removing deleted segment files of " << directory.string()
+                                                   << " failed: " << gone.error().message();
+                    }
+                  });
   if (auto pruned = remove_snapshots_outside(start, log_end_offset()); !pruned && outcome) outcome = pruned;
   if (!outcome) return outcome.error();
-  return expired;
+  return removed.size();
 }
 
-result<void> disk_log::maybe_flush_by_time() {
-  std::lock_guard lock(write_mutex_);
-  if (closed_) return success();
-  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.steady_now() - last_flush_).count();
-  if (waited < config_.flush_ms) return success();
-  return flush_locked();
-}
-
-result<void> disk_log::flush() {
-  std::lock_guard lock(write_mutex_);
-  if (closed_) return success();
-  return flush_locked();
-}
-
-result<void> disk_log::flush_locked() {
-  FERRY_TRY(segments_.back()->flush());
-  unflushed_messages_ = 0;
-  last_flush_ = clock_.steady_now();
+result<void> disk_log::flush(offset upto) {
+  std::lock_guard lock(flush_mutex_);
+  if (dir_->offline()) return offline_error();
+  if (flushed_offset() >= upto) return success();
+  // Everything written before the fsyncs start is covered by them.
+  const offset end = log_end_offset();
+  std::vector<std::shared_ptr<segment>> pending;
+  {
+    std::shared_lock segments_lock(segments_mutex_);
+    auto seg = segment_for(flushed_offset());
+    for (seg = seg ? seg : segments_.front(); seg; seg = segment_after(*seg)) pending.push_back(seg);
+  }
+  for (const auto& seg : pending) {
+    if (auto synced = seg->flush(); !synced)
+      return io_failed("fsync of segment " + std::to_string(seg->base_offset().value()), synced.error());
+  }
+  if (directory_dirty_.exchange(false)) {
+    if (auto synced = fs_->sync_directory(directory_); !synced) {
+      directory_dirty_ = true;
+      return io_failed("fsync of the directory", synced.error());
+    }
+  }
+  if (end.value() > flushed_.load()) flushed_.store(end.value(), std::memory_order_release);
+  last_flush_.store(clock_.steady_now().time_since_epoch().count(), std::memory_order_relaxed);
   return success();
 }
 
-result<void> disk_log::close() {
-  std::lock_guard lock(write_mutex_);
-  if (closed_) return success();
-  closed_ = true;  // even if what follows fails: no more appends to files in an unknown state
-  FERRY_TRY(segments_.back()->seal());
-  return write_snapshot(log_end_offset());
+result<void> disk_log::maybe_flush_by_time() {
+  const std::int64_t flush_ms = flush_ms_.load();
+  if (flush_ms == INT64_MAX || flushed_offset() >= log_end_offset()) return success();
+  const auto since = clock_.steady_now() -
+                     std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(last_flush_.load()));
+  if (std::chrono::duration_cast<std::chrono::milliseconds>(since).count() < flush_ms) return success();
+  return flush(log_end_offset());
 }
 
-result<void> disk_log::write_snapshot(offset at) {
+std::size_t disk_log::release_idle_indexes(std::chrono::steady_clock::time_point idle_before) {
+  std::size_t closed = 0;
+  for (const auto& seg : all_segments())
+    if (seg->release_idle_indexes(idle_before)) ++closed;
+  return closed;
+}
+
+result<void> disk_log::close() {
+  {
+    std::lock_guard lock(write_mutex_);
+    if (closed_) return success();
+    closed_ = true;  // even if what follows fails: no more appends to files in an unknown state
+  }
+  {
+    std::unique_lock lock(background_mutex_);
+    background_done_.wait(lock, [&] { return background_pending_ == 0; });
+  }
+  if (dir_->offline()) return offline_error();
+  for (const auto& seg : all_segments()) {
+    if (seg->sealed()) continue;
+    if (auto sealed = seg->seal(); !sealed) return io_failed("sealing a segment at close", sealed.error());
+  }
   std::vector<std::byte> bytes;
   {
     std::lock_guard lock(producers_mutex_);
     bytes = producers_.serialize();
   }
+  if (auto written = write_snapshot(log_end_offset(), bytes); !written)
+    return io_failed("writing the producer snapshot", written.error());
+  flushed_.store(log_end_.load(), std::memory_order_release);
+  return success();
+}
+
+result<void> disk_log::write_snapshot(offset at, std::span<const std::byte> bytes) {
   return write_file_atomically(*fs_, directory_ / offset_file_name(at, snapshot_suffix), bytes);
 }
 
@@ -392,44 +562,61 @@ result<void> disk_log::load_producer_state() {
   for (const auto& seg : segments_) {
     const auto at = seg->committed();
     if (at.next_offset <= replay_from) continue;
-    FERRY_TRY(seg->visit(replay_from, at, [&](const model::batch_header_view& header) {
+    FERRY_TRY(seg->visit(std::max(replay_from, seg->base_offset()), at, [&](const model::batch_header_view& header) {
       if (header.producer().value() >= 0) producers_.update(header);
     }));
   }
   return success();
 }
 
-}  // namespace
-
-result<std::unique_ptr<log>> open_log(const open_options& options) {
-  io::file_system& fs = *options.fs;
-  const auto& directory = options.directory;
-  const log_config& config = options.config;
-  FERRY_TRY(fs.create_directories(directory));
+// Removes what a crash can leave besides segments: index files whose .log is gone (a segment removal cut
+// short; they would be taken for a new segment's), "*.deleted" files whose delay had not run out, and
+// temporary files of snapshots being written.
+result<std::vector<offset>> tidy_directory(io::file_system& fs, const std::filesystem::path& directory) {
   FERRY_TRY(const auto names, fs.list(directory));
   std::vector<offset> bases;
   for (const auto& name : names) {
     if (const auto base = parse_offset_file_name(name, log_suffix)) bases.push_back(*base);
   }
-  // Index files whose .log is gone (a segment removal cut short) would be taken for a new segment's.
   for (const auto& name : names) {
+    bool stale = name.ends_with(deleted_suffix) || name.ends_with(temporary_suffix);
     for (const auto suffix : {index_suffix, time_index_suffix}) {
       const auto base = parse_offset_file_name(name, suffix);
-      if (base && !std::binary_search(bases.begin(), bases.end(), *base)) {
-        FERRY_TRY(fs.remove(directory / name));
-      }
+      if (base && !std::binary_search(bases.begin(), bases.end(), *base)) stale = true;
+    }
+    if (stale) {
+      FERRY_TRY(fs.remove(directory / name));
     }
   }
+  return bases;
+}
+
+}  // namespace
+
+result<std::shared_ptr<log>> open_log(const open_options& options) {
+  io::file_system& fs = *options.fs;
+  const auto& directory = options.directory;
+  const log_config& config = options.config;
+  FERRY_TRY(fs.create_directories(directory));
+  FERRY_TRY(const auto bases, tidy_directory(fs, directory));
+  const offset recovery_point = options.recovery_point;
 
   std::vector<std::shared_ptr<segment>> segments;
   for (std::size_t i = 0; i < bases.size(); ++i) {
     const bool last = i + 1 == bases.size();
+    const bool below_recovery_point = !last && bases[i + 1] <= recovery_point;
     FERRY_TRY(auto seg, segment::open(fs, directory, bases[i], config.segment_index_bytes, last));
-    if ((options.needs_recovery && last) || seg->index_suspect()) {
-      FERRY_TRY(const std::uint64_t cut, seg->recover(config.index_interval_bytes));
-      if (cut > 0 && !last) {
-        // Offsets must stay contiguous: what follows a cut cannot be kept.
-        FERRY_LOG(warn, "storage") << "recovery: removing " << bases.size() - i - 1 << " segments of "
+    const bool scan = (options.needs_recovery && !below_recovery_point) || seg->index_suspect();
+    if (scan) {
+      // Damage below the recovery point is flushed data and stays; past it, it was never flushed and is cut.
+      FERRY_TRY(const std::uint64_t cut, seg->recover(config.index_interval_bytes, recovery_point));
+      if (seg->damaged()) {
+        FERRY_LOG(error, "storage") << "recovery: " << seg->damage() << ", in flushed data (the recovery point is "
+                                    << recovery_point << "): the segment stays readable up to there, the rest of "
+                                    << "it is kept on disk unread, and later segments are kept";
+      } else if (cut > 0 && !last) {
+        // Unflushed data was cut, and every later segment goes with it (all of it past the recovery point).
+        FERRY_LOG(warn, "storage") << "recovery: removing " << bases.size() - i - 1 << " unflushed segments of "
                                    << directory.string() << " after offset " << seg->committed().next_offset;
         for (std::size_t j = i + 1; j < bases.size(); ++j) {
           for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
@@ -447,15 +634,31 @@ result<std::unique_ptr<log>> open_log(const open_options& options) {
     }
     segments.push_back(std::move(seg));
   }
+  if (!segments.empty() && segments.back()->damaged()) {
+    // The active segment lost flushed records after a bad batch: it takes no appends (they would reuse
+    // offsets it had handed out). A new segment starts past everything that was ever flushed.
+    const auto& damaged = segments.back();
+    FERRY_TRY(damaged->seal());
+    const offset end = damaged->committed().next_offset;
+    // Never below the recovery point (offsets up to it were handed out), and never absurdly far past the
+    // segment (a segment spans at most 2^31 offsets).
+    const offset base{std::clamp(recovery_point.value(), end.value(), end.value() + INT32_MAX)};
+    FERRY_TRY(auto created, segment::create(fs, directory, base, config.segment_index_bytes));
+    FERRY_TRY(fs.sync_directory(directory));
+    segments.push_back(std::move(created));
+  }
   if (segments.empty()) {
     FERRY_TRY(auto created, segment::create(fs, directory, offset{0}, config.segment_index_bytes));
     FERRY_TRY(fs.sync_directory(directory));
     segments.push_back(std::move(created));
   }
 
-  auto opened = std::make_unique<disk_log>(options, std::move(segments));
+  // Recovery fsynced what it scanned, and what it trusted was flushed before: all of it is on disk.
+  const offset flushed = segments.back()->committed().next_offset;
+  auto opened = std::make_shared<disk_log>(options, std::move(segments), flushed);
+  opened->update_config(config);
   FERRY_TRY(opened->load_producer_state());
-  return std::unique_ptr<log>(std::move(opened));
+  return std::shared_ptr<log>(std::move(opened));
 }
 
 }  // namespace ferry::storage

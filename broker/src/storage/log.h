@@ -46,10 +46,21 @@ struct append_result {
   // True when the batch repeated one of the producer's last five batches: nothing was written and the
   // offsets above are the ones the original append got.
   bool duplicate = false;
+  // The flush policy (flush.messages) wants the log flushed up to last_offset + 1 now: until flush() has done
+  // so, visible_end() stays below this batch, and the caller should not acknowledge it.
+  bool flush_required = false;
 };
 
-// One partition's log: a directory of segments named by base offset. Appends are serialised by the caller
-// holding the partition; reads may run concurrently with appends (they see a prefix of the log).
+// One partition's log: a directory of segments named by base offset. Appends are serialised by the log's
+// one writer lock; reads run concurrently with appends (they see a prefix of the log) and never wait on the
+// disk. Flushes run outside the writer lock, so a producer never waits behind another thread's fsync.
+//
+// Offsets: log start <= visible end <= log end, and flushed (the recovery point) <= log end. A record is
+// visible once appended, unless the flush policy wanted it flushed: then only once the flush succeeded.
+//
+// Failures: a failed fsync, or an I/O error writing, takes the log's dir offline (log_dir.h) and every later
+// append, read and flush of any log there fails with errc::log_dir_offline. A write that finds the disk full
+// fails and leaves the log as it was.
 //
 // See segment.h for the files and their formats.
 class log {
@@ -58,14 +69,15 @@ class log {
 
   // Appends one client batch that model::validate_batch accepted. Assigns offsets by rewriting the
   // batch's base offset and partition leader epoch in place (the caller's buffer), checks and updates the
-  // idempotent producer state, writes the bytes verbatim, updates the indexes, rolls the segment when
-  // full or old, and flushes according to the flush policy.
+  // idempotent producer state, writes the bytes verbatim, updates the indexes and rolls the segment when
+  // full or old (the rolled one is sealed in the background). Never fsyncs: when the flush policy wants a
+  // flush, flush_required says so and the caller calls flush() off its network thread.
   virtual result<append_result> append(std::span<std::byte> batch, leader_epoch epoch) = 0;
 
   // Batches from the one containing `from` onwards, up to `max_bytes` (but always at least one whole batch
   // if any exists at or after `from`, so consumers make progress past a large batch), never past `upto`
   // (exclusive; the high watermark). offset_out_of_range when `from` is below the log start or above the
-  // log end offset.
+  // log end offset. An offset in a gap (offsets a damaged segment lost) reads on from the next batch.
   virtual result<read_result> read(offset from, std::uint64_t max_bytes, offset upto) = 0;
 
   // The first record whose timestamp is >= ts, with that timestamp: the time indexes find the first batch
@@ -81,6 +93,11 @@ class log {
 
   [[nodiscard]] virtual offset log_start_offset() const = 0;
   [[nodiscard]] virtual offset log_end_offset() const = 0;
+  // Every offset below it is on disk (fsynced): Kafka's recovery point.
+  [[nodiscard]] virtual offset flushed_offset() const = 0;
+  // How far consumers may read as far as this log is concerned: the log end, except while a flush the
+  // flush policy asked for is pending, when it is the flushed offset.
+  [[nodiscard]] virtual offset visible_end() const = 0;
   [[nodiscard]] virtual std::uint64_t size_bytes() const = 0;
   [[nodiscard]] virtual std::size_t segment_count() const = 0;
 
@@ -88,28 +105,42 @@ class log {
   [[nodiscard]] virtual std::optional<producer_entry> producer(producer_id id) const = 0;
 
   virtual void update_config(const log_config& config) = 0;
-  // Deletes whole segments that retention.ms or retention.bytes no longer keep (never the active one).
-  // Returns how many were deleted.
+  // Removes whole segments that retention.ms or retention.bytes no longer keep (never the active one, nor
+  // one not yet sealed): they leave the log at once and their files are renamed "*.deleted", then removed
+  // after file.delete.delay.ms. Returns how many were removed.
   virtual result<std::size_t> apply_retention() = 0;
-  // Flushes if log.flush.interval.ms has passed since the last flush.
+  // fsyncs everything below `upto` (at least); blocking, and safe to call from several threads.
+  virtual result<void> flush(offset upto) = 0;
+  // Flushes everything if flush.ms has passed since the last flush.
   virtual result<void> maybe_flush_by_time() = 0;
-  virtual result<void> flush() = 0;
-  // Flushes, writes the producer-state snapshot and closes the files. After a clean close the next open
-  // skips recovery.
+  // Closes the index files of sealed segments unused since `idle_before`; returns how many segments did.
+  virtual std::size_t release_idle_indexes(std::chrono::steady_clock::time_point idle_before) = 0;
+  // Waits for the log's background work, flushes, seals the active segment, writes the producer-state
+  // snapshot and closes the files. After a clean close the next open skips recovery.
   virtual result<void> close() = 0;
 };
 
+class background;
+class log_dir_state;
+
 // Opens (or creates) the log in `directory`. If the log was not closed cleanly (see log_manager's clean
-// shutdown marker), recovery runs: segments after the last flushed point are scanned, each batch's length
-// and CRC checked, the active segment truncated at the first bad byte (logged as a warning), and the
-// indexes rebuilt.
+// shutdown marker), recovery runs from the recovery point: segments with offsets at or past it are scanned,
+// each batch's length and CRC checked, and a torn or damaged tail cut (logged as a warning), with any later
+// segments (unflushed as well) removed. Below the recovery point nothing is cut: a bad batch there (found
+// when an index must be rebuilt) is reported and its segment stays readable up to it, the later ones intact.
 struct open_options {
   std::shared_ptr<io::file_system> fs;
   const ferry::clock* clock = nullptr;
   std::filesystem::path directory;
   log_config config;
   bool needs_recovery = false;
+  // From the log dir's recovery-point-offset-checkpoint: everything below it was flushed. After a clean
+  // shutdown it is the log end (anything past it, such as bytes appended by hand, is cut); unknown after a
+  // crash, 0; unknown after a clean shutdown, everything.
+  offset recovery_point{INT64_MAX};
+  background* work = nullptr;          // nullptr: work runs inline
+  std::shared_ptr<log_dir_state> dir;  // nullptr: a dir state of its own
 };
-result<std::unique_ptr<log>> open_log(const open_options& options);
+result<std::shared_ptr<log>> open_log(const open_options& options);
 
 }  // namespace ferry::storage

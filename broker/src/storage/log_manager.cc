@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "storage/atomic_file.h"
 #include "storage/errc.h"
+#include "storage/segment.h"
 
 namespace ferry::storage {
 namespace {
@@ -74,6 +75,7 @@ void keep_first(result<void>& outcome, const std::error_code& ec) {
 
 result<std::unique_ptr<log_manager>> log_manager::open(options opts) {
   std::unique_ptr<log_manager> manager(new log_manager(std::move(opts)));
+  for (const auto& dir : manager->options_.log_dirs) manager->dirs_.push_back(std::make_shared<log_dir_state>(dir));
   for (std::size_t dir = 0; dir < manager->options_.log_dirs.size(); ++dir) {
     FERRY_TRY(manager->open_dir(dir));
   }
@@ -91,6 +93,19 @@ result<void> log_manager::open_dir(std::size_t dir) {
     FERRY_TRY(fs.sync_directory(root));
   }
   std::size_t recovered = 0;
+  // Read after a clean shutdown too: its recovery points are the log ends, past which nothing belongs.
+  offset_map recovery_points;
+  {
+    FERRY_TRY(const auto text, read_small_file(fs, root / recovery_point_checkpoint));
+    if (text) {
+      auto decoded = decode_offset_checkpoint(*text);
+      if (decoded)
+        recovery_points = std::move(decoded).value();
+      else
+        FERRY_LOG(warn, "storage") << (root / recovery_point_checkpoint).string()
+                                   << " is unreadable; recovering every segment of its logs";
+    }
+  }
   FERRY_TRY(const auto names, fs.list(root));
   for (const auto& name : names) {
     if (name.ends_with(delete_suffix)) {
@@ -108,11 +123,17 @@ result<void> log_manager::open_dir(std::size_t dir) {
                                   << options_.log_dirs[existing->second.dir].string() << " and " << root.string();
       return std::make_error_code(std::errc::file_exists);
     }
+    const auto point = recovery_points.find(*tp);
     FERRY_TRY(auto opened, open_log({.fs = options_.fs,
                                      .clock = options_.clock,
                                      .directory = root / name,
                                      .config = config_for(tp->topic),
-                                     .needs_recovery = !clean}));
+                                     .needs_recovery = !clean,
+                                     .recovery_point = point != recovery_points.end() ? point->second
+                                                       : clean                        ? offset{INT64_MAX}
+                                                                                      : offset{0},
+                                     .work = options_.work,
+                                     .dir = dirs_[dir]}));
     FERRY_TRY(const auto metadata, read_small_file(fs, root / name / metadata_file));
     std::string topic_id;
     if (metadata) {
@@ -160,15 +181,22 @@ result<std::shared_ptr<log>> log_manager::create(const topic_partition& tp, cons
     e.partition_log->update_config(config);
     return e.partition_log;
   }
+  // The online dir holding the fewest partitions (an offline one would only fail).
   std::vector<std::size_t> counts(options_.log_dirs.size(), 0);
   for (const auto& [_, e] : logs_) ++counts[e.dir];
-  const auto dir = static_cast<std::size_t>(std::min_element(counts.begin(), counts.end()) - counts.begin());
+  std::optional<std::size_t> chosen;
+  for (std::size_t d = 0; d < counts.size(); ++d)
+    if (!dirs_[d]->offline() && (!chosen || counts[d] < counts[*chosen])) chosen = d;
+  if (!chosen) return errc::log_dir_offline;
+  const std::size_t dir = *chosen;
   const auto& root = options_.log_dirs[dir];
   FERRY_TRY(auto opened, open_log({.fs = options_.fs,
                                    .clock = options_.clock,
                                    .directory = root / tp.directory_name(),
                                    .config = config,
-                                   .needs_recovery = false}));
+                                   .needs_recovery = false,
+                                   .work = options_.work,
+                                   .dir = dirs_[dir]}));
   if (!topic_id.empty()) {
     FERRY_TRY(write_file_atomically(*options_.fs, root / tp.directory_name() / metadata_file,
                                     encode_partition_metadata(topic_id)));
@@ -273,6 +301,7 @@ result<void> log_manager::flush_all_by_time() {
 result<void> log_manager::shutdown() {
   result<void> outcome = success();
   std::vector<bool> dir_clean(options_.log_dirs.size(), true);
+  for (std::size_t dir = 0; dir < dirs_.size(); ++dir) dir_clean[dir] = !dirs_[dir]->offline();
   for (const auto& [tp, e] : snapshot()) {
     if (auto closed = e.partition_log->close(); !closed) {
       FERRY_LOG(error, "storage") << "closing " << tp << " failed: " << closed.error().message();
@@ -291,7 +320,60 @@ result<void> log_manager::shutdown() {
     }();
     if (!marked) keep_first(outcome, marked.error());
   }
+  if (auto checkpointed = checkpoint_recovery_points(); !checkpointed) keep_first(outcome, checkpointed.error());
   return outcome;
+}
+
+result<void> log_manager::checkpoint_recovery_points() {
+  offset_map points;
+  for (const auto& [tp, e] : snapshot()) points[tp] = e.partition_log->flushed_offset();
+  return write_checkpoint(recovery_point_checkpoint, points);
+}
+
+result<void> log_manager::write_checkpoint(std::string_view name, const offset_map& offsets) {
+  std::vector<offset_map> per_dir(options_.log_dirs.size());
+  for (const auto& [tp, e] : snapshot()) {
+    if (const auto it = offsets.find(tp); it != offsets.end()) per_dir[e.dir].insert(*it);
+  }
+  result<void> outcome = success();
+  for (std::size_t dir = 0; dir < per_dir.size(); ++dir) {
+    if (dirs_[dir]->offline()) continue;
+    auto written =
+        write_file_atomically(*options_.fs, options_.log_dirs[dir] / name, encode_offset_checkpoint(per_dir[dir]));
+    if (!written) {
+      dirs_[dir]->note_io_error("writing " + std::string(name), written.error());
+      keep_first(outcome, written.error());
+    }
+  }
+  return outcome;
+}
+
+offset_map log_manager::read_checkpoint(std::string_view name) const {
+  offset_map out;
+  for (const auto& root : options_.log_dirs) {
+    const auto text = read_small_file(*options_.fs, root / name);
+    if (!text || !text.value()) continue;
+    auto decoded = decode_offset_checkpoint(*text.value());
+    if (!decoded) {
+      FERRY_LOG(warn, "storage") << (root / name).string() << " is unreadable; ignoring it";
+      continue;
+    }
+    out.merge(decoded.value());
+  }
+  return out;
+}
+
+void log_manager::refresh_free_space() {
+  for (const auto& dir : dirs_) {
+    if (auto free = options_.fs->free_bytes(dir->path()); free) dir->refresh_free_bytes(free.value());
+  }
+}
+
+std::size_t log_manager::release_idle_indexes() {
+  const auto idle_before = std::chrono::steady_clock::now() - segment::idle_index_close;
+  std::size_t closed = 0;
+  for (const auto& [tp, e] : snapshot()) closed += e.partition_log->release_idle_indexes(idle_before);
+  return closed;
 }
 
 }  // namespace ferry::storage

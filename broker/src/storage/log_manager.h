@@ -17,6 +17,8 @@
 #include "model/ids.h"
 #include "storage/log.h"
 #include "storage/log_config.h"
+#include "storage/log_dir.h"
+#include "storage/offset_checkpoint.h"
 
 namespace ferry::storage {
 
@@ -27,6 +29,8 @@ namespace ferry::storage {
 //   <log dir>/<topic>-<partition>.<32 hex>-delete/    a removed log, renamed before its files are deleted
 //   <log dir>/<topic>-<partition>.<32 hex>-stray/     a log no assignment names, set aside and kept
 //   <log dir>/.ferry-clean-shutdown                   written by a clean shutdown, deleted by the next start
+//   <log dir>/recovery-point-offset-checkpoint        each log's flushed offset (offset_checkpoint.h)
+//   <log dir>/replication-offset-checkpoint           each partition's high watermark (written for replication)
 //
 // partition.metadata is Kafka's format, two lines: "version: 0" and "topic_id: <id>" (the topic id as
 // Kafka prints it). A log created for one topic is never taken for another topic of the same name.
@@ -50,6 +54,8 @@ class log_manager {
     // The config for a log found at startup, by topic name (nullptr: log_config defaults). create() or
     // log::update_config change it later.
     std::function<log_config(const std::string& topic)> topic_config;
+    // Where logs do their background disk work; nullptr: inline.
+    background* work = nullptr;
   };
 
   // Opens the log dirs (creating missing ones) and every partition log in them.
@@ -87,6 +93,22 @@ class log_manager {
   // Closes every log and then writes the clean-shutdown marker of each log dir whose logs all closed.
   result<void> shutdown();
 
+  // Writes each dir's recovery-point-offset-checkpoint (the logs' flushed offsets). The broker does so every
+  // log.flush.offset.checkpoint.interval.ms and at shutdown; after a crash, recovery starts from there.
+  result<void> checkpoint_recovery_points();
+  // Writes `name` (a checkpoint file, offset_checkpoint.h) into every online log dir with the entries of the
+  // partitions that live there.
+  result<void> write_checkpoint(std::string_view name, const offset_map& offsets);
+  // The entries of `name` in every log dir as read at startup (a missing or unreadable file adds none).
+  [[nodiscard]] offset_map read_checkpoint(std::string_view name) const;
+
+  // The log dirs' health (offline, full, free space), in log.dirs order.
+  [[nodiscard]] const std::vector<std::shared_ptr<log_dir_state>>& dirs() const { return dirs_; }
+  // Measures each dir's free space (statvfs), which also sets or clears its full flag.
+  void refresh_free_space();
+  // Closes sealed segments' index files that were not used for segment::idle_index_close.
+  std::size_t release_idle_indexes();
+
  private:
   struct entry {
     std::shared_ptr<log> partition_log;
@@ -103,6 +125,7 @@ class log_manager {
   result<std::optional<std::filesystem::path>> detach(const topic_partition& tp, std::string_view suffix);
 
   const options options_;
+  std::vector<std::shared_ptr<log_dir_state>> dirs_;
   mutable std::shared_mutex mutex_;
   std::unordered_map<topic_partition, entry> logs_;  // guarded by mutex_
   std::atomic<std::size_t> stray_logs_{0};

@@ -15,6 +15,9 @@ namespace {
 constexpr std::size_t lookup_read_ahead = std::size_t{16} * 1024;
 // Recovery reads every byte, so it reads in larger pieces.
 constexpr std::size_t recovery_read_ahead = std::size_t{1024} * 1024;
+// The index density of indexes rebuilt lazily, when a sealed segment's fail their check (Kafka's default
+// index.interval.bytes; the topic's setting applies to segments as they are written).
+constexpr std::int32_t rebuild_index_interval_bytes = 4096;
 // Positions must fit the offset index's 4-byte field.
 constexpr std::uint64_t max_position = INT32_MAX;
 
@@ -100,18 +103,24 @@ segment::batch_location location_of(const batch_scanner& scan) {
 }
 
 }  // namespace
-
-segment::segment(const std::filesystem::path& directory, offset base, std::shared_ptr<io::file> log,
-                 std::shared_ptr<io::file> index, std::shared_ptr<io::file> time, std::int32_t index_bytes, bool active)
-    : directory_(directory),
+segment::segment(io::file_system& fs, const std::filesystem::path& directory, offset base,
+                 std::shared_ptr<io::file> log, std::shared_ptr<io::file> index, std::shared_ptr<io::file> time,
+                 std::int32_t index_bytes, bool active)
+    : fs_(fs),
+      directory_(directory),
       base_(base),
       log_(std::move(log)),
       offset_index_(std::move(index), base, index_bytes, active),
       time_index_(std::move(time), base, index_bytes, active),
-      extent_{0, base, -1, base} {}
+      extent_{0, base, -1, base},
+      index_bytes_(index_bytes),
+      sealed_(!active),
+      indexes_checked_(active) {}
 
 std::filesystem::path segment::path(std::string_view suffix) const {
-  return directory_ / offset_file_name(base_, suffix);
+  auto p = directory_ / offset_file_name(base_, suffix);
+  if (deleted_.load()) p += deleted_suffix;
+  return p;
 }
 
 result<std::shared_ptr<segment>> segment::create(io::file_system& fs, const std::filesystem::path& directory,
@@ -123,7 +132,7 @@ result<std::shared_ptr<segment>> segment::create(io::file_system& fs, const std:
     // A leftover index of an earlier life of this offset must not leak into the new segment.
     FERRY_TRY(files[i]->truncate(0));
   }
-  return std::shared_ptr<segment>(new segment(directory, base, files[0], files[1], files[2], index_bytes, true));
+  return std::shared_ptr<segment>(new segment(fs, directory, base, files[0], files[1], files[2], index_bytes, true));
 }
 
 result<std::shared_ptr<segment>> segment::open(io::file_system& fs, const std::filesystem::path& directory, offset base,
@@ -142,7 +151,7 @@ result<std::shared_ptr<segment>> segment::open(io::file_system& fs, const std::f
   FERRY_TRY(auto index, open_index(index_suffix));
   FERRY_TRY(auto time, open_index(time_index_suffix));
   auto opened = std::shared_ptr<segment>(
-      new segment(directory, base, std::move(log), std::move(index), std::move(time), index_bytes, active));
+      new segment(fs, directory, base, std::move(log), std::move(index), std::move(time), index_bytes, active));
   if (missing) {
     opened->index_suspect_ = true;
     return opened;
@@ -152,6 +161,13 @@ result<std::shared_ptr<segment>> segment::open(io::file_system& fs, const std::f
     FERRY_LOG(warn, "storage") << "the indexes of " << opened->path(log_suffix).string()
                                << " do not match it; rebuilding them";
     opened->index_suspect_ = true;
+    return opened;
+  }
+  if (!active) {
+    // Opened again, and then checked in full, on first use.
+    opened->offset_index_.close();
+    opened->time_index_.close();
+    opened->indexes_open_ = false;
   }
   return opened;
 }
@@ -194,8 +210,19 @@ result<void> segment::load() {
   return success();
 }
 
-result<std::uint64_t> segment::recover(std::int32_t index_interval_bytes) {
+result<std::uint64_t> segment::recover(std::int32_t index_interval_bytes, offset keep_below) {
   std::unique_lock lock(mutex_);
+  return rebuild_locked(index_interval_bytes, keep_below);
+}
+
+result<std::uint64_t> segment::rebuild_locked(std::int32_t index_interval_bytes, offset keep_below) {
+  if (!offset_index_.is_open()) {
+    FERRY_TRY(auto index, fs_.open(path(index_suffix), io::open_mode::create_read_write));
+    FERRY_TRY(auto time, fs_.open(path(time_index_suffix), io::open_mode::create_read_write));
+    offset_index_.reopen(std::move(index));
+    time_index_.reopen(std::move(time));
+    indexes_open_ = true;
+  }
   FERRY_TRY(offset_index_.truncate(0));
   FERRY_TRY(time_index_.truncate(0));
   extent_ = {0, base_, -1, base_};
@@ -229,14 +256,24 @@ result<std::uint64_t> segment::recover(std::int32_t index_interval_bytes) {
     FERRY_TRY(add_batch(header, scan.position(), index_interval_bytes));
   }
   const std::uint64_t cut = file_size - extent_.size;
-  if (cut > 0) {
+  if (cut > 0 && extent_.next_offset >= keep_below) {
     FERRY_LOG(warn, "storage") << "recovery: " << path(log_suffix).string() << ": " << bad.message() << " at position "
                                << extent_.size << "; truncated " << cut << " bytes";
     FERRY_TRY(log_->truncate(extent_.size));
+  } else if (cut > 0) {
+    damage_ = path(log_suffix).string() + ": " + bad.message() + " at position " + std::to_string(extent_.size) +
+              " (offset " + std::to_string(extent_.next_offset.value()) + "), " + std::to_string(cut) +
+              " bytes before the end";
+    damaged_ = true;
+  } else {
+    damage_.clear();
+    damaged_ = false;
   }
   FERRY_TRY(index_max_timestamp(extent_));
   FERRY_TRY(sync_files());
   index_suspect_ = false;
+  indexes_checked_ = true;
+  touch_indexes();
   return cut;
 }
 
@@ -297,13 +334,16 @@ result<void> segment::sync_files() {
   return time_index_.sync();
 }
 
-result<void> segment::flush() { return sync_files(); }
+result<void> segment::flush() { return log_->sync(); }
 
 result<void> segment::seal() {
   {
     std::unique_lock lock(mutex_);
     FERRY_TRY(index_max_timestamp(extent_));
-    FERRY_TRY(log_->truncate(extent_.size));
+    // Bytes recover(keep) left past the extent are flushed data that could not be read: they stay.
+    if (!damaged_) {
+      FERRY_TRY(log_->truncate(extent_.size));
+    }
     FERRY_TRY(offset_index_.truncate(offset_index_.size()));
     FERRY_TRY(time_index_.truncate(time_index_.size()));
   }
@@ -311,18 +351,109 @@ result<void> segment::seal() {
   std::unique_lock lock(mutex_);
   offset_index_.release_memory();
   time_index_.release_memory();
+  sealed_ = true;
+  touch_indexes();
   return success();
 }
 
-result<void> segment::remove_files(io::file_system& fs) {
+result<void> segment::rename_to_deleted(io::file_system& fs) {
+  std::unique_lock lock(mutex_);  // readers reopening index files find them under one name or the other
   result<void> outcome = success();
   for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
-    if (auto removed = fs.remove(path(suffix)); !removed && outcome) outcome = removed;
+    const auto from = path(suffix);
+    auto to = from;
+    to += deleted_suffix;
+    auto renamed = fs.rename(from, to);
+    if (!renamed && renamed.error() != std::errc::no_such_file_or_directory && outcome) outcome = renamed;
+  }
+  deleted_ = true;
+  return outcome;
+}
+
+result<void> segment::remove_deleted_files(io::file_system& fs) const {
+  result<void> outcome = success();
+  for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+    auto removed = fs.remove(path(suffix));
+    if (!removed && removed.error() != std::errc::no_such_file_or_directory && outcome) outcome = removed;
   }
   return outcome;
 }
 
-result<segment::batch_location> segment::locate(offset target, const extent& at) const {
+void segment::touch_indexes() const {
+  last_index_use_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+}
+
+bool segment::release_idle_indexes(std::chrono::steady_clock::time_point idle_before) {
+  if (!sealed_ || !indexes_open_) return false;
+  if (last_index_use_.load(std::memory_order_relaxed) >= idle_before.time_since_epoch().count()) return false;
+  std::unique_lock lock(mutex_);
+  if (!indexes_open_) return false;
+  offset_index_.close();
+  time_index_.close();
+  indexes_open_ = false;
+  return true;
+}
+
+result<void> segment::indexes_ready() {
+  touch_indexes();
+  if (indexes_open_.load()) return success();
+  std::unique_lock lock(mutex_);
+  if (indexes_open_) return success();
+  auto index = fs_.open(path(index_suffix), io::open_mode::read_write);
+  auto time = index ? fs_.open(path(time_index_suffix), io::open_mode::read_write) : index;
+  if (!index || !time) {
+    const auto error = !index ? index.error() : time.error();
+    // Removed by retention under a reader that still held the segment: the offsets are gone.
+    if (deleted_) return errc::offset_out_of_range;
+    if (error != std::errc::no_such_file_or_directory) return error;
+    lock.unlock();
+    return rebuild_sealed_indexes("an index file is missing");
+  }
+  offset_index_.reopen(std::move(index).value());
+  time_index_.reopen(std::move(time).value());
+  indexes_open_ = true;
+  if (indexes_checked_) {
+    FERRY_TRY(offset_index_.load(extent_.size));
+    return time_index_.load(extent_.next_offset);
+  }
+  // The first use: every entry is checked, not only the last one (segment::open looked at that).
+  auto checked = offset_index_.check_all(extent_.size);
+  if (checked) checked = time_index_.check_all(extent_.next_offset);
+  if (!checked && checked.error() != errc::corrupt_log) return checked.error();
+  if (!checked) {
+    lock.unlock();
+    return rebuild_sealed_indexes("they fail their check on first use");
+  }
+  indexes_checked_ = true;
+  return success();
+}
+
+result<void> segment::rebuild_sealed_indexes(std::string_view why) {
+  std::unique_lock lock(mutex_);
+  FERRY_LOG(warn, "storage") << "the indexes of " << path(log_suffix).string() << " are damaged (" << why
+                             << "); rebuilding them from the log";
+  const extent before = extent_;
+  // A rebuild reads every batch; the extent it finds is the one the segment had, unless the .log itself is
+  // damaged, and then recover(keep) says so and keeps what it cannot read.
+  FERRY_TRY(rebuild_locked(rebuild_index_interval_bytes, keep_everything));
+  if (damaged_)
+    FERRY_LOG(error, "storage") << damage_ << "; the segment stays readable up to there, and the rest is kept on disk";
+  if (extent_.size > before.size) extent_ = before;  // never more than readers were promised
+  offset_index_.release_memory();
+  time_index_.release_memory();
+  return success();
+}
+
+result<segment::batch_location> segment::locate(offset target, const extent& at) {
+  auto found = locate_once(target, at);
+  if (found || found.error() != errc::corrupt_log || !sealed_) return found;
+  // The index named a batch that is not there: a damaged index, never a reason to fail the read.
+  FERRY_TRY(rebuild_sealed_indexes("a lookup found another batch than the one the index names"));
+  return locate_once(target, at);
+}
+
+result<segment::batch_location> segment::locate_once(offset target, const extent& at) {
+  FERRY_TRY(indexes_ready());
   offset_index::entry start;
   {
     std::shared_lock lock(mutex_);
@@ -340,7 +471,8 @@ result<segment::batch_location> segment::locate(offset target, const extent& at)
   }
 }
 
-result<segment::boundary> segment::boundary_before(std::uint64_t start, std::uint64_t limit, const extent& at) const {
+result<segment::boundary> segment::boundary_before(std::uint64_t start, std::uint64_t limit, const extent& at) {
+  FERRY_TRY(indexes_ready());
   offset_index::entry indexed;
   {
     std::shared_lock lock(mutex_);
@@ -357,8 +489,9 @@ result<segment::boundary> segment::boundary_before(std::uint64_t start, std::uin
   }
 }
 
-result<std::optional<segment::batch_location>> segment::find_timestamp(std::int64_t ts, const extent& at) const {
+result<std::optional<segment::batch_location>> segment::find_timestamp(std::int64_t ts, const extent& at) {
   if (at.max_timestamp < ts) return std::optional<batch_location>{};
+  FERRY_TRY(indexes_ready());
   std::optional<time_index::entry> before;
   {
     std::shared_lock lock(mutex_);
@@ -377,7 +510,7 @@ result<std::optional<segment::batch_location>> segment::find_timestamp(std::int6
 }
 
 result<void> segment::visit(offset from, const extent& at,
-                            const std::function<void(const model::batch_header_view&)>& fn) const {
+                            const std::function<void(const model::batch_header_view&)>& fn) {
   if (from >= at.next_offset) return success();
   FERRY_TRY(const auto start, locate(from, at));
   batch_scanner scan(*log_, start.position, at.size, lookup_read_ahead);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -32,8 +34,18 @@ namespace ferry::storage {
 //
 // Lifecycle: the log's last segment is active and takes appends, with its indexes kept in memory. When
 // the log rolls, seal() writes the final time index entry, fsyncs the files and drops the in-memory
-// indexes; a sealed segment never changes again. Retention removes its files; readers that still hold the
-// segment (or a file_slice of it) keep reading the open file.
+// indexes; a sealed segment never changes again. Retention renames its files to "*.deleted" and removes
+// them after file.delete.delay.ms; readers that still hold the segment (or a file_slice of it) keep reading
+// the open file.
+//
+// A sealed segment keeps only its .log open. Its index files are opened on first use and checked entry by
+// entry then (whole entries, increasing, positions inside the .log; rebuilt from the .log with a warning when
+// they fail), and closed after idle_index_close (release_idle_indexes), so 100,000 segments need 100,000
+// descriptors, not 300,000. A lookup that lands on a batch other than the one the index names rebuilds the
+// indexes too, so a damaged index never makes a segment unreadable.
+//
+// Damage in flushed data (below the log's recovery point) is never cut: recover(keep) ends the readable
+// extent before the bad batch and leaves the bytes where they are (damaged()).
 //
 // Threading: one writer at a time (append, seal, flush, recover; the log serialises them) and any number
 // of concurrent readers (committed, locate, boundary_before, find_timestamp, visit, log_file). A reader
@@ -60,20 +72,30 @@ class segment {
   // Creates the empty files of a new active segment (index_bytes: segment.index.bytes).
   static result<std::shared_ptr<segment>> create(io::file_system& fs, const std::filesystem::path& directory,
                                                  offset base, std::int32_t index_bytes);
-  // Opens an existing segment. `active` keeps its indexes in memory and checks them entry by entry. An
-  // index that is missing or fails the checks is not an error: index_suspect() says so, and the caller
-  // runs recover().
+  // Opens an existing segment. `active` keeps its indexes in memory and checks them entry by entry; a sealed
+  // segment reads its indexes only as far as its extent needs, then closes them. An index that is missing
+  // or fails the checks is not an error: index_suspect() says so, and the caller runs recover().
   static result<std::shared_ptr<segment>> open(io::file_system& fs, const std::filesystem::path& directory, offset base,
                                                std::int32_t index_bytes, bool active);
+  // How long a sealed segment's index files stay open after their last use.
+  static constexpr std::chrono::seconds idle_index_close{60};
 
   segment(const segment&) = delete;
   segment& operator=(const segment&) = delete;
 
   [[nodiscard]] bool index_suspect() const { return index_suspect_; }
 
-  // Checks every batch (length, CRC, offsets increasing), cuts the .log at the first bad byte (logged as a
-  // warning), rebuilds both indexes and fsyncs the files. Returns the number of bytes cut.
-  result<std::uint64_t> recover(std::int32_t index_interval_bytes);
+  // Checks every batch (length, CRC, offsets increasing), rebuilds both indexes and fsyncs the files. At the
+  // first bad byte, damage at an offset below `keep_below` (flushed data: the recovery point) only ends the
+  // readable extent and leaves the bytes (damaged() from then on); damage past it is cut (it was never
+  // flushed), with a warning. Returns the bytes after the last good batch.
+  static constexpr offset cut_everything{0};
+  static constexpr offset keep_everything{INT64_MAX};
+  result<std::uint64_t> recover(std::int32_t index_interval_bytes, offset keep_below = cut_everything);
+  // recover(keep) found damage: bytes past the extent stay, and seal() does not cut them. damage() says what
+  // and where.
+  [[nodiscard]] bool damaged() const { return damaged_; }
+  [[nodiscard]] const std::string& damage() const { return damage_; }
 
   [[nodiscard]] offset base_offset() const { return base_; }
   [[nodiscard]] const std::shared_ptr<io::file>& log_file() const { return log_; }
@@ -89,31 +111,38 @@ class segment {
   // first batch's max timestamp (as in Kafka). nullopt while empty.
   [[nodiscard]] std::optional<std::int64_t> rolling_since_ms() const { return rolling_since_ms_; }
   [[nodiscard]] bool index_full() const { return offset_index_.full() || time_index_.full(); }
+  // fdatasync of the .log (what a flush owes the records; the indexes are rebuilt after a crash anyway).
   result<void> flush();
-  // Makes the files final: the last time index entry, no stray bytes past the extent, fsync. Used on roll
-  // and close; reads keep working afterwards.
+  // Makes the files final: the last time index entry, no stray bytes past the extent, fsync. Runs in the
+  // background after a roll, and at close; reads keep working meanwhile and afterwards.
   result<void> seal();
-  result<void> remove_files(io::file_system& fs);
+  [[nodiscard]] bool sealed() const { return sealed_.load(); }
+  // Renames the files to "<name>.deleted" (retention: readers holding them keep reading); the renamed files
+  // are removed later by remove_deleted_files.
+  result<void> rename_to_deleted(io::file_system& fs);
+  result<void> remove_deleted_files(io::file_system& fs) const;
+  // Closes a sealed segment's index files if unused since `idle_before`; true when it closed them.
+  bool release_idle_indexes(std::chrono::steady_clock::time_point idle_before);
+  [[nodiscard]] bool indexes_open() const { return indexes_open_.load(); }
 
   // Reader side; `at` is a committed() extent.
 
   // The first batch whose last offset is >= target, for target < at.next_offset.
-  result<batch_location> locate(offset target, const extent& at) const;
+  result<batch_location> locate(offset target, const extent& at);
   // The end of the last whole batch that ends at or before `limit`, walking from `start` (a batch boundary);
   // `start` when the first batch ends past it. limit <= at.size.
   struct boundary {
     std::uint64_t position = 0;
     offset next;  // base offset of the batch at `position` (the extent's next offset at its end)
   };
-  result<boundary> boundary_before(std::uint64_t start, std::uint64_t limit, const extent& at) const;
+  result<boundary> boundary_before(std::uint64_t start, std::uint64_t limit, const extent& at);
   // The first batch whose max timestamp is >= ts; nullopt when none is.
-  result<std::optional<batch_location>> find_timestamp(std::int64_t ts, const extent& at) const;
+  result<std::optional<batch_location>> find_timestamp(std::int64_t ts, const extent& at);
   // Calls fn with the header of each batch whose last offset is >= from, in order.
-  result<void> visit(offset from, const extent& at,
-                     const std::function<void(const model::batch_header_view&)>& fn) const;
+  result<void> visit(offset from, const extent& at, const std::function<void(const model::batch_header_view&)>& fn);
 
  private:
-  segment(const std::filesystem::path& directory, offset base, std::shared_ptr<io::file> log,
+  segment(io::file_system& fs, const std::filesystem::path& directory, offset base, std::shared_ptr<io::file> log,
           std::shared_ptr<io::file> index, std::shared_ptr<io::file> time, std::int32_t index_bytes, bool active);
 
   [[nodiscard]] std::filesystem::path path(std::string_view suffix) const;
@@ -124,14 +153,34 @@ class segment {
   // Appends a time index entry for the extent's largest timestamp if the index does not have it yet.
   result<void> index_max_timestamp(const extent& e);
   result<void> sync_files();
+  // The scan of recover(); call with the mutex held.
+  result<std::uint64_t> rebuild_locked(std::int32_t index_interval_bytes, offset keep_below);
+  // Makes a sealed segment's indexes usable: opens them if closed and, the first time, checks every entry,
+  // rebuilding them from the .log if the check fails.
+  result<void> indexes_ready();
+  // Rebuilds the indexes of a sealed segment from its .log after they failed a check or a lookup.
+  result<void> rebuild_sealed_indexes(std::string_view why);
+  result<batch_location> locate_once(offset target, const extent& at);
+  void touch_indexes() const;
 
+  io::file_system& fs_;
   std::filesystem::path directory_;
   offset base_;
   std::shared_ptr<io::file> log_;
-  mutable std::shared_mutex mutex_;  // guards extent_ and the indexes
+  // Guards extent_, the indexes and whether they are open and checked: readers open, check and rebuild a
+  // sealed segment's indexes on demand.
+  mutable std::shared_mutex mutex_;
   offset_index offset_index_;
   time_index time_index_;
   extent extent_;
+  const std::int32_t index_bytes_;
+  std::atomic<bool> sealed_{false};
+  std::atomic<bool> indexes_open_{true};
+  bool indexes_checked_ = false;
+  mutable std::atomic<std::int64_t> last_index_use_{0};  // steady_clock ticks
+  bool damaged_ = false;
+  std::string damage_;                // what recover(keep) found, for the log line of whoever decides about it
+  std::atomic<bool> deleted_{false};  // renamed to "*.deleted" by retention
   // Writer-only state.
   std::uint64_t bytes_since_index_ = 0;
   std::optional<std::int64_t> rolling_since_ms_;

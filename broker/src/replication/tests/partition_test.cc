@@ -53,19 +53,55 @@ TEST_F(partition_test, only_the_leader_takes_appends_and_serves_reads) {
   EXPECT_EQ(partition_->epoch(), leader_epoch{5});
 }
 
-TEST_F(partition_test, appends_wake_waiting_fetches_once) {
+// A fetch stays registered until it unregisters (when it completes), and is woken by every append meanwhile;
+// nothing is left behind on an idle partition.
+TEST_F(partition_test, waiters_are_woken_until_they_leave) {
   partition_->become_leader(leader_epoch{0});
   auto waiter = std::make_shared<counting_waiter>();
-  auto expired = std::make_shared<counting_waiter>();
-  partition_->wait_for_data(waiter);
-  partition_->wait_for_data(expired);
-  expired.reset();  // a fetch that already answered
+  partition_->add_waiter(waiter);
+  partition_->add_waiter(waiter);  // once is enough
+  EXPECT_EQ(partition_->waiter_count(), 1u);
   auto first = model::testing::build_simple_batch(1);
   ASSERT_TRUE(partition_->append(first));
   EXPECT_EQ(waiter->notified, 1);
   auto second = model::testing::build_simple_batch(1);
   ASSERT_TRUE(partition_->append(second));
-  EXPECT_EQ(waiter->notified, 1);  // registered once, woken once
+  EXPECT_EQ(waiter->notified, 2);
+  partition_->remove_waiter(waiter);
+  EXPECT_EQ(partition_->waiter_count(), 0u);
+  auto third = model::testing::build_simple_batch(1);
+  ASSERT_TRUE(partition_->append(third));
+  EXPECT_EQ(waiter->notified, 2);
+}
+
+// With flush.messages, a batch that owes a flush is neither visible nor announced until the flush is done.
+TEST_F(partition_test, the_high_watermark_waits_for_a_flush_the_policy_asks_for) {
+  config::topic_settings settings;
+  settings.flush_messages = 1;
+  partition_->update_settings(settings);
+  partition_->become_leader(leader_epoch{0});
+  auto waiter = std::make_shared<counting_waiter>();
+  partition_->add_waiter(waiter);
+  auto batch = model::testing::build_simple_batch(3);
+  const auto appended = partition_->append(batch);
+  ASSERT_TRUE(appended);
+  EXPECT_TRUE(appended.value().flush_required);
+  EXPECT_EQ(partition_->high_watermark(), offset{0});
+  EXPECT_EQ(waiter->notified, 0);
+  ASSERT_TRUE(partition_->flush(offset{3}));
+  EXPECT_EQ(partition_->high_watermark(), offset{3});
+  EXPECT_EQ(waiter->notified, 1);
+  partition_->remove_waiter(waiter);
+}
+
+// A follower's high watermark does not follow its own log.
+TEST_F(partition_test, a_leader_with_followers_in_sync_keeps_its_high_watermark) {
+  partition_->become_leader(leader_epoch{0}, /*alone=*/false);
+  auto batch = model::testing::build_simple_batch(3);
+  ASSERT_TRUE(partition_->append(batch));
+  EXPECT_EQ(partition_->high_watermark(), offset{0});
+  partition_->become_leader(leader_epoch{1}, /*alone=*/true);
+  EXPECT_EQ(partition_->high_watermark(), offset{3});
 }
 
 TEST_F(partition_test, settings_changes_reach_the_log) {

@@ -5,6 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include "replication/errc.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 
@@ -25,6 +26,28 @@ class fetch_waiter final : public replication::data_waiter, public std::enable_s
   asio::steady_timer timer;
 };
 
+// The partitions a fetch waits on, from before its first read until it answers: registering first means an
+// append between a read and the wait is never missed, and leaving at the end means idle partitions keep no
+// entries of fetches long answered.
+class waiting_on {
+ public:
+  explicit waiting_on(std::shared_ptr<fetch_waiter> waiter) : waiter_(std::move(waiter)) {}
+  waiting_on(const waiting_on&) = delete;
+  waiting_on& operator=(const waiting_on&) = delete;
+  ~waiting_on() {
+    for (const auto& p : partitions_) p->remove_waiter(waiter_);
+  }
+  void add(const std::shared_ptr<replication::partition>& p) {
+    if (std::find(partitions_.begin(), partitions_.end(), p) != partitions_.end()) return;
+    p->add_waiter(waiter_);
+    partitions_.push_back(p);
+  }
+
+ private:
+  std::shared_ptr<fetch_waiter> waiter_;
+  std::vector<std::shared_ptr<replication::partition>> partitions_;
+};
+
 // What one pass found in a partition, for the topic's bytes-out and records-out counters.
 struct served {
   std::shared_ptr<replication::partition> partition;
@@ -32,56 +55,79 @@ struct served {
   std::int64_t records = 0;
 };
 
-// One pass over every requested partition. Returns the bytes found.
-std::uint64_t read_all(request_context& ctx, const p::fetch_request& request, p::fetch_response& response,
-                       std::vector<served>& found, const std::shared_ptr<fetch_waiter>& waiter) {
+struct pass_result {
+  std::uint64_t bytes = 0;
+  // An error that answers the fetch at once, as Kafka's read path does (not the leader any more, a fenced
+  // epoch, an offset out of range, a storage error).
+  bool answer_now = false;
+  // Partitions of topics the cluster does not know: Kafka lists them in the answer but they do not end the
+  // wait for the others (a consumer of a deleted topic next to live ones must not spin).
+  std::size_t unknown = 0;
+  std::size_t partitions = 0;
+};
+
+// One pass over every requested partition.
+pass_result read_all(request_context& ctx, const p::fetch_request& request, p::fetch_response& response,
+                     std::vector<served>& found, waiting_on& waits) {
   response.responses.clear();
   found.clear();
+  pass_result pass;
   std::uint64_t budget = request.max_bytes > 0 ? static_cast<std::uint64_t>(request.max_bytes) : 0;
-  std::uint64_t total = 0;
+  const auto view = ctx.broker.cluster.view();
   for (const auto& topic : request.topics) {
     auto& topic_out = response.responses.emplace_back();
     topic_out.topic = topic.topic;
     for (const auto& wanted : topic.partitions) {
+      ++pass.partitions;
       auto& out = topic_out.partitions.emplace_back();
       out.partition_index = wanted.partition;
       out.high_watermark = no_offset;
-      out.aborted_transactions.emplace();
       out.records.emplace();
-      const auto part = ctx.broker.partitions.leader_for({topic.topic, wanted.partition});
+      const topic_partition tp{topic.topic, wanted.partition};
+      const auto part = ctx.broker.partitions.leader_for(tp);
       if (!part) {
-        out.error_code = ctx.error(to_kafka_error(part.error()));
+        if (view->find_partition(tp) == nullptr) {
+          out.error_code = p::code(p::error_code::unknown_topic_or_partition);
+          ++pass.unknown;
+        } else {
+          // Known to the cluster but not led here (Kafka: NOT_LEADER_OR_FOLLOWER for both cases).
+          out.error_code = p::code(p::error_code::not_leader_or_follower);
+          pass.answer_now = true;
+        }
         continue;
       }
       auto& partition = *part.value();
       if (const auto fenced = check_epoch(partition, wanted.current_leader_epoch)) {
-        out.error_code = ctx.error(*fenced);
+        out.error_code = p::code(*fenced);
+        pass.answer_now = true;
         continue;
       }
+      waits.add(part.value());
+      out.aborted_transactions.emplace();
       out.high_watermark = partition.high_watermark();
       out.last_stable_offset = out.high_watermark;  // no transactions yet: nothing is unstable
       out.log_start_offset = partition.log_start_offset();
       // The first batch always goes out, even above the limits (KIP-74); after that the response budget holds.
       const std::uint64_t limit = std::min<std::uint64_t>(
           wanted.partition_max_bytes > 0 ? static_cast<std::uint64_t>(wanted.partition_max_bytes) : 0, budget);
-      if (total > 0 && limit == 0) continue;
+      if (pass.bytes > 0 && limit == 0) continue;
       const auto read = partition.read(wanted.fetch_offset, std::max<std::uint64_t>(limit, 1));
       if (!read) {
-        out.error_code = ctx.error(to_kafka_error(read.error()));
+        out.error_code = p::code(to_kafka_error(read.error()));
+        pass.answer_now = true;
         continue;
       }
       for (const auto& slice : read.value().slices)
         out.records->files.push_back(
             p::file_chunk{slice.file->native_handle(), slice.position, slice.length, slice.file});
-      total += read.value().total_bytes;
+      pass.bytes += read.value().total_bytes;
       if (read.value().total_bytes > 0)
         found.push_back({part.value(), read.value().total_bytes,
                          read.value().next_offset.value() - read.value().first_offset.value()});
       budget -= std::min(budget, read.value().total_bytes);
-      if (read.value().total_bytes == 0 && waiter) partition.wait_for_data(waiter);
     }
   }
-  return total;
+  return pass;
 }
 
 }  // namespace
@@ -98,19 +144,20 @@ awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, request.max_wait_ms));
   auto waiter = std::make_shared<fetch_waiter>(co_await asio::this_coro::executor);
+  waiting_on waits(waiter);
   std::vector<served> found;
   for (;;) {
     waiter->timer.expires_at(deadline);
-    const std::uint64_t bytes = read_all(ctx, request, response, found, waiter);
-    if (bytes >= static_cast<std::uint64_t>(std::max(1, request.min_bytes)) || ctx.errors > 0 ||
+    const auto pass = read_all(ctx, request, response, found, waits);
+    const bool all_unknown = pass.unknown == pass.partitions;
+    if (pass.bytes >= static_cast<std::uint64_t>(std::max(1, request.min_bytes)) || pass.answer_now || all_unknown ||
         std::chrono::steady_clock::now() >= deadline)
       break;
     co_await waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (std::chrono::steady_clock::now() >= deadline) {
-      read_all(ctx, request, response, found, nullptr);
-      break;
-    }
   }
+  for (auto& topic : response.responses)
+    for (auto& partition : topic.partitions)
+      if (partition.error_code != 0) ++ctx.errors;
   for (const auto& s : found) {
     s.partition->counters().bytes_out->Increment(static_cast<double>(s.bytes));
     s.partition->counters().records_out->Increment(static_cast<double>(s.records));

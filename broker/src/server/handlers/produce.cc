@@ -31,8 +31,15 @@ std::error_code validate(std::span<std::byte> records, std::int16_t version, std
   return {};
 }
 
+// In-sync replicas of the partition as the cluster view has them; 0 when it has no state.
+std::size_t in_sync_replicas(request_context& ctx, const topic_partition& tp) {
+  const auto* info = ctx.broker.cluster.view()->find_partition(tp);
+  return info != nullptr && info->state ? info->state->isr.size() : 0;
+}
+
 partition_response append_one(request_context& ctx, const std::string& topic, partition_id index,
-                              std::optional<p::record_data>& records) {
+                              std::optional<p::record_data>& records, std::int16_t acks,
+                              std::vector<std::pair<std::shared_ptr<replication::partition>, offset>>& flushes) {
   partition_response out;
   out.index = index;
   out.base_offset = no_offset;
@@ -53,6 +60,17 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
     out.error_message = "transactions are not supported yet";
     return out;
   }
+  if (acks == -1) {
+    // min.insync.replicas: acks=all is only as good as the replicas in sync, and Kafka refuses to pretend.
+    const auto isr = in_sync_replicas(ctx, {topic, index});
+    const auto required = static_cast<std::size_t>(std::max(1, partition.settings()->min_insync_replicas));
+    if (isr < required) {
+      out.error_code = ctx.error(p::error_code::not_enough_replicas);
+      out.error_message =
+          std::to_string(isr) + " replicas are in sync; min.insync.replicas is " + std::to_string(required);
+      return out;
+    }
+  }
   const auto appended = partition.append(bytes);
   if (!appended) {
     out.error_code = ctx.error(to_kafka_error(appended.error()));
@@ -66,17 +84,28 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
     partition.counters().bytes_in->Increment(static_cast<double>(bytes.size()));
     partition.counters().records_in->Increment(model::batch_header_view(bytes).records_count());
   }
+  if (appended.value().flush_required) flushes.emplace_back(part.value(), next(appended.value().last_offset));
   return out;
 }
 
 }  // namespace
 
 // Appends each partition's batch to the partition's log through its leader replica. acks=1 answers once the
-// batch is in the leader's log; acks=-1 waits for the in-sync replicas, which today is the leader alone;
-// acks=0 sends no response at all, and closes the connection if any partition failed.
+// batch is in the leader's log; acks=-1 waits for the in-sync replicas, which today is the leader alone, and
+// is refused while fewer than min.insync.replicas are in sync; acks=0 sends no response at all, and closes
+// the connection if any partition failed. A batch the topic's flush policy wants on disk is flushed (on the
+// blocking pool) before it is acknowledged, and fails with KAFKA_STORAGE_ERROR if the flush does.
 awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_request& request) {
   p::produce_response response;
   const bool valid_acks = request.acks == 0 || request.acks == 1 || request.acks == -1;
+  struct owed {
+    std::size_t topic;
+    std::size_t partition;
+    std::shared_ptr<replication::partition> replica;
+    offset upto;
+  };
+  std::vector<owed> owed_flushes;
+  std::vector<std::pair<std::shared_ptr<replication::partition>, offset>> flushes;
   for (auto& topic : request.topic_data) {
     auto& topic_out = response.responses.emplace_back();
     topic_out.name = topic.name;
@@ -88,8 +117,22 @@ awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_r
         out.error_code = ctx.error(p::error_code::invalid_required_acks);
         continue;
       }
-      topic_out.partition_responses.push_back(append_one(ctx, topic.name, partition.index, partition.records));
+      topic_out.partition_responses.push_back(
+          append_one(ctx, topic.name, partition.index, partition.records, request.acks, flushes));
+      if (!flushes.empty()) {
+        owed_flushes.push_back({response.responses.size() - 1, topic_out.partition_responses.size() - 1,
+                                std::move(flushes.back().first), flushes.back().second});
+        flushes.clear();
+      }
     }
+  }
+  for (auto& f : owed_flushes) {
+    const auto done = co_await run_blocking(ctx.broker, [&f] { return f.replica->flush(f.upto); });
+    if (done) continue;
+    auto& out = response.responses[f.topic].partition_responses[f.partition];
+    out.error_code = ctx.error(to_kafka_error(done.error()));
+    out.error_message = done.error().message();
+    out.base_offset = no_offset;
   }
   ctx.send_response = request.acks != 0;
   ctx.close_connection = request.acks == 0 && ctx.errors > 0;

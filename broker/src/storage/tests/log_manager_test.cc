@@ -77,7 +77,30 @@ TEST_F(log_manager_test, a_dir_without_the_marker_is_recovered) {
   };
   write_and_damage(true);
   EXPECT_EQ(open(1)->get(tp("t", 0))->log_end_offset(), offset{6});  // trusted after a clean shutdown
-  // The open above deleted the marker and the process "crashed": now the damage is found and cut.
+  // The open above deleted the marker and the process "crashed": now the damage is found. The batch was
+  // flushed (the shutdown's recovery-point checkpoint says 6), so nothing is cut: the segment reads up to
+  // the bad batch, its bytes stay, and new appends start past every offset ever handed out.
+  const auto segment = dir(0) / "t-0" / offset_file_name(offset{0}, log_suffix);
+  const auto size = testing::file_size(segment);
+  auto manager = open(1);
+  auto l = manager->get(tp("t", 0));
+  EXPECT_EQ(l->log_end_offset(), offset{6});
+  EXPECT_EQ(testing::file_size(segment), size);
+  EXPECT_TRUE(std::filesystem::exists(dir(0) / "t-0" / offset_file_name(offset{6}, log_suffix)));
+  EXPECT_EQ(testing::base_offsets(l->read(offset{0}, UINT64_MAX, offset{6}).value()),
+            (std::vector<std::int64_t>{0, 2}));
+  append(*l, 1);
+  EXPECT_EQ(testing::base_offsets(l->read(offset{4}, UINT64_MAX, offset{8}).value()), (std::vector<std::int64_t>{6}));
+}
+
+// Without a checkpoint (a crash before the first one) the recovery point is 0 and recovery cuts at the damage.
+TEST_F(log_manager_test, without_a_recovery_point_damage_is_cut) {
+  {
+    auto manager = open(1);
+    append(*manager->create(tp("t", 0), log_config{}).value(), 3);
+  }
+  const auto segment = dir(0) / "t-0" / offset_file_name(offset{0}, log_suffix);
+  testing::flip_byte(segment, testing::file_size(segment) - 2);
   EXPECT_EQ(open(1)->get(tp("t", 0))->log_end_offset(), offset{4});
 }
 

@@ -32,11 +32,15 @@ std::vector<std::byte> idempotent_batch(std::int16_t epoch, std::int32_t sequenc
 
 class log_test : public ::testing::Test {
  protected:
-  result<std::unique_ptr<log>> try_open(const log_config& config, bool recovery = false) {
-    return open_log(
-        {.fs = fs_, .clock = &clock_, .directory = dir_.path(), .config = config, .needs_recovery = recovery});
+  result<std::shared_ptr<log>> try_open(const log_config& config, bool recovery = false) {
+    return open_log({.fs = fs_,
+                     .clock = &clock_,
+                     .directory = dir_.path(),
+                     .config = config,
+                     .needs_recovery = recovery,
+                     .recovery_point = recovery ? offset{0} : offset{INT64_MAX}});
   }
-  std::unique_ptr<log> open(const log_config& config, bool recovery = false) {
+  std::shared_ptr<log> open(const log_config& config, bool recovery = false) {
     auto opened = try_open(config, recovery);
     EXPECT_TRUE(opened) << opened.error().message();
     return std::move(opened).value();
@@ -233,32 +237,67 @@ TEST_F(log_test, rolls_when_an_index_is_full) {
   EXPECT_EQ(l->offset_for_timestamp(start_ms + 3).value()->found, offset{5});
 }
 
-TEST_F(log_test, flushes_after_flush_messages_and_flush_ms) {
+// flush.messages: an append that reaches it owes a flush; until the flush is done, the batch is not visible
+// (and the caller does not acknowledge it). Appends never fsync themselves.
+TEST_F(log_test, a_batch_that_owes_a_flush_is_visible_only_once_flushed) {
+  log_config config;
+  auto l = open(config);
+  append(*l);
+  EXPECT_EQ(l->visible_end(), offset{3});  // the default policy leaves flushing to the OS
+  EXPECT_EQ(l->flushed_offset(), offset{0});
+  config.flush_messages = 5;
+  l->update_config(config);
+  const auto owed = send(*l, build_simple_batch(3));  // 6 unflushed records
+  ASSERT_TRUE(owed);
+  EXPECT_TRUE(owed.value().flush_required);
+  EXPECT_EQ(l->log_end_offset(), offset{6});
+  EXPECT_EQ(l->visible_end(), offset{0});  // nothing past the recovery point while a flush is owed
+  const auto later = send(*l, build_simple_batch(1));
+  ASSERT_TRUE(later);
+  EXPECT_EQ(l->visible_end(), offset{0});
+  ASSERT_TRUE(l->flush(offset{6}));
+  EXPECT_GE(l->flushed_offset(), offset{6});
+  EXPECT_EQ(l->visible_end(), offset{7});
+}
+
+TEST_F(log_test, flush_ms_flushes_from_the_upkeep_thread) {
+  log_config config;
+  config.flush_ms = 1000;
+  auto l = open(config);
+  append(*l);
+  clock_.advance(std::chrono::milliseconds(999));
+  ASSERT_TRUE(l->maybe_flush_by_time());
+  EXPECT_EQ(l->flushed_offset(), offset{0});
+  clock_.advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(l->maybe_flush_by_time());
+  EXPECT_EQ(l->flushed_offset(), offset{3});
+}
+
+// fsyncgate: after a failed fsync the kernel may have dropped the pages, and a later fsync may succeed
+// anyway. So the dir goes offline: the record that owed the flush never becomes visible, and nothing is
+// appended or read there again until a restart recovers from what is on disk.
+TEST_F(log_test, a_failed_fsync_takes_the_log_dir_offline) {
   auto faulty = std::make_shared<io::faulty_file_system>(fs_);
   fs_ = faulty;
   log_config config;
+  config.flush_messages = 1;
   auto l = open(config);
-  faulty->fail_sync = true;
-  append(*l);  // the default flush policy leaves flushing to the OS
-  config.flush_messages = 5;
-  l->update_config(config);
-  EXPECT_FALSE(send(*l, build_simple_batch(3)));  // 6 unflushed records
-  faulty->fail_sync = false;
-  append(*l);
-  faulty->fail_sync = true;
-  append(*l);  // 3 unflushed records since the last flush
+  const auto first = send(*l, build_simple_batch(3));
+  ASSERT_TRUE(first && first.value().flush_required);
+  ASSERT_TRUE(l->flush(offset{3}));
+  EXPECT_EQ(l->visible_end(), offset{3});
 
-  config.flush_messages = INT64_MAX;
-  config.flush_ms = 1000;
-  l->update_config(config);
-  clock_.advance(std::chrono::milliseconds(999));
-  EXPECT_TRUE(l->maybe_flush_by_time());
-  clock_.advance(std::chrono::milliseconds(1));
-  EXPECT_FALSE(l->maybe_flush_by_time());
-  EXPECT_FALSE(l->flush());
-  faulty->fail_sync = false;
-  EXPECT_TRUE(l->maybe_flush_by_time());
-  EXPECT_TRUE(l->maybe_flush_by_time());  // flushed just now: nothing to do
+  const auto second = send(*l, build_simple_batch(3));
+  ASSERT_TRUE(second && second.value().flush_required);
+  faulty->fail_sync = true;
+  const auto failed = l->flush(offset{6});
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error(), std::error_code(EIO, std::system_category()));
+  faulty->fail_sync = false;  // a later fsync "succeeding" proves nothing
+  EXPECT_EQ(l->flush(offset{6}).error(), errc::log_dir_offline);
+  EXPECT_EQ(l->visible_end(), offset{3});
+  EXPECT_EQ(send(*l, build_simple_batch(1)).error(), errc::log_dir_offline);
+  EXPECT_EQ(l->read(offset{0}, UINT64_MAX, offset{3}).error(), errc::log_dir_offline);
 }
 
 TEST_F(log_test, recovery_cuts_garbage_after_the_last_batch) {
@@ -516,11 +555,12 @@ TEST_F(log_test, a_failed_write_leaves_the_log_consistent) {
   for (int i = 0; i < 3; ++i) append(*l);
   const auto size = testing::file_size(path(0, log_suffix));
 
-  // A torn batch write.
+  // A torn batch write: the disk is full.
+  faulty->write_errno = ENOSPC;
   faulty->fail_writes_after_bytes = 10;
   const auto failed = send(*l, build_simple_batch(3));
   ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.error(), std::error_code(EIO, std::system_category()));
+  EXPECT_EQ(failed.error(), std::error_code(ENOSPC, std::system_category()));
   EXPECT_EQ(l->log_end_offset(), offset{9});
   EXPECT_EQ(testing::file_size(path(0, log_suffix)), size);
 
@@ -539,6 +579,19 @@ TEST_F(log_test, a_failed_write_leaves_the_log_consistent) {
   auto recovered = open(config, true);
   EXPECT_EQ(recovered->log_end_offset(), offset{18});
   EXPECT_EQ(read_bases(*recovered, 0), bases(0, 18));
+}
+
+// An I/O error (not a full disk) writing a batch is a failing disk: the dir goes offline, as after a failed
+// fsync, and the append is not acknowledged.
+TEST_F(log_test, an_io_error_writing_takes_the_log_dir_offline) {
+  auto faulty = std::make_shared<io::faulty_file_system>(fs_);
+  fs_ = faulty;
+  auto l = open(log_config{});
+  append(*l);
+  faulty->fail_writes_after_bytes = 0;
+  EXPECT_EQ(send(*l, build_simple_batch(3)).error(), std::error_code(EIO, std::system_category()));
+  faulty->fail_writes_after_bytes = -1;
+  EXPECT_EQ(send(*l, build_simple_batch(3)).error(), errc::log_dir_offline);
 }
 
 TEST_F(log_test, log_append_time_stamps_the_batch) {
