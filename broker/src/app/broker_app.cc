@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "app/session_file.h"
 #include "base/log.h"
 
 namespace ferry::app {
@@ -36,6 +37,7 @@ void broker_app::start() {
   logs_ = std::move(logs.value());
   partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
 
+  const auto session_file = dirs.front() / session_file_name;
   auto registry = coord::cluster_registry::start(
       {.connect = config_.zookeeper_connect,
        .session_timeout = std::chrono::milliseconds(config_.zookeeper_session_timeout_ms),
@@ -44,7 +46,11 @@ void broker_app::start() {
        .host = config_.advertised.host,
        .port = config_.advertised.port,
        .rack = config_.rack.empty() ? std::nullopt : std::optional<std::string>(config_.rack),
-       .unclean_leader_election_default = config_.topic_defaults.unclean_leader_election_enable});
+       .unclean_leader_election_default = config_.topic_defaults.unclean_leader_election_enable,
+       .resume = read_session_file(session_file, config_.zookeeper_connect),
+       .on_session = [session_file, connect = config_.zookeeper_connect](const coord::zk_session::credentials& c) {
+         write_session_file(session_file, connect, c);
+       }});
   if (!registry)
     throw std::runtime_error("cannot join the cluster through zookeeper.connect=" + config_.zookeeper_connect + ": " +
                              registry.error().message());
@@ -63,7 +69,10 @@ void broker_app::start() {
       network_, *dispatcher_,
       net::connection_limits{.max_request_bytes = config_.socket_request_max_bytes,
                              .send_buffer_bytes = config_.socket_send_buffer_bytes,
-                             .receive_buffer_bytes = config_.socket_receive_buffer_bytes});
+                             .receive_buffer_bytes = config_.socket_receive_buffer_bytes,
+                             .max_idle_ms = config_.connections_max_idle_ms,
+                             .on_idle_close = [this] { metrics_.idle_connections_closed().Increment(); }},
+      [this] { metrics_.accept_errors().Increment(); });
   if (const auto bound = kafka_listener_->listen(config_.listener.host, config_.listener.port); !bound)
     throw std::runtime_error("cannot listen on listeners=PLAINTEXT://" + config_.listener.host + ":" +
                              std::to_string(config_.listener.port) + ": " + bound.error().message());
@@ -121,6 +130,8 @@ std::vector<std::string> broker_app::not_ready() const {
   if (!serving_.load()) reasons.emplace_back("the broker is not serving (starting or stopping)");
   if (registry_ && !registry_->view()->is_live(broker_id{config_.broker_id}))
     reasons.emplace_back("broker " + std::to_string(config_.broker_id) + " is not registered in ZooKeeper");
+  else if (partitions_ && !partitions_->in_line_with_a_live_view())
+    reasons.emplace_back("local partitions are not yet in line with the cluster view");
   if (logs_) {
     for (const auto& dir : logs_->dirs()) {
       if (dir->offline())

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <mutex>
+#include <utility>
 
 namespace ferry::log {
 namespace {
@@ -58,9 +60,26 @@ line::line(level lvl, std::string_view component) : level_(lvl) {
 }
 
 line::~line() {
+  if (held_back_ > 0) stream_ << " (" << held_back_ << " similar lines held back)";
   stream_ << '\n';
   const std::string text = stream_.str();
   std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
+bool limiter::allow(std::uint64_t& suppressed) {
+  const auto now = std::chrono::steady_clock::now();
+  const std::scoped_lock lock(mutex_);
+  if (now >= window_end_) {
+    window_end_ = now + interval_;
+    lines_in_window_ = 0;
+  }
+  if (lines_in_window_ == burst_) {
+    ++held_back_;
+    return false;
+  }
+  ++lines_in_window_;
+  suppressed = std::exchange(held_back_, 0);
+  return true;
 }
 
 }  // namespace ferry::log

@@ -62,10 +62,28 @@ const std::vector<definition>& definitions() {
     std::vector<definition> d{
         choice("cleanup.policy", "log.cleanup.policy", &topic_settings::cleanup_policy, {"delete"},
                "only 'delete' is supported; log compaction is not implemented yet", config_type::list),
-        choice("compression.type", "compression.type", &topic_settings::compression_type, {"producer"},
-               "only 'producer' is supported: batches are stored as the producer compressed them"),
-        integer("delete.retention.ms", "log.cleaner.delete.retention.ms", &topic_settings::delete_retention_ms,
-                std::int64_t{0}),
+        choice("compression.type", "compression.type", &topic_settings::compression_type,
+               {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
+               "must be producer, uncompressed, gzip, snappy, lz4 or zstd"),
+        // Tombstones live this long on compacted topics; Ferry has none yet, so only the default is accepted.
+        {"delete.retention.ms", "log.cleaner.delete.retention.ms",
+         [](topic_settings& s, std::string_view v, std::string& why) {
+           std::int64_t parsed = 0;
+           if (!parse_int(v, parsed)) {
+             why = "not an integer";
+             return false;
+           }
+           if (parsed != topic_settings{}.delete_retention_ms) {
+             why =
+                 "it applies to compacted topics (cleanup.policy=compact), which are not supported yet; only the "
+                 "default " +
+                 std::to_string(topic_settings{}.delete_retention_ms) + " is accepted";
+             return false;
+           }
+           s.delete_retention_ms = parsed;
+           return true;
+         },
+         [](const topic_settings& s) { return std::to_string(s.delete_retention_ms); }, config_type::int64},
         integer("file.delete.delay.ms", "log.segment.delete.delay.ms", &topic_settings::file_delete_delay_ms,
                 std::int64_t{0}),
         integer("flush.messages", "log.flush.interval.messages", &topic_settings::flush_messages, std::int64_t{1}),

@@ -47,8 +47,12 @@ result<void> register_broker(zk_session& session, const broker_endpoint& self,
       signal->changed.notify_all();
     }));
     if (!stat) continue;  // gone meanwhile: create again
-    // A retried create that had in fact succeeded: the node is already ours.
-    if (stat->ephemeral_owner == session.session_id()) return success();
+    // A retried create that had in fact succeeded, or the registration of a session this process took over
+    // after a restart: the node is ours, and gets this run's endpoints.
+    if (stat->ephemeral_owner == session.session_id()) {
+      FERRY_TRY(session.set(path, data));
+      return success();
+    }
     if (!deadline || std::chrono::steady_clock::now() >= *deadline) {
       FERRY_LOG(error, "coord") << "broker id " << self.id << " is registered by another live broker (session 0x"
                                 << std::hex << stat->ephemeral_owner << std::dec

@@ -75,8 +75,13 @@ result<std::unique_ptr<cluster_registry>> cluster_registry::start(registry_optio
   session_options.session_timeout = self->options_.session_timeout;
   session_options.connect_timeout = self->options_.connect_timeout;
   session_options.operation_timeout = self->options_.session_timeout;
-  session_options.on_new_session = [r = self.get()] { r->enqueue(task{task_kind::new_session}); };
+  session_options.on_new_session = [r = self.get()] {
+    if (r->options_.on_session) r->options_.on_session(r->session_->current_credentials());
+    r->enqueue(task{task_kind::new_session});
+  };
+  session_options.resume = self->options_.resume;
   FERRY_TRY(self->session_, zk_session::connect(std::move(session_options)));
+  if (self->options_.on_session) self->options_.on_session(self->session_->current_credentials());
   auto sink = [r = self.get()](task t, std::string fired) { r->enqueue(std::move(t), std::move(fired)); };
   self->table_ = std::make_unique<metadata_table>(*self->session_, sink);
   self->controller_ = std::make_unique<controller>(*self->session_, *self->table_, self->options_.id,

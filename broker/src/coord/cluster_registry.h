@@ -37,6 +37,10 @@ struct registry_options {
   std::int32_t port = 9092;
   std::optional<std::string> rack;
   bool unclean_leader_election_default = false;  // unclean.leader.election.enable, for the controller
+  // The session of this broker's previous run, to take over when it is still alive (zk_session_options).
+  std::optional<zk_session::credentials> resume;
+  // Called with every session's credentials (the first, and each after an expiry), for the next run.
+  std::function<void(const zk_session::credentials&)> on_session;
 };
 
 // This broker's membership in a ZooKeeper-mode cluster, in Kafka's znode layout (docs/zookeeper-layout.md).

@@ -147,6 +147,7 @@ result<std::unique_ptr<zk_session>> zk_session::connect(zk_session_options optio
     zk_session_options root = options;
     root.connect = servers;
     root.on_new_session = nullptr;
+    root.resume.reset();  // taking the broker's session over here would end it when this one closes
     FERRY_TRY(auto bootstrap, connect(std::move(root)));
     auto created = bootstrap->create(chroot, "", create_mode::persistent, true);
     if (!created && created.error() != errc::node_exists) {
@@ -166,6 +167,30 @@ result<std::unique_ptr<zk_session>> zk_session::connect(zk_session_options optio
 }
 
 result<void> zk_session::wait_for_first_session(steady_clock::time_point deadline) {
+  if (options_.resume && options_.resume->session_id != 0) {
+    auto resumed = open_connection(&*options_.resume);
+    if (resumed) {
+      std::unique_lock lock(mutex_);
+      current_ = resumed.value();
+      const auto& conn = resumed.value();
+      changed_.wait_until(lock, deadline, [&] {
+        return conn->state == ZOO_CONNECTED_STATE || conn->state == ZOO_EXPIRED_SESSION_STATE ||
+               conn->state == ZOO_AUTH_FAILED_STATE;
+      });
+      if (conn->state == ZOO_CONNECTED_STATE && zoo_client_id(conn->handle)->client_id == options_.resume->session_id) {
+        resumed_ = true;
+        FERRY_LOG(info, "coord") << "took over the earlier ZooKeeper session 0x" << std::hex
+                                 << options_.resume->session_id << std::dec;
+        return success();
+      }
+      FERRY_LOG(info, "coord") << "the earlier ZooKeeper session 0x" << std::hex << options_.resume->session_id
+                               << std::dec << " has expired; opening a new one";
+      expired_ = false;
+      auto dead = std::move(current_);
+      lock.unlock();
+      dead.reset();
+    }
+  }
   std::shared_ptr<connection> conn;
   for (;;) {
     auto opened = open_connection();
@@ -194,11 +219,16 @@ result<void> zk_session::wait_for_first_session(steady_clock::time_point deadlin
   return success();
 }
 
-result<std::shared_ptr<zk_session::connection>> zk_session::open_connection() {
+result<std::shared_ptr<zk_session::connection>> zk_session::open_connection(const credentials* resume) {
   auto conn = std::make_shared<connection>(this);
+  clientid_t id{};
+  if (resume != nullptr) {
+    id.client_id = resume->session_id;
+    std::copy(resume->password.begin(), resume->password.end(), std::begin(id.passwd));
+  }
   conn->handle = zookeeper_init2(options_.connect.c_str(), &connection::on_session_event,
-                                 static_cast<int>(options_.session_timeout.count()), nullptr, conn.get(),
-                                 ZOO_NO_LOG_CLIENTENV, &log_from_zookeeper);
+                                 static_cast<int>(options_.session_timeout.count()), resume != nullptr ? &id : nullptr,
+                                 conn.get(), ZOO_NO_LOG_CLIENTENV, &log_from_zookeeper);
   if (conn->handle == nullptr) return std::error_code(errno, std::generic_category());
   return conn;
 }

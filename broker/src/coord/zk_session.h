@@ -77,6 +77,14 @@ struct zk_session_options {
   // Runs on the session's reconnect thread once an expired session has been replaced by a new one: the
   // owner's ephemeral nodes and watches are gone and must be re-created. Not called for the first session.
   std::function<void()> on_new_session;
+  // A session of an earlier run of this process to take over if it is still alive (a broker restarted after
+  // a crash keeps its registration instead of waiting for the old session to expire). When ZooKeeper says
+  // it expired, connect() opens a new one.
+  struct resumable {
+    std::int64_t session_id = 0;
+    std::array<char, 16> password{};
+  };
+  std::optional<resumable> resume;
 };
 
 // A thread-safe, synchronous wrapper over the ZooKeeper C client (multithreaded flavour).
@@ -88,10 +96,9 @@ struct zk_session_options {
 // on_new_session; calls made meanwhile wait for the new session and then run on it.
 class zk_session {
  public:
-  struct credentials {
-    std::int64_t session_id = 0;
-    std::array<char, 16> password{};
-  };
+  using credentials = zk_session_options::resumable;
+  // Whether the first session was the resumed one.
+  [[nodiscard]] bool resumed() const { return resumed_; }
 
   // Waits up to connect_timeout for a session; errc::timeout (logged with the connect string) if there is
   // none.
@@ -139,7 +146,7 @@ class zk_session {
   explicit zk_session(zk_session_options options);
 
   result<void> wait_for_first_session(std::chrono::steady_clock::time_point deadline);
-  result<std::shared_ptr<connection>> open_connection();
+  result<std::shared_ptr<connection>> open_connection(const credentials* resume = nullptr);
   // The current connection once it is connected; waits until `deadline`.
   result<std::shared_ptr<connection>> acquire(std::chrono::steady_clock::time_point deadline);
   // Runs attempt(connection&) -> ZooKeeper return code, retrying connection-level failures until the
@@ -155,6 +162,7 @@ class zk_session {
   std::shared_ptr<connection> current_;
   bool expired_ = false;
   bool closing_ = false;
+  bool resumed_ = false;
   std::thread reconnect_thread_;
 };
 

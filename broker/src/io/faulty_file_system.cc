@@ -35,6 +35,7 @@ class faulty_file final : public file {
 
   result<void> truncate(std::uint64_t size) override { return inner_->truncate(size); }
   result<std::uint64_t> size() override { return inner_->size(); }
+  result<void> try_lock() override { return inner_->try_lock(); }
   [[nodiscard]] int native_handle() const override { return inner_->native_handle(); }
 
  private:

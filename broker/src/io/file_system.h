@@ -25,6 +25,9 @@ class file {
   virtual result<void> sync() = 0;
   virtual result<void> truncate(std::uint64_t size) = 0;
   virtual result<std::uint64_t> size() = 0;
+  // An exclusive advisory lock (flock) held until the file is closed; errc::resource_unavailable_try_again
+  // when another process holds it.
+  virtual result<void> try_lock() = 0;
   // The OS descriptor, for sendfile(2) and mmap(2). Valid while the file object lives.
   [[nodiscard]] virtual int native_handle() const = 0;
 };

@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -61,6 +62,11 @@ class posix_file final : public file {
     struct stat st {};
     if (::fstat(fd_, &st) != 0) return last_error();
     return static_cast<std::uint64_t>(st.st_size);
+  }
+
+  result<void> try_lock() override {
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) return last_error();
+    return success();
   }
 
   [[nodiscard]] int native_handle() const override { return fd_; }

@@ -8,6 +8,7 @@
 #include "bytes/crc32c.h"
 #include "bytes/varint.h"
 #include "model/compression.h"
+#include "model/records.h"
 
 namespace ferry::model {
 namespace {
@@ -104,6 +105,31 @@ result<std::vector<std::byte>> batch_builder::finish() const {
   boost::endian::store_big_u32(reinterpret_cast<unsigned char*>(out.data() + 17),
                                bytes::crc32c(std::span(out).subspan(crc_start)));
   return out;
+}
+
+result<std::vector<std::byte>> recompress(std::span<const std::byte> batch, compression codec,
+                                          std::size_t max_record_bytes) {
+  const batch_header_view header(batch);
+  std::vector<std::byte> records;
+  FERRY_TRY(decompress_all(header.codec(), batch.subspan(batch_header_size), max_record_bytes, records));
+  batch_builder builder({.codec = codec,
+                         .timestamps = header.ts_type(),
+                         .base_offset = header.base_offset(),
+                         .partition_leader_epoch = header.partition_leader_epoch(),
+                         .producer = header.producer(),
+                         .epoch = header.epoch(),
+                         .base_sequence = header.base_sequence(),
+                         .transactional = header.is_transactional(),
+                         .control = header.is_control(),
+                         .base_timestamp = header.base_timestamp()});
+  const std::int64_t base_timestamp = header.base_timestamp();
+  FERRY_TRY(for_each_record(records, header.records_count(), [&](const record_view& r) {
+    builder.add_encoded(base_timestamp + r.timestamp_delta, r.key, r.value, r.header_count, r.headers);
+  }));
+  FERRY_TRY(auto rebuilt, builder.finish());
+  // The max timestamp is the producer's (LogAppendTime batches carry the broker's), not the builder's.
+  set_max_timestamp(rebuilt, header.max_timestamp());
+  return rebuilt;
 }
 
 }  // namespace ferry::model

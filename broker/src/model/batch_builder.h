@@ -62,4 +62,10 @@ class batch_builder {
   std::int64_t max_timestamp_ = -1;
 };
 
+// The same batch (header fields, records, timestamps, producer fields) with its records encoded in `codec`,
+// for a topic whose compression.type differs from the producer's codec (Kafka recompresses on append too).
+// `batch` must have passed validate_batch and validate_records with `max_record_bytes`.
+[[nodiscard]] result<std::vector<std::byte>> recompress(std::span<const std::byte> batch, compression codec,
+                                                        std::size_t max_record_bytes);
+
 }  // namespace ferry::model

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/endian/conversion.hpp>
@@ -43,6 +44,7 @@ class frame_reader {
     co_return true;
   }
   [[nodiscard]] std::byte* data() const { return buffer_.get() + begin_; }
+  [[nodiscard]] std::size_t buffered() const { return end_ - begin_; }
   void consume(std::size_t count) {
     begin_ += count;
     if (begin_ == end_) begin_ = end_ = 0;
@@ -146,21 +148,45 @@ asio::awaitable<void> serve_connection(asio::ip::tcp::socket socket, request_han
   boost::system::error_code ignored;
   configure_client_socket(socket, limits);
   frame_reader reader(socket);
+  asio::steady_timer idle(socket.get_executor());
+  bool idle_expired = false;
   // Handlers return errors as values; this guard only keeps a bug (or bad_alloc) in one request from
   // taking the whole broker down: that connection closes and the error is logged.
   try {
     for (;;) {
-      if (!co_await reader.need(sizeof(std::int32_t))) break;  // the client went away
+      // Only a wait for the next request can be idle; pipelined requests already read need no timer.
+      const bool waits = limits.max_idle_ms > 0 && reader.buffered() < sizeof(std::int32_t);
+      if (waits) {
+        // Cancelling the socket's read ends the wait below; the handler touches nothing once cancelled.
+        idle.expires_after(std::chrono::milliseconds(limits.max_idle_ms));
+        idle.async_wait([&socket, &idle_expired](const boost::system::error_code& ec) {
+          if (ec) return;
+          idle_expired = true;
+          boost::system::error_code cancel_ignored;
+          socket.cancel(cancel_ignored);
+        });
+      }
+      const bool arrived = co_await reader.need(sizeof(std::int32_t));
+      if (!arrived) {
+        if (idle_expired) {
+          FERRY_LOG_LIMITED(info, "net", 10000) << "closing connection " << info.peer << ": idle for "
+                                                << limits.max_idle_ms << " ms (connections.max.idle.ms)";
+          if (limits.on_idle_close) limits.on_idle_close();
+        }
+        break;  // the client went away, or was idle too long
+      }
       std::int32_t size_be = 0;
       std::memcpy(&size_be, reader.data(), sizeof size_be);
       const std::int32_t size = boost::endian::big_to_native(size_be);
       if (size < 0 || size > limits.max_request_bytes) {
-        FERRY_LOG(warn, "net") << "closing connection " << info.peer << ": request size " << size << " is outside 0.."
-                               << limits.max_request_bytes << " (socket.request.max.bytes)";
+        FERRY_LOG_LIMITED(warn, "net", 1000)
+            << "closing connection " << info.peer << ": request size " << size << " is outside 0.."
+            << limits.max_request_bytes << " (socket.request.max.bytes)";
         break;
       }
       const std::size_t frame_bytes = sizeof(std::int32_t) + static_cast<std::size_t>(size);
       if (!co_await reader.need(frame_bytes)) break;
+      if (waits) idle.cancel();
       request_outcome outcome = co_await handler.handle(
           std::span(reader.data() + sizeof(std::int32_t), static_cast<std::size_t>(size)), info);
       reader.consume(frame_bytes);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -13,6 +14,11 @@ struct connection_limits {
   std::int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
   std::int32_t send_buffer_bytes = -1;         // socket.send.buffer.bytes: SO_SNDBUF; -1 keeps the kernel's
   std::int32_t receive_buffer_bytes = -1;      // socket.receive.buffer.bytes: SO_RCVBUF; -1 likewise
+  // connections.max.idle.ms: a connection that sends no request for this long (after its last answer) is
+  // closed, as Kafka does; -1 never.
+  std::int64_t max_idle_ms = 600000;
+  // Called (on the connection's thread) when a connection is closed for idleness.
+  std::function<void()> on_idle_close;
 };
 
 // Sets a client socket's options: no Nagle delay, non-blocking, and the buffer sizes the limits ask for.
@@ -22,7 +28,8 @@ void configure_client_socket(boost::asio::ip::tcp::socket& socket, const connect
 // write the response, repeat. Requests on one connection are handled one at a time and answered in order,
 // as Kafka does. A frame whose size is negative or above max_request_bytes closes the connection (only
 // this one). The frame buffer grows with the bytes that arrive, so an announced size costs no memory until
-// the body comes. Responses' file pieces go out with sendfile(2).
+// the body comes. Responses' file pieces go out with sendfile(2). A connection idle for max_idle_ms between
+// requests is closed.
 boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket socket, request_handler& handler,
                                               connection_limits limits, connection_info info);
 

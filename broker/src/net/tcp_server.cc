@@ -3,6 +3,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "base/log.h"
@@ -11,8 +12,13 @@
 namespace ferry::net {
 namespace asio = boost::asio;
 
-tcp_server::tcp_server(io_context_pool& pool, request_handler& handler, connection_limits limits)
-    : pool_(pool), handler_(handler), limits_(limits), acceptor_(pool.main()) {}
+tcp_server::tcp_server(io_context_pool& pool, request_handler& handler, connection_limits limits,
+                       std::function<void()> on_accept_error)
+    : pool_(pool),
+      handler_(handler),
+      limits_(std::move(limits)),
+      acceptor_(pool.main()),
+      on_accept_error_(std::move(on_accept_error)) {}
 
 result<void> tcp_server::listen(const std::string& host, std::uint16_t port) {
   FERRY_TRY(bound_port_, net::open_listener(acceptor_, host, port));
@@ -27,15 +33,26 @@ void tcp_server::stop() {
 }
 
 asio::awaitable<void> tcp_server::accept_loop() {
+  asio::steady_timer backoff(acceptor_.get_executor());
+  auto pause = min_accept_backoff;
   for (;;) {
     auto& home = pool_.next();
     auto [ec, socket] = co_await acceptor_.async_accept(home, asio::as_tuple(asio::use_awaitable));
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
     if (ec) {
-      // Out of descriptors and the like: keep serving the connections we have.
-      FERRY_LOG(warn, "net") << "accept failed: " << ec.message();
+      // Out of descriptors and the like: keep serving the connections we have. Retrying at once would spin
+      // (the pending connection stays in the backlog and fails the same way), so wait, longer each time.
+      ++accept_errors_;
+      if (on_accept_error_) on_accept_error_();
+      FERRY_LOG_LIMITED(warn, "net", 5000)
+          << "accept failed: " << ec.message() << "; retrying in " << pause.count() << " ms";
+      backoff.expires_after(pause);
+      auto [wait_ec] = co_await backoff.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (wait_ec || !acceptor_.is_open()) co_return;
+      pause = std::min(pause * 2, max_accept_backoff);
       continue;
     }
+    pause = min_accept_backoff;
     connection_info info;
     info.id = next_connection_id_++;
     boost::system::error_code peer_ec;

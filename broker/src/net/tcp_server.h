@@ -1,7 +1,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -20,7 +22,9 @@ namespace ferry::net {
 // connections spread over the network threads.
 class tcp_server {
  public:
-  tcp_server(io_context_pool& pool, request_handler& handler, connection_limits limits);
+  // on_accept_error runs (on the accepting thread) each time accept fails.
+  tcp_server(io_context_pool& pool, request_handler& handler, connection_limits limits,
+             std::function<void()> on_accept_error = {});
 
   // Binds and listens; the error names the address when the port is taken.
   result<void> listen(const std::string& host, std::uint16_t port);
@@ -31,6 +35,11 @@ class tcp_server {
 
   [[nodiscard]] std::uint16_t bound_port() const { return bound_port_; }
   [[nodiscard]] std::int64_t open_connections() const { return open_connections_.load(); }
+  [[nodiscard]] std::uint64_t accept_errors() const { return accept_errors_.load(); }
+
+  // A failed accept (EMFILE, ENFILE, ENOBUFS) is retried after this long, doubling up to the maximum.
+  static constexpr std::chrono::milliseconds min_accept_backoff{10};
+  static constexpr std::chrono::milliseconds max_accept_backoff{1000};
 
  private:
   boost::asio::awaitable<void> accept_loop();
@@ -42,6 +51,8 @@ class tcp_server {
   std::uint16_t bound_port_ = 0;
   std::atomic<std::uint64_t> next_connection_id_{1};
   std::atomic<std::int64_t> open_connections_{0};
+  std::atomic<std::uint64_t> accept_errors_{0};
+  std::function<void()> on_accept_error_;
 };
 
 }  // namespace ferry::net

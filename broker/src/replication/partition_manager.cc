@@ -136,6 +136,7 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
   }
   metrics_.invalid_topics().Set(static_cast<double>(invalid_topics));
   metrics_.stray_logs().Set(static_cast<double>(logs_.stray_logs()));
+  in_line_with_live_view_.store(view.is_live(self));
 }
 
 result<std::shared_ptr<partition>> partition_manager::leader_for(const topic_partition& tp) const {

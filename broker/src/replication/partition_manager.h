@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <set>
 #include <shared_mutex>
@@ -33,6 +34,9 @@ class partition_manager {
   partition_manager(storage::log_manager& logs, const config::broker_config& config, metrics::broker_metrics& metrics);
 
   void reconcile(const coord::cluster_view& view);
+  // True once the last view reconciled lists this broker as live: until then a restarted broker may be named
+  // leader of partitions it does not serve yet (readiness waits for this).
+  [[nodiscard]] bool in_line_with_a_live_view() const { return in_line_with_live_view_.load(); }
 
   // The local leader replica of a partition: errc::unknown_partition if it is not hosted here, errc::not_leader
   // if this broker only follows it.
@@ -65,6 +69,7 @@ class partition_manager {
   std::unordered_map<topic_partition, std::shared_ptr<partition>> partitions_;
   // Topics seen marked for deletion (reconcile's thread only).
   std::set<std::string, std::less<>> doomed_topics_;
+  std::atomic<bool> in_line_with_live_view_{false};
   // The high watermarks of the last run, for partitions opened after a restart.
   const storage::offset_map checkpointed_high_watermarks_;
 };

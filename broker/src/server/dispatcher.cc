@@ -85,21 +85,22 @@ asio::awaitable<request_outcome> dispatcher::handle(std::span<std::byte> frame, 
   protocol::reader r(frame);
   protocol::request_header header;
   if (!protocol::decode_request_header(r, header)) {
-    FERRY_LOG(warn, "server") << "closing " << from.peer << ": request header does not parse";
+    FERRY_LOG_LIMITED(warn, "server", 1000) << "closing " << from.peer << ": request header does not parse";
     co_return close_connection();
   }
   const auto key = static_cast<std::size_t>(header.api_key);
   entry* e = header.api_key >= 0 && key < table_.size() && table_[key] ? &*table_[key] : nullptr;
   if (e == nullptr) {
-    FERRY_LOG(warn, "server") << "closing " << from.peer << ": unknown API key " << header.api_key;
+    FERRY_LOG_LIMITED(warn, "server", 1000) << "closing " << from.peer << ": unknown API key " << header.api_key;
     co_return close_connection();
   }
   e->metrics.requests->Increment();
   if (header.api_version < e->info.min_version || header.api_version > e->info.max_version) {
     if (header.api_key == protocol::api_versions_key) co_return unsupported_api_versions(header.correlation_id);
     e->metrics.errors->Increment();
-    FERRY_LOG(warn, "server") << "closing " << from.peer << ": " << e->info.name << " v" << header.api_version
-                              << " is not supported (" << e->info.min_version << "-" << e->info.max_version << ")";
+    FERRY_LOG_LIMITED(warn, "server", 1000)
+        << "closing " << from.peer << ": " << e->info.name << " v" << header.api_version << " is not supported ("
+        << e->info.min_version << "-" << e->info.max_version << ")";
     co_return close_connection();
   }
   if (is_flexible(e->info, header.api_version)) protocol::skip_header_tags(r);
@@ -107,8 +108,8 @@ asio::awaitable<request_outcome> dispatcher::handle(std::span<std::byte> frame, 
   request_context ctx{broker_, header, from};
   request_outcome outcome = co_await e->run(ctx, r);
   if (outcome.what == request_outcome::action::close && !ctx.close_connection) {
-    FERRY_LOG(warn, "server") << "closing " << from.peer << ": " << e->info.name << " v" << header.api_version
-                              << " request body does not parse";
+    FERRY_LOG_LIMITED(warn, "server", 1000) << "closing " << from.peer << ": " << e->info.name << " v"
+                                            << header.api_version << " request body does not parse";
   }
   if (ctx.errors > 0 || outcome.what == request_outcome::action::close) e->metrics.errors->Increment();
   e->metrics.latency->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

@@ -44,6 +44,7 @@ error_code to_kafka_error(const std::error_code& error) {
         return error_code::out_of_order_sequence_number;
       case storage::errc::invalid_producer_epoch:
         return error_code::invalid_producer_epoch;
+      case storage::errc::log_dir_in_use:
       case storage::errc::log_dir_offline:
       case storage::errc::corrupt_log:
         return error_code::kafka_storage_error;

@@ -17,6 +17,8 @@ const char* describe(errc e) {
       return "log segment or index is corrupt";
     case errc::log_closed:
       return "log is closed";
+    case errc::log_dir_in_use:
+      return "the log dir is in use by another process";
     case errc::log_dir_offline:
       return "the log dir is offline after an I/O error (see the broker log and /v1/ready)";
     case errc::topic_id_mismatch:

@@ -18,8 +18,8 @@ void log_dir_state::take_offline(const std::string& what, std::error_code ec) {
     offline_reason_ = what + " failed: " + ec.message();
     offline_.store(true, std::memory_order_release);
   }
-  FERRY_LOG(error, "storage") << "log dir " << path_.string() << " is offline: " << what << " failed ("
-                              << ec.message() << "); its partitions refuse appends and reads until a restart";
+  FERRY_LOG(error, "storage") << "log dir " << path_.string() << " is offline: " << what << " failed (" << ec.message()
+                              << "); its partitions refuse appends and reads until a restart";
 }
 
 void log_dir_state::note_no_space(const std::string& what) { set_full(true, what + " found no space left"); }
@@ -34,7 +34,8 @@ void log_dir_state::refresh_free_bytes(std::uint64_t free) {
 }
 
 std::error_code log_dir_state::note_io_error(const std::string& what, std::error_code ec) {
-  if (ec.category() != std::system_category() && ec.category() != std::generic_category()) return ec;
+  // Addresses, not operator!=: UBSan's vptr check cannot see the dynamic type of libstdc++'s categories.
+  if (&ec.category() != &std::system_category() && &ec.category() != &std::generic_category()) return ec;
   if (ec.value() == ENOSPC || ec.value() == EDQUOT) {
     note_no_space(what);
   } else if (ec.value() == EIO || ec.value() == EROFS) {

@@ -23,7 +23,7 @@ namespace ferry::storage {
 // Thread-safe.
 class log_dir_state {
  public:
-  static constexpr std::uint64_t full_below_bytes = 1024 * 1024;
+  static constexpr std::uint64_t full_below_bytes = std::uint64_t{1024} * 1024;
 
   explicit log_dir_state(std::filesystem::path path) : path_(std::move(path)) {}
 

@@ -86,6 +86,14 @@ result<void> log_manager::open_dir(std::size_t dir) {
   io::file_system& fs = *options_.fs;
   const std::filesystem::path& root = options_.log_dirs[dir];
   FERRY_TRY(fs.create_directories(root));
+  // Two brokers on one dir would corrupt each other's logs (and share a ZooKeeper session file).
+  FERRY_TRY(auto lock, fs.open(root / ".lock", io::open_mode::create_read_write));
+  if (auto locked = lock->try_lock(); !locked) {
+    FERRY_LOG(error, "storage") << "log dir " << root.string() << " is in use by another process ("
+                                << locked.error().message() << "); check log.dirs";
+    return errc::log_dir_in_use;
+  }
+  locks_.push_back(std::move(lock));
   const auto marker = root / clean_shutdown_marker;
   FERRY_TRY(const bool clean, fs.exists(marker));
   if (clean) {

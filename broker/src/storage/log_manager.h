@@ -29,6 +29,7 @@ namespace ferry::storage {
 //   <log dir>/<topic>-<partition>.<32 hex>-delete/    a removed log, renamed before its files are deleted
 //   <log dir>/<topic>-<partition>.<32 hex>-stray/     a log no assignment names, set aside and kept
 //   <log dir>/.ferry-clean-shutdown                   written by a clean shutdown, deleted by the next start
+//   <log dir>/.lock                                   flock-ed while a broker uses the dir: never two at once
 //   <log dir>/recovery-point-offset-checkpoint        each log's flushed offset (offset_checkpoint.h)
 //   <log dir>/replication-offset-checkpoint           each partition's high watermark (written for replication)
 //
@@ -126,6 +127,7 @@ class log_manager {
 
   const options options_;
   std::vector<std::shared_ptr<log_dir_state>> dirs_;
+  std::vector<std::shared_ptr<io::file>> locks_;  // one per dir, held for the manager's life
   mutable std::shared_mutex mutex_;
   std::unordered_map<topic_partition, entry> logs_;  // guarded by mutex_
   std::atomic<std::size_t> stray_logs_{0};

@@ -67,5 +67,15 @@ TEST(topic_config, type_and_default_by_name) {
   EXPECT_EQ(topic_config_default(defaults, "no.such.config"), std::nullopt);
 }
 
+// A setting Ferry cannot honour yet is refused with the reason, never accepted and ignored.
+TEST(topic_config, settings_for_compaction_are_refused_until_it_exists) {
+  topic_settings s;
+  EXPECT_FALSE(apply_topic_override(s, "delete.retention.ms", "86400000"));  // the default is harmless
+  const auto refused = apply_topic_override(s, "delete.retention.ms", "1000");
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->message.find("compacted topics"), std::string::npos);
+  ASSERT_TRUE(apply_topic_override(s, "cleanup.policy", "compact"));
+}
+
 }  // namespace
 }  // namespace ferry::config

@@ -185,5 +185,48 @@ TEST_F(tcp_server_test, large_frames_arrive_whole_in_pieces) {
   EXPECT_EQ(large.open_connections(), 0);
 }
 
+// connections.max.idle.ms: a connection that sends nothing is closed after the idle time, one that keeps
+// talking is not, and the closure is reported.
+TEST(tcp_server_idle, idle_connections_are_closed) {
+  io_context_pool pool{1};
+  auto file = std::tmpfile();
+  echo_with_file handler(fileno(file), 0);
+  std::atomic<int> closed{0};
+  tcp_server server(
+      pool, handler,
+      connection_limits{.max_request_bytes = 1024, .max_idle_ms = 300, .on_idle_close = [&] { ++closed; }});
+  ASSERT_TRUE(server.listen("127.0.0.1", 0));
+  server.start();
+  std::thread thread([&] { pool.run(); });
+  asio::io_context client_io;
+  asio::ip::tcp::socket quiet(client_io);
+  asio::ip::tcp::socket busy(client_io);
+  quiet.connect({asio::ip::make_address("127.0.0.1"), server.bound_port()});
+  busy.connect({asio::ip::make_address("127.0.0.1"), server.bound_port()});
+  const auto started = std::chrono::steady_clock::now();
+  // The busy one sends a request every 100 ms for a second: never idle for 300 ms.
+  for (int i = 0; i < 10; ++i) {
+    asio::write(busy, asio::buffer(frame_of("ping")));
+    std::int32_t size = 0;
+    asio::read(busy, asio::buffer(&size, 4));
+    std::string reply(static_cast<std::size_t>(boost::endian::big_to_native(size)), '\0');
+    asio::read(busy, asio::buffer(reply));
+    EXPECT_EQ(reply, "ping");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the client's pace is what is tested
+  }
+  char byte;
+  boost::system::error_code ec;
+  asio::read(quiet, asio::buffer(&byte, 1), ec);  // returns when the broker closes it
+  EXPECT_EQ(ec, asio::error::eof);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_EQ(closed.load(), 1);
+  busy.close();
+  quiet.close();
+  server.stop();
+  pool.stop();
+  thread.join();
+  std::fclose(file);
+}
+
 }  // namespace
 }  // namespace ferry::net

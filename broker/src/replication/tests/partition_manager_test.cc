@@ -6,6 +6,7 @@
 
 #include "model/testing/batch_builder.h"
 #include "replication/errc.h"
+#include "storage/tests/fixture.h"
 
 namespace ferry::replication {
 namespace {
@@ -60,6 +61,18 @@ TEST_F(partition_manager_test, hosts_assigned_replicas_and_leads_as_the_state_sa
   EXPECT_EQ(manager_->all().size(), 2u);
 }
 
+// Readiness: partitions are in line once a view that lists this broker as live has been applied.
+TEST_F(partition_manager_test, is_in_line_only_after_a_view_with_this_broker_live) {
+  coord::cluster_view view;
+  view.topics["orders"].partitions[partition_id{0}] = led_by({broker_id{1}}, broker_id{1}, 0);
+  EXPECT_FALSE(manager_->in_line_with_a_live_view());
+  manager_->reconcile(view);
+  EXPECT_FALSE(manager_->in_line_with_a_live_view());
+  view.brokers[broker_id{1}] = coord::broker_info{};
+  manager_->reconcile(view);
+  EXPECT_TRUE(manager_->in_line_with_a_live_view());
+}
+
 TEST_F(partition_manager_test, follows_config_overrides_and_deletes_removed_topics) {
   coord::cluster_view view;
   view.topics["t"].partitions[partition_id{0}] = led_by({broker_id{1}}, broker_id{1}, 0);
@@ -81,7 +94,7 @@ TEST_F(partition_manager_test, follows_config_overrides_and_deletes_removed_topi
   manager_->reconcile(view);
   EXPECT_EQ(manager_->leader_for({"t", partition_id{0}}).error(), errc::unknown_partition);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "t-0"));
-  EXPECT_TRUE(std::filesystem::is_empty(dir_));
+  EXPECT_TRUE(storage::testing::holds_only_its_lock(dir_));
 }
 
 TEST_F(partition_manager_test, leadership_moves_with_the_epoch) {

@@ -1,3 +1,4 @@
+#include "model/batch_builder.h"
 #include "model/record_batch.h"
 #include "model/records.h"
 #include "server/error_mapping.h"
@@ -37,6 +38,16 @@ std::size_t in_sync_replicas(request_context& ctx, const topic_partition& tp) {
   return info != nullptr && info->state ? info->state->isr.size() : 0;
 }
 
+// The codec a topic's compression.type asks for; nullopt for "producer" (batches are kept as they came).
+std::optional<model::compression> topic_codec(const std::string& compression_type) {
+  if (compression_type == "uncompressed") return model::compression::none;
+  if (compression_type == "gzip") return model::compression::gzip;
+  if (compression_type == "snappy") return model::compression::snappy;
+  if (compression_type == "lz4") return model::compression::lz4;
+  if (compression_type == "zstd") return model::compression::zstd;
+  return std::nullopt;
+}
+
 partition_response append_one(request_context& ctx, const std::string& topic, partition_id index,
                               std::optional<p::record_data>& records, std::int16_t acks,
                               std::vector<std::pair<std::shared_ptr<replication::partition>, offset>>& flushes) {
@@ -59,6 +70,27 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
     out.error_code = ctx.error(p::error_code::invalid_txn_state);
     out.error_message = "transactions are not supported yet";
     return out;
+  }
+  // compression.type other than "producer": the records are stored in the topic's codec, as Kafka does.
+  std::vector<std::byte> recompressed;
+  const auto settings = partition.settings();
+  if (const auto wanted = topic_codec(settings->compression_type);
+      wanted && *wanted != model::batch_header_view(bytes).codec()) {
+    auto rebuilt =
+        model::recompress(bytes, *wanted, static_cast<std::size_t>(std::max(0, settings->max_message_bytes)));
+    if (!rebuilt) {
+      out.error_code = ctx.error(to_kafka_error(rebuilt.error()));
+      out.error_message = rebuilt.error().message();
+      return out;
+    }
+    recompressed = std::move(rebuilt).value();
+    if (recompressed.size() > static_cast<std::size_t>(std::max(0, settings->max_message_bytes))) {
+      out.error_code = ctx.error(p::error_code::message_too_large);
+      out.error_message = "the batch in the topic's compression.type " + settings->compression_type +
+                          " is larger than max.message.bytes";
+      return out;
+    }
+    bytes = recompressed;
   }
   if (acks == -1) {
     // min.insync.replicas: acks=all is only as good as the replicas in sync, and Kafka refuses to pretend.

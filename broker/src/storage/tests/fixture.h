@@ -87,6 +87,13 @@ inline std::vector<std::int64_t> base_offsets(const read_result& result) {
 
 inline std::uint64_t file_size(const std::filesystem::path& path) { return std::filesystem::file_size(path); }
 
+// A log dir with nothing in it but the ".lock" file a log_manager holds.
+inline bool holds_only_its_lock(const std::filesystem::path& dir) {
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename() != ".lock") return false;
+  return true;
+}
+
 inline void append_bytes(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::app) << bytes;
 }

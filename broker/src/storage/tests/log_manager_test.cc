@@ -112,7 +112,7 @@ TEST_F(log_manager_test, remove_deletes_the_directory_but_not_a_held_log) {
   ASSERT_TRUE(manager->remove(tp("gone", 3)));
   EXPECT_FALSE(manager->get(tp("gone", 3)));
   EXPECT_TRUE(manager->partitions().empty());
-  EXPECT_TRUE(std::filesystem::is_empty(dir(0)));
+  EXPECT_TRUE(testing::holds_only_its_lock(dir(0)));
   EXPECT_EQ(testing::base_offsets(held), (std::vector<std::int64_t>{0, 2}));
   auto bytes = build_simple_batch(1);
   EXPECT_EQ(l->append(bytes, leader_epoch{1}).error(), errc::log_closed);
@@ -128,7 +128,7 @@ TEST_F(log_manager_test, remove_works_for_the_longest_topic_names) {
   append(*l, 1);
   ASSERT_TRUE(manager->remove(tp(topic, 12345)));
   EXPECT_FALSE(manager->get(tp(topic, 12345)));
-  EXPECT_TRUE(std::filesystem::is_empty(dir(0)));
+  EXPECT_TRUE(testing::holds_only_its_lock(dir(0)));
   EXPECT_EQ(manager->create(tp(topic, 12345), log_config{}).value()->log_end_offset(), offset{0});
 }
 
@@ -199,8 +199,22 @@ TEST_F(log_manager_test, threads_may_create_get_and_remove_at_once) {
   }
   for (auto& thread : threads) thread.join();
   ASSERT_TRUE(manager->shutdown());
+  const auto before = manager->partitions();
+  manager.reset();
   auto reopened = open();
-  EXPECT_EQ(reopened->partitions(), manager->partitions());
+  EXPECT_EQ(reopened->partitions(), before);
+}
+
+// Two brokers on one log dir would write over each other's segments: the second is refused.
+TEST_F(log_manager_test, a_log_dir_is_never_opened_twice) {
+  auto first = open(1);
+  log_manager::options options{
+      .fs = io::posix_file_system(), .clock = &clock_, .log_dirs = {dir(0)}, .topic_config = {}};
+  const auto second = log_manager::open(std::move(options));
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error(), errc::log_dir_in_use);
+  first.reset();
+  EXPECT_TRUE(open(1));
 }
 
 }  // namespace

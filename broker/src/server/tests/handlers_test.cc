@@ -1,0 +1,315 @@
+// Request handlers against real partitions and logs (in a temporary directory) and a cluster given by the test
+// through the handlers' small interfaces (broker_context.h), so each case sets up exactly the cluster it needs.
+#include "server/handlers/handlers.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <mutex>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "model/records.h"
+#include "model/testing/batch_builder.h"
+#include "server/broker_context.h"
+
+namespace ferry::server {
+namespace {
+namespace asio = boost::asio;
+namespace p = protocol;
+
+// The cluster as the test wants it: a view it edits, and the writes handlers make, recorded and applied to it.
+class test_cluster final : public cluster_metadata, public cluster_writes {
+ public:
+  test_cluster() {
+    auto v = std::make_shared<coord::cluster_view>();
+    v->brokers[broker_id{1}] = coord::broker_info{broker_id{1}, "127.0.0.1", 9092, std::nullopt, {}, 1};
+    v->controller = broker_id{1};
+    view_ = v;
+  }
+
+  [[nodiscard]] std::shared_ptr<const coord::cluster_view> view() const override {
+    std::lock_guard lock(mutex_);
+    return view_;
+  }
+  void edit(const std::function<void(coord::cluster_view&)>& change) {
+    std::lock_guard lock(mutex_);
+    auto next = std::make_shared<coord::cluster_view>(*view_);
+    change(*next);
+    view_ = next;
+  }
+
+  result<coord::uuid> create_topic(std::string_view name, const coord::layout::replica_assignment& assignment,
+                                   const coord::layout::config_map& config) override {
+    ++writes;
+    edit([&](coord::cluster_view& v) {
+      auto& topic = v.topics[std::string(name)];
+      topic.config = config;
+      for (const auto& [id, replicas] : assignment)
+        topic.partitions[id] = {replicas,
+                                coord::partition_state{replicas.front(), leader_epoch{0}, {replicas.front()}, 1, 0}};
+    });
+    return coord::uuid::random();
+  }
+  result<void> delete_topic(std::string_view) override {
+    ++writes;
+    return success();
+  }
+  result<void> set_topic_config(std::string_view, const coord::layout::config_map&) override {
+    ++writes;
+    return success();
+  }
+  result<coord::layout::config_map> read_topic_config(std::string_view) override { return coord::layout::config_map{}; }
+  result<void> add_partitions(std::string_view, const coord::layout::replica_assignment&) override {
+    ++writes;
+    return success();
+  }
+  result<coord::layout::producer_id_block> allocate_producer_id_block() override {
+    const std::int64_t first = next_block_;
+    next_block_ += coord::layout::producer_id_block_size;
+    return coord::layout::producer_id_block{broker_id{1}, first, first + coord::layout::producer_id_block_size - 1};
+  }
+
+  int writes = 0;
+
+ private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<const coord::cluster_view> view_;
+  std::int64_t next_block_ = 0;
+};
+
+class handlers_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("ferry-handlers-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    config_.broker_id = 1;
+    config_.max_partitions_per_topic = 100;
+    config_.max_partitions = 150;
+    logs_ = storage::log_manager::open({.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = {dir_}}).value();
+    partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
+    ids_ = std::make_unique<producer_ids>(cluster_);
+    context_ = std::make_unique<broker_context>(
+        broker_context{config_, cluster_, cluster_, *partitions_, metrics_, *ids_, pool_, clock_});
+  }
+  void TearDown() override {
+    pool_.join();
+    (void)partitions_->close_all();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A topic led here, with its partitions opened.
+  void topic(const std::string& name, int partitions, coord::layout::config_map config = {}) {
+    coord::layout::replica_assignment assignment;
+    for (int i = 0; i < partitions; ++i) assignment[partition_id{i}] = {broker_id{1}};
+    ASSERT_TRUE(cluster_.create_topic(name, assignment, config));
+    partitions_->reconcile(*cluster_.view());
+  }
+
+  // Runs one handler to completion on an event loop of the test's own.
+  template <typename Response, typename Request>
+  Response run(asio::awaitable<Response> (*handler)(request_context&, Request&), Request& request, std::int16_t version,
+               asio::io_context* io = nullptr) {
+    asio::io_context own;
+    auto& loop = io != nullptr ? *io : own;
+    const p::request_header header{Request::api_key, version, 1, "test"};
+    request_context ctx{*context_, header, connection_};
+    std::optional<Response> out;
+    asio::co_spawn(loop, handler(ctx, request), [&](std::exception_ptr e, Response r) {
+      if (e) std::rethrow_exception(e);
+      out = std::move(r);
+    });
+    loop.run();
+    return std::move(*out);
+  }
+
+  static p::produce_request produce(const std::string& topic, std::vector<std::byte>& batch, std::int16_t acks = 1) {
+    p::produce_request request;
+    request.acks = acks;
+    request.timeout_ms = 1000;
+    auto& t = request.topic_data.emplace_back();
+    t.name = topic;
+    auto& part = t.partition_data.emplace_back();
+    part.index = partition_id{0};
+    part.records.emplace();
+    part.records->bytes = batch;
+    return request;
+  }
+
+  test_cluster cluster_;
+  config::broker_config config_;
+  manual_clock clock_;
+  metrics::broker_metrics metrics_;
+  asio::thread_pool pool_{1};
+  std::filesystem::path dir_;
+  std::unique_ptr<storage::log_manager> logs_;
+  std::unique_ptr<replication::partition_manager> partitions_;
+  std::unique_ptr<producer_ids> ids_;
+  std::unique_ptr<broker_context> context_;
+  net::connection_info connection_{1, "127.0.0.1:1"};
+};
+
+// A non-transactional InitProducerId that names an existing id gets a fresh id at epoch 0, as in Kafka:
+// bumping that id's epoch would fence the producer that owns it.
+TEST_F(handlers_test, init_producer_id_never_bumps_an_idempotent_producers_epoch) {
+  p::init_producer_id_request first;
+  const auto a = run(handlers::handle_init_producer_id, first, 3);
+  ASSERT_EQ(a.error_code, 0);
+  EXPECT_EQ(a.producer_epoch, producer_epoch{0});
+  p::init_producer_id_request again;
+  again.producer_id = a.producer_id;
+  again.producer_epoch = a.producer_epoch;
+  const auto b = run(handlers::handle_init_producer_id, again, 3);
+  ASSERT_EQ(b.error_code, 0);
+  EXPECT_NE(b.producer_id, a.producer_id);
+  EXPECT_EQ(b.producer_epoch, producer_epoch{0});
+}
+
+// Partition counts are checked against max.partitions.per.topic and max.partitions before anything is placed.
+TEST_F(handlers_test, create_topics_refuses_partition_counts_past_the_caps) {
+  topic("existing", 60);
+  p::create_topics_request request;
+  request.timeout_ms = 1000;
+  for (const auto& [name, count] : std::vector<std::pair<std::string, std::int32_t>>{
+           {"huge", INT32_MAX}, {"too-many", 101}, {"fills-the-cluster", 91}, {"fits", 90}}) {
+    auto& t = request.topics.emplace_back();
+    t.name = name;
+    t.num_partitions = count;
+    t.replication_factor = 1;
+  }
+  request.validate_only = true;
+  const auto response = run(handlers::handle_create_topics, request, 5);
+  ASSERT_EQ(response.topics.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(response.topics[i].error_code, p::code(p::error_code::invalid_partitions)) << response.topics[i].name;
+    ASSERT_TRUE(response.topics[i].error_message);
+    EXPECT_NE(response.topics[i].error_message->find("max.partitions"), std::string::npos);
+  }
+  EXPECT_EQ(response.topics[3].error_code, 0);
+  EXPECT_EQ(cluster_.writes, 1);  // only the test's own topic
+}
+
+TEST_F(handlers_test, create_partitions_refuses_counts_past_the_caps) {
+  topic("t", 2);
+  p::create_partitions_request request;
+  auto& t = request.topics.emplace_back();
+  t.name = "t";
+  t.count = INT32_MAX;
+  request.timeout_ms = 1000;
+  const auto response = run(handlers::handle_create_partitions, request, 1);
+  ASSERT_EQ(response.results.size(), 1u);
+  EXPECT_EQ(response.results[0].error_code, p::code(p::error_code::invalid_partitions));
+}
+
+// acks=all with fewer in-sync replicas than min.insync.replicas is refused, not acknowledged.
+TEST_F(handlers_test, acks_all_needs_min_insync_replicas) {
+  topic("strict", 1, {{"min.insync.replicas", "2"}});
+  auto batch = model::testing::build_simple_batch(2);
+  auto all = produce("strict", batch, -1);
+  const auto refused = run(handlers::handle_produce, all, 7);
+  EXPECT_EQ(refused.responses[0].partition_responses[0].error_code, p::code(p::error_code::not_enough_replicas));
+  auto one = produce("strict", batch, 1);
+  const auto accepted = run(handlers::handle_produce, one, 7);
+  EXPECT_EQ(accepted.responses[0].partition_responses[0].error_code, 0);
+  EXPECT_EQ(accepted.responses[0].partition_responses[0].base_offset, offset{0});
+}
+
+// compression.type: the batch is stored in the topic's codec, whatever the producer sent.
+TEST_F(handlers_test, produce_recompresses_for_the_topics_compression_type) {
+  topic("zstd-topic", 1, {{"compression.type", "zstd"}});
+  auto batch = model::testing::build_simple_batch(20);
+  auto request = produce("zstd-topic", batch);
+  const auto response = run(handlers::handle_produce, request, 7);
+  ASSERT_EQ(response.responses[0].partition_responses[0].error_code, 0);
+  auto p = partitions_->leader_for({"zstd-topic", partition_id{0}}).value();
+  const auto read = p->read(offset{0}, 1 << 20).value();
+  ASSERT_EQ(read.slices.size(), 1u);
+  std::vector<std::byte> stored(read.slices[0].length);
+  ASSERT_TRUE(read.slices[0].file->read_at(stored, read.slices[0].position));
+  const model::batch_header_view header(stored);
+  EXPECT_EQ(header.codec(), model::compression::zstd);
+  EXPECT_EQ(header.records_count(), 20);
+  EXPECT_TRUE(model::validate_records(stored, 1 << 20));
+}
+
+// A long poll registers on its partitions before reading, wakes on an append long before its max wait, and
+// leaves no registration behind.
+TEST_F(handlers_test, fetch_long_polls_wake_on_append_and_leave_nothing_behind) {
+  topic("t", 1);
+  auto p = partitions_->leader_for({"t", partition_id{0}}).value();
+  asio::io_context io;
+  p::fetch_request request;
+  request.max_wait_ms = 10000;
+  request.min_bytes = 1;
+  auto& t = request.topics.emplace_back();
+  t.topic = "t";
+  auto& wanted = t.partitions.emplace_back();
+  wanted.partition = partition_id{0};
+  wanted.partition_max_bytes = 1 << 20;
+  // The append comes from another thread while the fetch waits.
+  std::thread producer([&] {
+    while (p->waiter_count() == 0) std::this_thread::yield();
+    auto batch = model::testing::build_simple_batch(3);
+    ASSERT_TRUE(p->append(batch));
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const auto response = run(handlers::handle_fetch, request, 11, &io);
+  producer.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  ASSERT_EQ(response.responses[0].partitions[0].error_code, 0);
+  EXPECT_GT(response.responses[0].partitions[0].records->size(), 0u);
+  EXPECT_EQ(p->waiter_count(), 0u);
+}
+
+// A deleted topic next to a live one does not end the wait (Kafka keeps such partitions out of the early
+// answer); all-unknown answers at once.
+TEST_F(handlers_test, fetch_of_an_unknown_topic_waits_for_the_known_ones) {
+  topic("live", 1);
+  p::fetch_request request;
+  request.max_wait_ms = 300;
+  request.min_bytes = 1;
+  for (const char* name : {"live", "deleted"}) {
+    auto& t = request.topics.emplace_back();
+    t.topic = name;
+    t.partitions.emplace_back().partition_max_bytes = 1 << 20;
+  }
+  auto started = std::chrono::steady_clock::now();
+  auto response = run(handlers::handle_fetch, request, 11);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(300));
+  EXPECT_EQ(response.responses[0].partitions[0].error_code, 0);
+  EXPECT_EQ(response.responses[1].partitions[0].error_code, p::code(p::error_code::unknown_topic_or_partition));
+  EXPECT_EQ(response.responses[1].partitions[0].high_watermark, no_offset);
+
+  request.topics.erase(request.topics.begin());
+  request.max_wait_ms = 10000;
+  started = std::chrono::steady_clock::now();
+  response = run(handlers::handle_fetch, request, 11);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  EXPECT_EQ(response.responses[0].partitions[0].error_code, p::code(p::error_code::unknown_topic_or_partition));
+}
+
+// A partition the cluster knows but this broker does not lead answers at once with NOT_LEADER_OR_FOLLOWER.
+TEST_F(handlers_test, fetch_from_a_non_leader_answers_at_once) {
+  cluster_.edit([](coord::cluster_view& v) {
+    v.topics["elsewhere"].partitions[partition_id{0}] = {
+        {broker_id{2}}, coord::partition_state{broker_id{2}, leader_epoch{0}, {broker_id{2}}, 1, 0}};
+  });
+  p::fetch_request request;
+  request.max_wait_ms = 10000;
+  request.min_bytes = 1;
+  auto& t = request.topics.emplace_back();
+  t.topic = "elsewhere";
+  t.partitions.emplace_back();
+  const auto started = std::chrono::steady_clock::now();
+  const auto response = run(handlers::handle_fetch, request, 11);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  EXPECT_EQ(response.responses[0].partitions[0].error_code, p::code(p::error_code::not_leader_or_follower));
+}
+
+}  // namespace
+}  // namespace ferry::server
