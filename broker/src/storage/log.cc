@@ -606,6 +606,13 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
     const bool last = i + 1 == bases.size();
     const bool below_recovery_point = !last && bases[i + 1] <= recovery_point;
     FERRY_TRY(auto seg, segment::open(fs, directory, bases[i], config.segment_index_bytes, last));
+    // Checked before recovery, whose cut below stops the loop: a log whose last segment starts inside the one
+    // before it would end below offsets it holds, and hand them out again.
+    if (!segments.empty() && segments.back()->committed().next_offset > seg->base_offset()) {
+      FERRY_LOG(error, "storage") << directory.string() << ": segment " << seg->base_offset()
+                                  << " overlaps the one before it";
+      return errc::corrupt_log;
+    }
     const bool scan = (options.needs_recovery && !below_recovery_point) || seg->index_suspect();
     if (scan) {
       // Damage below the recovery point is flushed data and stays; past it, it was never flushed and is cut.
@@ -626,11 +633,6 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
         segments.push_back(std::move(seg));
         break;
       }
-    }
-    if (!segments.empty() && segments.back()->committed().next_offset > seg->base_offset()) {
-      FERRY_LOG(error, "storage") << directory.string() << ": segment " << seg->base_offset()
-                                  << " overlaps the one before it";
-      return errc::corrupt_log;
     }
     segments.push_back(std::move(seg));
   }

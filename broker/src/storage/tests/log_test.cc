@@ -331,6 +331,19 @@ TEST_F(log_test, recovery_cuts_from_a_damaged_batch_onwards) {
   EXPECT_EQ(read_bases(*l, 24), (std::vector<std::int64_t>{24, 27}));
 }
 
+// Found by segment_recovery_fuzz: a garbage segment named inside the one before it used to be cut by recovery
+// and kept as the active segment, so the log ended below offsets it held and handed them out again.
+TEST_F(log_test, a_segment_inside_the_one_before_it_is_refused_with_or_without_recovery) {
+  {
+    auto l = open(small_segments(4));
+    for (int i = 0; i < 6; ++i) append(*l);  // segments 0 and 12
+    ASSERT_TRUE(l->close());
+  }
+  testing::append_bytes(path(2, log_suffix), std::string(100, 'x'));
+  EXPECT_EQ(try_open(small_segments(4)).error(), errc::corrupt_log);
+  EXPECT_EQ(try_open(small_segments(4), true).error(), errc::corrupt_log);
+}
+
 TEST_F(log_test, missing_and_damaged_indexes_are_rebuilt_without_recovery) {
   {
     auto l = open(small_segments(6));
