@@ -9,7 +9,12 @@ namespace {
 
 using json = nlohmann::json;
 
-http_reply json_reply(int status, const json& body) { return {status, "application/json", body.dump() + "\n"}; }
+// Replies quote what the client sent (the path of a 404, a topic name), which need not be UTF-8: bytes that are
+// not become U+FFFD, where dump() would throw and the connection would close without an answer (found by
+// routes_fuzz).
+http_reply json_reply(int status, const json& body) {
+  return {status, "application/json", body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"};
+}
 http_reply error_reply(int status, const std::string& message) { return json_reply(status, {{"error", message}}); }
 
 std::vector<std::int32_t> raw(const std::vector<broker_id>& ids) {

@@ -25,6 +25,8 @@ const char* describe(errc e) {
       return "produced batches must have base offset 0";
     case errc::unsupported_compression:
       return "unknown compression codec";
+    case errc::offset_overflow:
+      return "the batch's offsets, or the offset after them, do not fit in 64 bits";
     case errc::malformed_record:
       return "a record in the batch is malformed (lengths, varints or headers do not parse)";
     case errc::record_count_mismatch:

@@ -15,6 +15,7 @@ enum class errc {
   invalid_producer_fields,  // producer id set without a base sequence, or the reverse
   nonzero_base_offset,      // clients must send base offset 0
   unsupported_compression,  // codec bits 5..7
+  offset_overflow,          // base offset + last_offset_delta + 1 exceeds INT64_MAX (only a damaged stored batch)
   // The records inside an intact batch (model/records.h):
   malformed_record,               // a record's length, varints or fields do not parse, or leave bytes over
   record_count_mismatch,          // the records are more or fewer than the header's record count

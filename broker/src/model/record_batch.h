@@ -54,7 +54,12 @@ class batch_header_view {
   [[nodiscard]] bool is_transactional() const { return (attributes() & 0x10) != 0; }
   [[nodiscard]] bool is_control() const { return (attributes() & 0x20) != 0; }
   [[nodiscard]] std::int32_t last_offset_delta() const;
+  // Only for a header that offsets_fit(): validate_batch checks it, and so must whoever walks stored headers
+  // it did not validate.
   [[nodiscard]] offset last_offset() const { return offset{base_offset().value() + last_offset_delta()}; }
+  // last_offset_delta is not negative, and the last offset and the one after it fit in 64 bits. Only a damaged
+  // stored batch fails this: the base offset is outside the CRC.
+  [[nodiscard]] bool offsets_fit() const;
   [[nodiscard]] std::int64_t base_timestamp() const;
   [[nodiscard]] std::int64_t max_timestamp() const;
   [[nodiscard]] producer_id producer() const;

@@ -24,6 +24,7 @@ error_code to_kafka_error(const std::error_code& error) {
         return error_code::unsupported_compression_type;
       case model::errc::crc_mismatch:
       case model::errc::batch_too_short:
+      case model::errc::offset_overflow:
         return error_code::corrupt_message;
       case model::errc::invalid_record_count:
       case model::errc::malformed_record:

@@ -20,8 +20,10 @@ result<void> load_checked(index_file<Entry>& file, Check check, bool every_entry
 
 }  // namespace
 
-result<void> offset_index::check(const raw_entry& e, const raw_entry* previous, std::uint64_t log_size) {
-  if (e.relative_offset < 0 || e.position >= log_size) return errc::corrupt_log;
+result<void> offset_index::check(const raw_entry& e, const raw_entry* previous, std::uint64_t log_size) const {
+  // A segment named near INT64_MAX must not take the entry's absolute offset past it.
+  if (e.relative_offset < 0 || e.relative_offset > INT64_MAX - base_.value() || e.position >= log_size)
+    return errc::corrupt_log;
   if (previous && (e.relative_offset <= previous->relative_offset || e.position <= previous->position))
     return errc::corrupt_log;
   return success();
@@ -59,7 +61,8 @@ result<void> offset_index::append(offset batch_base, std::uint64_t position) {
 }
 
 result<void> time_index::check(const raw_entry& e, const raw_entry* previous, offset next_offset) const {
-  if (e.relative_offset < 0 || base_.value() + e.relative_offset >= next_offset.value()) return errc::corrupt_log;
+  // Compared without adding to the base, which a segment named near INT64_MAX would overflow.
+  if (e.relative_offset < 0 || e.relative_offset >= next_offset.value() - base_.value()) return errc::corrupt_log;
   if (previous && (e.timestamp <= previous->timestamp || e.relative_offset < previous->relative_offset))
     return errc::corrupt_log;
   return success();

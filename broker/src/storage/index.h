@@ -197,7 +197,7 @@ class offset_index {
   [[nodiscard]] entry absolute(const raw_entry& e) const {
     return {offset{base_.value() + e.relative_offset}, e.position};
   }
-  static result<void> check(const raw_entry& e, const raw_entry* previous, std::uint64_t log_size);
+  result<void> check(const raw_entry& e, const raw_entry* previous, std::uint64_t log_size) const;
 
   offset base_;
   index_file<raw_entry> file_;

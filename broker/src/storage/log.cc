@@ -189,6 +189,8 @@ result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch 
     }
   }
   const offset base = log_end_offset();
+  // Only a damaged log ends so near INT64_MAX (a segment file named there) that a batch's offsets run past it.
+  if (base.value() > INT64_MAX - 1 - header.last_offset_delta()) return errc::corrupt_log;
   const offset last{base.value() + header.last_offset_delta()};
   FERRY_TRY(maybe_roll(batch.size(), last));
   model::set_base_offset(batch, base);
@@ -606,6 +608,13 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
     const bool last = i + 1 == bases.size();
     const bool below_recovery_point = !last && bases[i + 1] <= recovery_point;
     FERRY_TRY(auto seg, segment::open(fs, directory, bases[i], config.segment_index_bytes, last));
+    // Checked before recovery, whose cut below stops the loop: a log whose last segment starts inside the one
+    // before it would end below offsets it holds, and hand them out again.
+    if (!segments.empty() && segments.back()->committed().next_offset > seg->base_offset()) {
+      FERRY_LOG(error, "storage") << directory.string() << ": segment " << seg->base_offset()
+                                  << " overlaps the one before it";
+      return errc::corrupt_log;
+    }
     const bool scan = (options.needs_recovery && !below_recovery_point) || seg->index_suspect();
     if (scan) {
       // Damage below the recovery point is flushed data and stays; past it, it was never flushed and is cut.
@@ -627,11 +636,6 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
         break;
       }
     }
-    if (!segments.empty() && segments.back()->committed().next_offset > seg->base_offset()) {
-      FERRY_LOG(error, "storage") << directory.string() << ": segment " << seg->base_offset()
-                                  << " overlaps the one before it";
-      return errc::corrupt_log;
-    }
     segments.push_back(std::move(seg));
   }
   if (!segments.empty() && segments.back()->damaged()) {
@@ -642,7 +646,8 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
     const offset end = damaged->committed().next_offset;
     // Never below the recovery point (offsets up to it were handed out), and never absurdly far past the
     // segment (a segment spans at most 2^31 offsets).
-    const offset base{std::clamp(recovery_point.value(), end.value(), end.value() + INT32_MAX)};
+    const std::int64_t furthest = end.value() > INT64_MAX - INT32_MAX ? INT64_MAX : end.value() + INT32_MAX;
+    const offset base{std::clamp(recovery_point.value(), end.value(), furthest)};
     FERRY_TRY(auto created, segment::create(fs, directory, base, config.segment_index_bytes));
     FERRY_TRY(fs.sync_directory(directory));
     segments.push_back(std::move(created));

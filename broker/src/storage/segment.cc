@@ -185,7 +185,9 @@ result<void> segment::load() {
     FERRY_TRY(const bool more, scan.next());
     if (!more) break;
     const auto header = scan.header();
-    if (first ? header.base_offset() != last.base : header.base_offset() < e.next_offset) return errc::corrupt_log;
+    if (!header.offsets_fit() ||
+        (first ? header.base_offset() != last.base : header.base_offset() < e.next_offset))
+      return errc::corrupt_log;
     first = false;
     e.next_offset = next(header.last_offset());
     if (header.max_timestamp() > e.max_timestamp) {
@@ -465,7 +467,8 @@ result<segment::batch_location> segment::locate_once(offset target, const extent
     FERRY_TRY(const bool more, scan.next());
     if (!more) return errc::corrupt_log;  // the extent holds target, so a batch must
     const auto header = scan.header();
-    if (first && header.base_offset() != start.base) return errc::corrupt_log;
+    // Headers of a segment opened clean were never validated: a damaged base offset must not overflow.
+    if (!header.offsets_fit() || (first && header.base_offset() != start.base)) return errc::corrupt_log;
     first = false;
     if (header.last_offset() >= target) return location_of(scan);
   }
@@ -517,6 +520,7 @@ result<void> segment::visit(offset from, const extent& at,
   while (true) {
     FERRY_TRY(const bool more, scan.next());
     if (!more) return success();
+    if (!scan.header().offsets_fit()) return errc::corrupt_log;  // fn may ask for its last offset
     fn(scan.header());
   }
 }

@@ -35,6 +35,19 @@ TEST(record_batch, assigning_offsets_keeps_the_crc_valid) {
   EXPECT_EQ(validate_batch(batch, {}), errc::nonzero_base_offset);
 }
 
+// The base offset is outside the CRC: a damaged stored batch may carry one whose offsets run past INT64_MAX
+// (found by record_batch_fuzz).
+TEST(record_batch, offsets_past_int64_max_are_refused) {
+  auto batch = build_simple_batch(3);
+  set_base_offset(batch, offset{INT64_MAX - 3});
+  EXPECT_FALSE(validate_batch(batch, {.from_client = false}));
+  EXPECT_EQ(batch_header_view(batch).last_offset(), offset{INT64_MAX - 1});
+  set_base_offset(batch, offset{INT64_MAX - 2});
+  EXPECT_EQ(validate_batch(batch, {.from_client = false}), errc::offset_overflow);
+  set_base_offset(batch, offset{INT64_MAX});
+  EXPECT_EQ(validate_batch(batch, {.from_client = false}), errc::offset_overflow);
+}
+
 TEST(record_batch, log_append_time_rewrites_the_crc) {
   auto batch = build_simple_batch(3);
   set_log_append_time(batch, 1'800'000'000'000);

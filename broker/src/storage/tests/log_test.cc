@@ -331,6 +331,41 @@ TEST_F(log_test, recovery_cuts_from_a_damaged_batch_onwards) {
   EXPECT_EQ(read_bases(*l, 24), (std::vector<std::int64_t>{24, 27}));
 }
 
+// Found by segment_recovery_fuzz: a garbage segment named inside the one before it used to be cut by recovery
+// and kept as the active segment, so the log ended below offsets it held and handed them out again.
+TEST_F(log_test, a_segment_inside_the_one_before_it_is_refused_with_or_without_recovery) {
+  {
+    auto l = open(small_segments(4));
+    for (int i = 0; i < 6; ++i) append(*l);  // segments 0 and 12
+    ASSERT_TRUE(l->close());
+  }
+  testing::append_bytes(path(2, log_suffix), std::string(100, 'x'));
+  EXPECT_EQ(try_open(small_segments(4)).error(), errc::corrupt_log);
+  EXPECT_EQ(try_open(small_segments(4), true).error(), errc::corrupt_log);
+}
+
+// Found with segment_recovery_fuzz's harness: a base offset is outside the CRC, and one near INT64_MAX in a
+// stored batch made the offset arithmetic of opening, replaying and appending overflow.
+TEST_F(log_test, a_damaged_base_offset_near_int64_max_is_damage_not_an_overflow) {
+  {
+    auto l = open(small_segments(4));
+    for (int i = 0; i < 6; ++i) append(*l);  // segments 0 and 12; 12 holds batches 12 and 15
+    ASSERT_TRUE(l->close());
+  }
+  {
+    std::fstream f(path(12, log_suffix), std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(static_cast<std::streamoff>(batch_size));
+    f.write("\x7f\xff\xff\xff\xff\xff\xff\xff", 8);
+  }
+  // Trusted, the bad batch only ends what the active segment can serve; recovered, it is cut.
+  auto trusted = open(small_segments(4));
+  EXPECT_EQ(read_bases(*trusted, 0, UINT64_MAX, 15), bases(0, 15));
+  ASSERT_TRUE(trusted->close());
+  auto recovered = open(small_segments(4), true);
+  EXPECT_EQ(recovered->log_end_offset(), offset{15});
+  EXPECT_EQ(read_bases(*recovered, 0), bases(0, 15));
+}
+
 TEST_F(log_test, missing_and_damaged_indexes_are_rebuilt_without_recovery) {
   {
     auto l = open(small_segments(6));

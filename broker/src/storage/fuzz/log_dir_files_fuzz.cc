@@ -1,0 +1,61 @@
+// Feeds arbitrary bytes to the parsers of a log dir's small text files. An input starting with 'd' is a log
+// dir: up to its first NUL byte the partition.metadata of a partition "orders-0", after it both offset
+// checkpoint files (recovery-point-offset-checkpoint and replication-offset-checkpoint), and the harness opens
+// the dir with storage::log_manager as a restarting broker does. Any other input goes straight to
+// decode_offset_checkpoint, and whatever decodes must encode to text that decodes to the same offsets.
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <string_view>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "io/file_system.h"
+#include "storage/fuzz/scratch_dir.h"
+#include "storage/log_manager.h"
+#include "storage/offset_checkpoint.h"
+
+namespace ferry::storage {
+namespace {
+
+void open_log_dir(std::string_view input) {
+  static fuzz::scratch_dir scratch("log-dir-files-fuzz");
+  static const ferry::manual_clock clock;
+  const auto nul = input.find('\0');
+  const std::string_view metadata = input.substr(0, nul);
+  const std::string_view checkpoint = nul == std::string_view::npos ? std::string_view{} : input.substr(nul + 1);
+  const auto& root = scratch.reset();
+  std::filesystem::create_directories(root / "orders-0");
+  std::ofstream(root / "orders-0" / "partition.metadata", std::ios::binary) << metadata;
+  std::ofstream(root / recovery_point_checkpoint, std::ios::binary) << checkpoint;
+  std::ofstream(root / high_watermark_checkpoint, std::ios::binary) << checkpoint;
+
+  auto opened = log_manager::open({.fs = io::posix_file_system(), .clock = &clock, .log_dirs = {root}});
+  if (!opened) return;
+  log_manager& manager = *opened.value();
+  const topic_partition tp{"orders", partition_id{0}};
+  (void)manager.topic_id(tp);
+  (void)manager.read_checkpoint(high_watermark_checkpoint);
+  (void)manager.create(tp, log_config{}, "AAAAAAAAAAAAAAAAAAAAAA");
+  (void)manager.shutdown();
+}
+
+void run(std::string_view input) {
+  ferry::log::set_level(ferry::log::level::error);
+  if (input.starts_with('d')) {
+    open_log_dir(input.substr(1));
+    return;
+  }
+  const auto decoded = decode_offset_checkpoint(input);
+  if (!decoded) return;
+  const auto again = decode_offset_checkpoint(encode_offset_checkpoint(decoded.value()));
+  if (!again || again.value() != decoded.value()) __builtin_trap();
+}
+
+}  // namespace
+}  // namespace ferry::storage
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  ferry::storage::run({reinterpret_cast<const char*>(data), size});
+  return 0;
+}
