@@ -82,15 +82,19 @@ std::size_t three_way_update(std::uint32_t& reg, const unsigned char* p, std::si
   return done;
 }
 
-// Stripes of 8 KiB for long inputs, then of 256 bytes, then one stream for the rest.
+// Stripes of 8 KiB for long inputs, then of 256 bytes, then one stream for the rest. Inputs shorter than three
+// short stripes go straight to the one stream, without touching the tables.
 template <class Ops>
 std::uint32_t interleaved_update(std::uint32_t reg, const unsigned char* p, std::size_t n) {
   constexpr std::size_t long_stripe = 8192;
   constexpr std::size_t short_stripe = 256;
-  static const zeros_operator<Ops> over_long(long_stripe);
-  static const zeros_operator<Ops> over_short(short_stripe);
-  std::size_t done = three_way_update<Ops>(reg, p, n, long_stripe, over_long);
-  done += three_way_update<Ops>(reg, p + done, n - done, short_stripe, over_short);
+  std::size_t done = 0;
+  if (n >= 3 * short_stripe) {
+    static const zeros_operator<Ops> over_long(long_stripe);
+    static const zeros_operator<Ops> over_short(short_stripe);
+    done = three_way_update<Ops>(reg, p, n, long_stripe, over_long);
+    done += three_way_update<Ops>(reg, p + done, n - done, short_stripe, over_short);
+  }
   return serial_update<Ops>(reg, p + done, n - done);
 }
 
