@@ -2,7 +2,8 @@
 scripts/local-cluster (the same tool users run), on free loopback ports, in a temporary directory.
 
 Every cluster is stopped at the end of its test module, and the broker logs are checked for sanitizer
-reports: the debug build runs with AddressSanitizer and UndefinedBehaviorSanitizer.
+reports: the debug build runs with AddressSanitizer and UndefinedBehaviorSanitizer, the tsan build
+(FERRY_BUILD_DIR=build/tsan) with ThreadSanitizer, whose brokers read the project's suppressions file.
 """
 import contextlib
 import glob
@@ -22,7 +23,14 @@ import pytest
 SOURCE_DIR = os.environ.get("FERRY_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 BUILD_DIR = os.environ.get("FERRY_BUILD_DIR", os.path.join(SOURCE_DIR, "build", "debug"))
 LOCAL_CLUSTER = os.path.join(SOURCE_DIR, "scripts", "local-cluster")
-SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "WARNING: ThreadSanitizer",
+                     "FATAL: ThreadSanitizer")
+
+# Brokers inherit this environment (through scripts/local-cluster). A ThreadSanitizer build reads the project's
+# suppressions for third-party code unless the caller named a suppressions file; other builds ignore it.
+_TSAN_SUPPRESSIONS = os.path.join(SOURCE_DIR, "cmake", "tsan_suppressions.txt")
+if "suppressions=" not in os.environ.get("TSAN_OPTIONS", ""):
+    os.environ["TSAN_OPTIONS"] = f"suppressions={_TSAN_SUPPRESSIONS} {os.environ.get('TSAN_OPTIONS', '')}".strip()
 
 
 def _port_free(port):
