@@ -189,7 +189,9 @@ class Cluster:
             return False
 
     def leader(self, topic, partition, timeout=30.0):
-        """The leader of a partition according to a running broker's admin API, once it has one."""
+        """The leader of a partition according to a running broker's admin API, once it has one and that leader
+        serves it: ZooKeeper names the leader before the broker has opened the partition, and a request in
+        between is answered UNKNOWN_TOPIC_OR_PARTITION (a window that a slow build, such as tsan's, widens)."""
         def find():
             for b in range(self.brokers):
                 if self.pid(b) is None:
@@ -199,10 +201,18 @@ class Cluster:
                     return None
                 for p in body["partitions"]:
                     if p["partition"] == partition and p["leader"] >= 0:
-                        return (p["leader"],)
+                        return (p["leader"],) if self._serves_as_leader(p["leader"], topic, partition) else None
                 return None
             return None
         return wait_until(find, timeout=timeout, what=f"a leader for {topic}/{partition}")[0]
+
+    def _serves_as_leader(self, broker, topic, partition):
+        if broker >= self.brokers or self.pid(broker) is None:
+            return False
+        status, body = self.admin(broker, f"/v1/topics/{topic}")
+        if status != 200:
+            return False
+        return any(p["partition"] == partition and p.get("local", {}).get("leader") for p in body["partitions"])
 
     def partition_dir(self, broker, topic, partition):
         return os.path.join(self.log_dir(broker), f"{topic}-{partition}")
