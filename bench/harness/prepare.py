@@ -120,7 +120,8 @@ def ferry_binary(root, build_dir, build, say):
                            "cmake --build --preset release --target ferry-broker)")
     cache = cmake_cache(build_dir)
     build_type = cache.get("CMAKE_BUILD_TYPE", "?")
-    sanitized = cache.get("FERRY_SANITIZE", "OFF").upper() in ("ON", "1", "TRUE", "YES")
+    sanitized = any(cache.get(option, "OFF").upper() in ("ON", "1", "TRUE", "YES")
+                    for option in ("FERRY_SANITIZE", "FERRY_TSAN"))
     return binary, build_type, sanitized
 
 

@@ -18,6 +18,7 @@ class admin_server {
 
   result<void> listen(const std::string& host, std::uint16_t port);
   void start();
+  // Stops accepting; call it on io's thread (Asio's acceptor is not thread-safe), as broker_app::stop() does.
   void stop();
   [[nodiscard]] std::uint16_t bound_port() const { return bound_port_; }
 

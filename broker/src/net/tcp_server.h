@@ -30,7 +30,8 @@ class tcp_server {
   result<void> listen(const std::string& host, std::uint16_t port);
   // Starts accepting; returns immediately.
   void start();
-  // Stops accepting new connections. Open connections end when the pool stops.
+  // Stops accepting new connections. Open connections end when the pool stops. Call it on the pool's main
+  // context (the acceptor's thread), as broker_app::stop() does: Asio's acceptor is not thread-safe.
   void stop();
 
   [[nodiscard]] std::uint16_t bound_port() const { return bound_port_; }

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <future>
 #include <thread>
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/endian/conversion.hpp>
@@ -41,6 +43,17 @@ std::vector<char> frame_of(const std::string& body) {
   return out;
 }
 
+// Stops a server on its acceptor's thread (the pool's main context), as broker_app::stop() does: the acceptor, like
+// every Asio socket, is not safe to close from one thread while another runs its accept.
+void stop_on_main(io_context_pool& pool, tcp_server& server) {
+  std::promise<void> stopped;
+  asio::post(pool.main(), [&] {
+    server.stop();
+    stopped.set_value();
+  });
+  stopped.get_future().wait();
+}
+
 class tcp_server_test : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -54,7 +67,7 @@ class tcp_server_test : public ::testing::Test {
     thread_ = std::thread([this] { pool_.run(); });
   }
   void TearDown() override {
-    server_->stop();
+    stop_on_main(pool_, *server_);
     pool_.stop();
     thread_.join();
     std::fclose(file_);
@@ -179,7 +192,7 @@ TEST_F(tcp_server_test, large_frames_arrive_whole_in_pieces) {
   // The connections end before the server they count themselves in.
   socket.close();
   cut.close();
-  large.stop();
+  stop_on_main(pool_, large);
   for (int i = 0; i < 1000 && large.open_connections() > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(large.open_connections(), 0);
