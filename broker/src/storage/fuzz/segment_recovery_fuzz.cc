@@ -24,7 +24,7 @@ namespace ferry::storage {
 namespace {
 
 // Larger inputs only make each run slower: four segments of a few batches reach every path.
-constexpr std::size_t max_input = 64 * 1024;
+constexpr std::size_t max_input = std::size_t{64} * 1024;
 
 struct open_mode {
   bool needs_recovery;
