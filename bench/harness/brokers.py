@@ -76,11 +76,9 @@ def _tail(path, n=40):
 
 
 class Ferry:
-    key = "ferry"
-
-    def __init__(self, root, run_dir, build_dir, label, port, zk_port, guardian, benchtool):
-        self.root, self.build_dir, self.label = root, build_dir, label
-        self.data = os.path.join(run_dir, "cluster")
+    def __init__(self, root, run_dir, build_dir, label, port, zk_port, guardian, benchtool, key="ferry"):
+        self.root, self.build_dir, self.label, self.key = root, build_dir, label, key
+        self.data = os.path.join(run_dir, "cluster" if key == "ferry" else f"cluster-{key}")
         self.port, self.zk_port = port, zk_port
         self.bootstrap = f"127.0.0.1:{port}"
         self.guardian, self.benchtool = guardian, benchtool

@@ -146,9 +146,11 @@ class Tools:
         return _props_file(os.path.join(self.tmp, f"client-{self.seq}.properties"), props)
 
     # --- admin -------------------------------------------------------------------------------------------
-    def create_topic(self, bootstrap, topic, partitions):
-        r = subprocess.run([self.benchtool, "create-topic", "-b", bootstrap, "-t", topic, "-p", str(partitions),
-                            "-w", "120"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
+    def create_topic(self, bootstrap, topic, partitions, configs=None):
+        argv = [self.benchtool, "create-topic", "-b", bootstrap, "-t", topic, "-p", str(partitions), "-w", "120"]
+        for k, v in (configs or {}).items():
+            argv += ["-c", f"{k}={v}"]
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
         if r.returncode != 0:
             raise ToolFailed(f"create-topic {topic}: {r.stdout.strip()} {r.stderr.strip()}")
 
@@ -254,6 +256,25 @@ class Tools:
         r["client_cpu_s"] = round(procs.children_cpu_seconds() - cpu0, 2)
         r["wall_s"] = round(wall, 2)
         return r
+
+    def paced_produce_acks(self, bootstrap, topic, size, rate, seconds, warmup_s, log, timeout):
+        """benchtool paced-produce at `rate` records/s (acks=1, linger.ms=0): the acknowledgement latency of
+        each record, send to delivery report, without the first warmup_s seconds."""
+        count = int(rate * (seconds + warmup_s))
+        argv = [self.benchtool, "paced-produce", "-b", bootstrap, "-t", topic, "-p", "0", "-s", str(size),
+                "-r", str(rate), "-n", str(count), "-d", str(int(rate * warmup_s))]
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "paced producer")
+        if code != 0:
+            raise ToolFailed(f"benchtool paced-produce exited {code}: {out.strip()[-300:]}")
+        try:
+            sent = json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError) as e:
+            raise ToolFailed(f"benchtool paced-produce printed no result: {out.strip()[-300:]}") from e
+        if not sent.get("ack_samples"):
+            raise ToolFailed("benchtool paced-produce measured no acknowledgements")
+        return {"p50_ms": sent["ack_p50_ms"], "p99_ms": sent["ack_p99_ms"], "p999_ms": sent["ack_p999_ms"],
+                "max_ms": sent["ack_max_ms"], "avg_ms": sent["ack_avg_ms"], "samples": sent["ack_samples"],
+                "achieved_rate": sent.get("rate"), "client_cpu_s": round(cpu, 2), "wall_s": round(wall, 2)}
 
     def java_end_to_end(self, bootstrap, topic, size, count, log, timeout):
         """EndToEndLatency: one record at a time, sent synchronously and polled back (a round trip each).

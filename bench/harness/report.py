@@ -194,8 +194,12 @@ class Report:
                 cells = [f"{fmt_num(vals[s.key], digits)} ms" if vals[s.key] is not None else "–"
                          for s in self.systems]
                 ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
-                name = (f"latency {pname}, {self.title('latency', scenario).split(',')[0]}" if not java
-                        else f"latency {pname}, round trip")
+                if java:
+                    name = f"latency {pname}, round trip"
+                elif scenario == "lat-flush":
+                    name = f"produce ack latency {pname}, flush.ms=1000 and 1 MiB segments"
+                else:
+                    name = f"latency {pname}, {self.title('latency', scenario).split(',')[0]}"
                 out.append("| " + " | ".join([name, tool, *cells, *ratios]) + " |")
         rss = {s.key: median([r.get("broker_peak_rss_mib") for r in self.results
                               if r["system"] == s.key and r.get("ok") and r["kind"] in ("produce", "consume")])

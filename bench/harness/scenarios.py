@@ -21,6 +21,7 @@ PROFILES = {
     "full": {
         "reps": 3,
         "latency": {"size": 100, "rate": 1000, "seconds": 20, "warmup_s": 2, "e2e_count": 5000},
+        "flush": {"size": 1024, "rate": 4000, "seconds": 20, "warmup_s": 2},
         "growth": {"size": 1024, "chunk": 250_000, "chunks": 8},
         "context": {"loopback_s": 3, "pagecache_mib": [256, 2048]},
         "warmup": {"size": 1024, "partitions": 8, "records": 300_000},
@@ -29,12 +30,17 @@ PROFILES = {
     "quick": {
         "reps": 1,
         "latency": {"size": 100, "rate": 200, "seconds": 2, "warmup_s": 1, "e2e_count": 200},
+        "flush": {"size": 1024, "rate": 500, "seconds": 2, "warmup_s": 1},
         "growth": {"size": 1024, "chunk": 2_000, "chunks": 2},
         "context": {"loopback_s": 1, "pagecache_mib": [32]},
         "warmup": {"size": 1024, "partitions": 8, "records": 2_000},
         "timeout": 120,
     },
 }
+
+# The produce-latency-under-disk-work scenario: a time-based fsync every second and 1 MiB segments (at 4 MB/s
+# a roll, with its segment seal, every quarter second), set as topic configs so every system gets the same.
+FLUSH_TOPIC_CONFIGS = {"flush.ms": "1000", "segment.bytes": "1048576"}
 
 NO_GROUPS = "ConsumerPerformance joins a consumer group (subscribe); Ferry has no consumer groups yet"
 
@@ -89,6 +95,8 @@ class Bench:
             n += len(cons) * modes * reps * nsys * 2
         if self.wants("latency"):
             n += reps * nsys * 2
+        if self.wants("flush"):
+            n += reps * nsys
         if self.wants("growth"):
             n += self.profile["growth"]["chunks"] * nsys
         return n
@@ -182,6 +190,8 @@ class Bench:
             self.consume([p for p in prod if p["consumed"]])
         if self.wants("latency"):
             self.latency()
+        if self.wants("flush"):
+            self.flush_latency()
         if self.wants("growth"):
             self.growth()
 
@@ -282,6 +292,28 @@ class Bench:
                              lambda m: f"avg {m['avg_ms']:.2f} ms, p50 {m['p50_ms']:.0f} ms, p99 {m['p99_ms']:.0f} ms, "
                                        f"p99.9 {m['p999_ms']:.0f} ms", {"records": lp["e2e_count"], "size": lp["size"]},
                              lambda system=system, topic=topic: self.tools.create_topic(system.bootstrap, topic, 1))
+
+    def flush_latency(self):
+        """Produce acknowledgement latency while the broker fsyncs every second and rolls small segments: disk
+        work that stalls the producing thread shows in the tail."""
+        fp, timeout = self.profile["flush"], self.profile["timeout"]
+        title = (f"{fp['size']} B at {fp['rate']} records/s, 1 partition, acks=1, flush.ms=1000, "
+                 f"segment.bytes=1 MiB: produce acknowledgement")
+        for rep in range(self.profile["reps"]):
+            for system in self.order(rep):
+                topic = f"lat-flush-{rep}"
+                log = os.path.join(self.logs, f"{system.key}-{topic}.log")
+
+                def go(system=system, topic=topic, log=log):
+                    return self.tools.paced_produce_acks(system.bootstrap, topic, fp["size"], fp["rate"], fp["seconds"],
+                                                         fp["warmup_s"], log, timeout)
+
+                self.measure("latency", "lat-flush", title, "benchtool paced-produce (acks)", system, rep, go,
+                             lambda m: f"p50 {m['p50_ms']:.2f} ms, p99 {m['p99_ms']:.2f} ms, "
+                                       f"p99.9 {m['p999_ms']:.2f} ms, max {m['max_ms']:.2f} ms ({m['samples']} samples)",
+                             {"rate": fp["rate"], "size": fp["size"], "topic_configs": FLUSH_TOPIC_CONFIGS},
+                             lambda system=system, topic=topic: self.tools.create_topic(system.bootstrap, topic, 1,
+                                                                                        FLUSH_TOPIC_CONFIGS))
 
     def growth(self):
         g, timeout = self.profile["growth"], self.profile["timeout"]

@@ -3,13 +3,15 @@
  *
  *   benchtool ready -b BROKERS [-w SECONDS]
  *       wait until a Metadata request succeeds and names at least one broker
- *   benchtool create-topic -b BROKERS -t TOPIC -p PARTITIONS [-w SECONDS]
- *       CreateTopics (replication factor 1), then wait until every partition has a leader
+ *   benchtool create-topic -b BROKERS -t TOPIC -p PARTITIONS [-w SECONDS] [-c KEY=VALUE ...]
+ *       CreateTopics (replication factor 1, the given topic configs), then wait until every partition has a
+ *       leader
  *   benchtool delete-topic -b BROKERS -t TOPIC
  *   benchtool paced-produce -b BROKERS -t TOPIC -s SIZE -r RATE -n COUNT [-p PARTITION]
  *       produce COUNT records of SIZE bytes at RATE records/s (acks=1, linger.ms=0), sleeping until each
  *       record's due time (no spinning), with the payload "LATENCY:<wall-clock microseconds>" that
- *       rdkafka_performance -C -l reads to measure end-to-end latency
+ *       rdkafka_performance -C -l reads to measure end-to-end latency. Also prints the acknowledgement
+ *       latency (send to delivery report) percentiles of all but the first DROP records (-d DROP, default 0)
  *   benchtool loopback -s SECONDS
  *       one TCP stream over 127.0.0.1, 1 MiB writes, for SECONDS: the network ceiling of this machine
  *   benchtool pagecache-write -f FILE -m MIB
@@ -47,6 +49,10 @@ static long count = 1000;
 static int seconds = 3;
 static const char *file = NULL;
 static long mib = 256;
+static long drop = 0;
+#define MAX_TOPIC_CONFIGS 16
+static const char *topic_configs[MAX_TOPIC_CONFIGS];
+static int topic_config_count = 0;
 
 static double mono_now(void) {
   struct timespec ts;
@@ -147,6 +153,14 @@ static int cmd_create_topic(void) {
   rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
   rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, 1, err, sizeof err);
   if (!nt) fail("NewTopic", err);
+  for (int i = 0; i < topic_config_count; i++) {
+    char key[256];
+    const char *eq = strchr(topic_configs[i], '=');
+    if (!eq || (size_t)(eq - topic_configs[i]) >= sizeof key) fail("usage", "-c needs KEY=VALUE");
+    memcpy(key, topic_configs[i], (size_t)(eq - topic_configs[i]));
+    key[eq - topic_configs[i]] = '\0';
+    if (rd_kafka_NewTopic_set_config(nt, key, eq + 1)) fail("NewTopic config", topic_configs[i]);
+  }
   double t0 = mono_now();
   rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
   admin_result(rk, q, 1);
@@ -176,9 +190,34 @@ static int cmd_delete_topic(void) {
 }
 
 static long delivered_ok = 0, delivered_err = 0;
+static double *ack_latency_ms = NULL; /* per record, by its index (the message opaque) */
+static double *sent_at = NULL;
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
   (void)rk, (void)opaque;
-  if (m->err) delivered_err++; else delivered_ok++;
+  /* Atomic: rd_kafka_flush() on the main thread may serve reports beside the poller thread. */
+  __atomic_fetch_add(m->err ? &delivered_err : &delivered_ok, 1, __ATOMIC_RELAXED);
+  long i = (long)(intptr_t)m->_private;
+  if (!m->err && i >= 0 && i < count) ack_latency_ms[i] = (mono_now() - sent_at[i]) * 1e3;
+}
+
+static volatile int polling = 0;
+static void *serve_delivery_reports(void *rk) {
+  while (polling) rd_kafka_poll((rd_kafka_t *)rk, 50);
+  return NULL;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (nearest rank) of the n sorted values. */
+static double quantile(const double *sorted, long n, double q) {
+  if (n <= 0) return 0;
+  long rank = (long)(q * (double)n + 0.999999);
+  if (rank < 1) rank = 1;
+  if (rank > n) rank = n;
+  return sorted[rank - 1];
 }
 
 static int cmd_paced_produce(void) {
@@ -198,6 +237,14 @@ static int cmd_paced_produce(void) {
   /* Connect and learn the leaders before the clock starts. */
   for (double deadline = mono_now() + wait_s; !topic_ready(rk, -1); usleep(100000))
     if (mono_now() > deadline) fail("paced-produce", "topic has no leaders");
+  ack_latency_ms = malloc(sizeof(double) * (size_t)count);
+  sent_at = malloc(sizeof(double) * (size_t)count);
+  for (long i = 0; i < count; i++) ack_latency_ms[i] = -1;
+  /* Delivery reports are served on a thread of their own as soon as they arrive, so an acknowledgement's
+   * latency is not rounded up to the pacing loop's next wake-up. */
+  pthread_t poller;
+  polling = 1;
+  pthread_create(&poller, NULL, serve_delivery_reports, rk);
   long late = 0;
   struct timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
@@ -209,27 +256,38 @@ static int cmd_paced_produce(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec + 1000000L)) late++;
-    /* Sleep until the record is due, serving delivery reports meanwhile. */
-    for (;;) {
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      long ahead_ms = (long)((next.tv_sec - now.tv_sec) * 1000 + (next.tv_nsec - now.tv_nsec) / 1000000L);
-      if (ahead_ms <= 1) break;
-      rd_kafka_poll(rk, (int)(ahead_ms - 1));
-    }
+    /* Sleep until the record is due; the poller thread serves delivery reports meanwhile. */
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
     int n = snprintf(buf, (size_t)size, "LATENCY:%" PRIu64, wall_us());
     buf[n] = ' '; /* keep the record SIZE bytes; the consumer's sscanf stops at the space */
-    while (rd_kafka_produce(rkt, partition, RD_KAFKA_MSG_F_COPY, buf, (size_t)size, NULL, 0, NULL) == -1) {
+    sent_at[i] = mono_now();
+    while (rd_kafka_produce(rkt, partition, RD_KAFKA_MSG_F_COPY, buf, (size_t)size, NULL, 0, (void *)(intptr_t)i) ==
+           -1) {
       if (rd_kafka_last_error() != RD_KAFKA_RESP_ERR__QUEUE_FULL) fail("produce", rd_kafka_err2str(rd_kafka_last_error()));
-      rd_kafka_poll(rk, 10);
+      usleep(10000);
     }
-    rd_kafka_poll(rk, 0);
   }
   double send_s = mono_now() - t0;
   rd_kafka_flush(rk, 30000);
+  polling = 0;
+  pthread_join(poller, NULL);
+  long measured = 0;
+  double sum = 0;
+  for (long i = drop; i < count; i++)
+    if (ack_latency_ms[i] >= 0) {
+      ack_latency_ms[measured++] = ack_latency_ms[i];
+      sum += ack_latency_ms[i];
+    }
+  qsort(ack_latency_ms, (size_t)measured, sizeof(double), by_value);
   printf("{\"ok\": %s, \"sent\": %ld, \"delivered\": %ld, \"failed\": %ld, \"seconds\": %.3f, "
-         "\"rate\": %.1f, \"late\": %ld}\n",
-         delivered_err ? "false" : "true", count, delivered_ok, delivered_err, send_s, count / send_s, late);
+         "\"rate\": %.1f, \"late\": %ld, \"ack_samples\": %ld, \"ack_p50_ms\": %.3f, \"ack_p99_ms\": %.3f, "
+         "\"ack_p999_ms\": %.3f, \"ack_max_ms\": %.3f, \"ack_avg_ms\": %.3f}\n",
+         delivered_err ? "false" : "true", count, delivered_ok, delivered_err, send_s, count / send_s, late, measured,
+         quantile(ack_latency_ms, measured, 0.50), quantile(ack_latency_ms, measured, 0.99),
+         quantile(ack_latency_ms, measured, 0.999), measured ? ack_latency_ms[measured - 1] : 0,
+         measured ? sum / (double)measured : 0);
+  free(ack_latency_ms);
+  free(sent_at);
   free(buf);
   rd_kafka_topic_destroy(rkt);
   rd_kafka_destroy(rk);
@@ -302,7 +360,7 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   int opt;
   optind = 2;
-  while ((opt = getopt(argc, argv, "b:t:p:w:s:r:n:f:m:")) != -1) {
+  while ((opt = getopt(argc, argv, "b:t:p:w:s:r:n:f:m:c:d:")) != -1) {
     switch (opt) {
       case 'b': brokers = optarg; break;
       case 't': topic = optarg; break;
@@ -313,6 +371,11 @@ int main(int argc, char **argv) {
       case 'n': count = atol(optarg); break;
       case 'f': file = optarg; break;
       case 'm': mib = atol(optarg); break;
+      case 'c':
+        if (topic_config_count == MAX_TOPIC_CONFIGS) fail("usage", "too many -c");
+        topic_configs[topic_config_count++] = optarg;
+        break;
+      case 'd': drop = atol(optarg); break;
       default: return 2;
     }
   }
