@@ -6,6 +6,7 @@ Every setting that differs from the system's default is listed in SETTINGS_NOTES
 """
 import base64
 import os
+import signal
 import subprocess
 import time
 import uuid
@@ -103,6 +104,27 @@ class Ferry:
         with open(os.path.join(self.data, "broker-0.pid")) as f:
             self.pid = int(f.read().split()[0])
 
+    def kill(self):
+        """SIGKILL, as a crash or an OOM kill would."""
+        r = self._cluster("kill", "0")
+        if r.returncode != 0:
+            raise BrokerError(f"scripts/local-cluster kill 0 failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        self.pid = None
+
+    def restart(self):
+        """Starts the broker again on its data; returns at once (wait_restarted() waits for it)."""
+        argv = [os.path.join(self.root, "scripts", "local-cluster"), "--data", self.data, "start", "0",
+                "--timeout", "600"]
+        self.starting = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, text=True)
+
+    def wait_restarted(self, timeout=600):
+        out, _ = self.starting.communicate(timeout=timeout)
+        if self.starting.returncode != 0:
+            raise BrokerError(f"scripts/local-cluster start 0 failed:\n{out[-3000:]}")
+        with open(os.path.join(self.data, "broker-0.pid")) as f:
+            self.pid = int(f.read().split()[0])
+
     def stop(self):
         if os.path.exists(os.path.join(self.data, "cluster.env")):
             self._cluster("down")
@@ -191,6 +213,9 @@ class Kafka:
             r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
             if r.returncode != 0:
                 raise BrokerError(f"kafka-storage format failed for {self.label}:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        self._spawn()
+
+    def _spawn(self):
         argv = self._java("kafka.Kafka", self.config)
         logf = open(self.log, "a")
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
@@ -198,6 +223,19 @@ class Kafka:
         logf.close()
         self.pid = self.proc.pid
         self.guardian.add_pid(self.pid, self.config)
+
+    def kill(self):
+        """SIGKILL, as a crash or an OOM kill would."""
+        os.kill(self.pid, signal.SIGKILL)
+        self.proc.wait()
+        self.guardian.remove_pid(self.pid)
+
+    def restart(self):
+        """Starts Kafka again on its data (no format); returns at once."""
+        self._spawn()
+
+    def wait_restarted(self, timeout=600):
+        self.wait_ready(timeout)
 
     def wait_ready(self, timeout=180):
         deadline = time.monotonic() + timeout

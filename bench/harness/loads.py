@@ -257,6 +257,14 @@ class Tools:
         r["wall_s"] = round(wall, 2)
         return r
 
+    def produce_one(self, bootstrap, topic, log, timeout):
+        """Waits until the topic's leaders answer, then produces one record and waits for its acknowledgement."""
+        argv = [self.benchtool, "paced-produce", "-b", bootstrap, "-t", topic, "-p", "0", "-s", "100", "-r", "1000",
+                "-n", "1", "-w", str(timeout)]
+        code, out, _, _ = procs.run_tool(argv, log, timeout + 60, self.say, "one record")
+        if code != 0:
+            raise ToolFailed(f"benchtool paced-produce -n 1 exited {code}: {out.strip()[-300:]}")
+
     def paced_produce_acks(self, bootstrap, topic, size, rate, seconds, warmup_s, log, timeout):
         """benchtool paced-produce at `rate` records/s (acks=1, linger.ms=0): the acknowledgement latency of
         each record, send to delivery report, without the first warmup_s seconds."""

@@ -132,6 +132,22 @@ class Report:
                 out.append("| " + " | ".join([self.title("latency", scenario), tool, pname, *cells, *ratios]) + " |")
         return "\n".join(out)
 
+    def restart_table(self):
+        keys = self.keys("restart")
+        if not keys:
+            return ""
+        head = ["Scenario", *[s.label for s in self.systems], *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for scenario, tool in keys:
+            vals, cells = {}, []
+            for s in self.systems:
+                runs = self.runs("restart", scenario, tool, s.key)
+                vals[s.key] = self.med(runs, "serve_s")
+                cells.append(self.cell_status(runs) or f"{fmt_num(vals[s.key])} s")
+            ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([self.title("restart", scenario), *cells, *ratios]) + " |")
+        return "\n".join(out)
+
     def growth_rows(self):
         runs = self.runs("growth")
         chunks = sorted({r["chunk"] for r in runs})
@@ -201,6 +217,12 @@ class Report:
                 else:
                     name = f"latency {pname}, {self.title('latency', scenario).split(',')[0]}"
                 out.append("| " + " | ".join([name, tool, *cells, *ratios]) + " |")
+        for scenario, tool in self.keys("restart"):
+            vals = {s.key: self.med(self.runs("restart", scenario, tool, s.key), "serve_s") for s in self.systems}
+            cells = [f"{fmt_num(vals[s.key])} s" if vals[s.key] is not None else "–" for s in self.systems]
+            ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([f"restart after SIGKILL, {self.title('restart', scenario).split(':')[0]}",
+                                          tool, *cells, *ratios]) + " |")
         rss = {s.key: median([r.get("broker_peak_rss_mib") for r in self.results
                               if r["system"] == s.key and r.get("ok") and r["kind"] in ("produce", "consume")])
                for s in self.systems}
@@ -266,6 +288,12 @@ class Report:
                   "from its payload (microseconds); the paced producer is `benchtool paced-produce` (librdkafka, "
                   "linger.ms=0). EndToEndLatency prints whole milliseconds, so its percentiles are coarse; its "
                   "mean is exact.", ""]
+        t = self.restart_table()
+        if t:
+            L += ["## Restart after SIGKILL", "",
+                  "The broker is killed right after the last acknowledgement of a large produce, then started "
+                  "on its data; measured is the time from the kill until one more record is acknowledged "
+                  "(leaders known, log recovered). Lower is better.", "", t, ""]
         t = self.resource_table()
         if t:
             L += ["## Broker CPU and memory per run", "",

@@ -22,6 +22,7 @@ PROFILES = {
         "reps": 3,
         "latency": {"size": 100, "rate": 1000, "seconds": 20, "warmup_s": 2, "e2e_count": 5000},
         "flush": {"size": 1024, "rate": 4000, "seconds": 20, "warmup_s": 2},
+        "restart": {"size": 1024, "records": 10_000_000},
         "growth": {"size": 1024, "chunk": 250_000, "chunks": 8},
         "context": {"loopback_s": 3, "pagecache_mib": [256, 2048]},
         "warmup": {"size": 1024, "partitions": 8, "records": 300_000},
@@ -31,6 +32,7 @@ PROFILES = {
         "reps": 1,
         "latency": {"size": 100, "rate": 200, "seconds": 2, "warmup_s": 1, "e2e_count": 200},
         "flush": {"size": 1024, "rate": 500, "seconds": 2, "warmup_s": 1},
+        "restart": {"size": 1024, "records": 20_000},
         "growth": {"size": 1024, "chunk": 2_000, "chunks": 2},
         "context": {"loopback_s": 1, "pagecache_mib": [32]},
         "warmup": {"size": 1024, "partitions": 8, "records": 2_000},
@@ -97,6 +99,8 @@ class Bench:
             n += reps * nsys * 2
         if self.wants("flush"):
             n += reps * nsys
+        if self.wants("restart"):
+            n += nsys
         if self.wants("growth"):
             n += self.profile["growth"]["chunks"] * nsys
         return n
@@ -192,6 +196,8 @@ class Bench:
             self.latency()
         if self.wants("flush"):
             self.flush_latency()
+        if self.wants("restart"):
+            self.restart()
         if self.wants("growth"):
             self.growth()
 
@@ -314,6 +320,37 @@ class Bench:
                              {"rate": fp["rate"], "size": fp["size"], "topic_configs": FLUSH_TOPIC_CONFIGS},
                              lambda system=system, topic=topic: self.tools.create_topic(system.bootstrap, topic, 1,
                                                                                         FLUSH_TOPIC_CONFIGS))
+
+    def restart(self):
+        """Time to serve again after SIGKILL with a large log: each system gets one partition of `records`
+        1 KiB records (untimed), is killed right after the last acknowledgement, and is started again; measured
+        is the time from the kill until one more record is acknowledged. Once per system (the log is large)."""
+        r, timeout = self.profile["restart"], self.profile["timeout"]
+        records = max(1, int(r["records"] * self.scale))
+        gb = records * r["size"] / 1e9
+        title = f"{gb:.2f} GB in one partition: SIGKILL, start, until a record is acknowledged"
+        for system in self.systems:
+            topic = "restart"
+            log = os.path.join(self.logs, f"{system.key}-{topic}.log")
+
+            def setup(system=system, topic=topic, log=log):
+                self.tools.create_topic(system.bootstrap, topic, 1)
+                self.tools.rdkafka_produce(system.bootstrap, topic, r["size"], records, True, log, timeout)
+
+            def go(system=system, topic=topic, log=log):
+                t0 = time.monotonic()
+                system.kill()
+                system.restart()
+                self.tools.produce_one(system.bootstrap, topic, log, timeout)
+                served = time.monotonic() - t0
+                system.wait_restarted(timeout)
+                return {"serve_s": round(served, 2), "log_gb": round(gb, 2)}
+
+            self.measure("restart", "restart-kill", title, "SIGKILL + benchtool", system, 0, go,
+                         lambda m: f"serving again {m['serve_s']:.2f} s after SIGKILL", {"records": records},
+                         setup)
+            if system.alive():
+                self.tools.delete_topic(system.bootstrap, topic)  # frees the disk for the next system
 
     def growth(self):
         g, timeout = self.profile["growth"], self.profile["timeout"]

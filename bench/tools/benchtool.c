@@ -227,6 +227,9 @@ static int cmd_paced_produce(void) {
   rd_kafka_conf_set(conf, "acks", "1", err, sizeof err);
   rd_kafka_conf_set(conf, "linger.ms", "0", err, sizeof err);
   rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
+  /* After a restart, reconnect at once instead of backing off for seconds (librdkafka's max is 10 s). */
+  rd_kafka_conf_set(conf, "reconnect.backoff.ms", "20", err, sizeof err);
+  rd_kafka_conf_set(conf, "reconnect.backoff.max.ms", "100", err, sizeof err);
   rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
   rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
   if (!rk) fail("rd_kafka_new", err);
