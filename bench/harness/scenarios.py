@@ -8,13 +8,17 @@ from . import loads, prepare, procs
 
 # Produce scenarios: (id, title, record size, partitions, batched, records per run in the full run for
 # rdkafka_performance and for ProducerPerformance (a run of either takes a few seconds here), records in the
-# quick run (None: not in the quick run), consumed afterwards).
+# quick run (None: not in the quick run), consumed afterwards, topic configs).
 PRODUCE = [
-    ("p100-1", "100 B, 1 partition", 100, 1, True, (3_000_000, 1_000_000), 20_000, True),
-    ("p100-8", "100 B, 8 partitions", 100, 8, True, (3_000_000, 1_000_000), None, True),
-    ("p1k-1", "1 KiB, 1 partition", 1024, 1, True, (600_000, 200_000), None, True),
-    ("p1k-8", "1 KiB, 8 partitions", 1024, 8, True, (600_000, 200_000), 5_000, True),
-    ("p100-1-b1", "100 B, 1 partition, batch size 1", 100, 1, False, (100_000, 50_000), 2_000, False),
+    ("p100-1", "100 B, 1 partition", 100, 1, True, (3_000_000, 1_000_000), 20_000, True, {}),
+    ("p100-8", "100 B, 8 partitions", 100, 8, True, (3_000_000, 1_000_000), None, True, {}),
+    ("p1k-1", "1 KiB, 1 partition", 1024, 1, True, (600_000, 200_000), None, True, {}),
+    ("p1k-8", "1 KiB, 8 partitions", 1024, 8, True, (600_000, 200_000), 5_000, True, {}),
+    ("p100-1-b1", "100 B, 1 partition, batch size 1", 100, 1, False, (100_000, 50_000), 2_000, False, {}),
+    # The producers send uncompressed; the broker compresses every batch on append (the cost of a topic's
+    # compression.type; compare with p1k-1).
+    ("p1k-1-lz4", "1 KiB, 1 partition, topic compression.type=lz4", 1024, 1, True, (600_000, 200_000), 5_000,
+     False, {"compression.type": "lz4"}),
 ]
 
 PROFILES = {
@@ -73,14 +77,14 @@ class Bench:
     # --- plan --------------------------------------------------------------------------------------------
     def produce_scenarios(self):
         out = []
-        for sid, title, size, parts, batched, full_n, quick_n, consumed in PRODUCE:
+        for sid, title, size, parts, batched, full_n, quick_n, consumed, configs in PRODUCE:
             n = full_n if self.mode == "full" else (quick_n, quick_n)
             if n[0] is None or (self.only and "produce" not in self.only):
                 continue
             out.append({"id": sid, "title": title, "size": size, "partitions": parts, "batched": batched,
                         "records": {"rdkafka_performance": max(1, int(n[0] * self.scale)),
                                     "ProducerPerformance": max(1, int(n[1] * self.scale))},
-                        "consumed": consumed})
+                        "consumed": consumed, "configs": configs})
         return out
 
     def wants(self, kind):
@@ -212,8 +216,8 @@ class Bench:
                         log = os.path.join(self.logs, f"{system.key}-{topic}.log")
                         keep = sc["consumed"] and short == "rdk" and rep == 0
 
-                        def setup(system=system, topic=topic):
-                            self.tools.create_topic(system.bootstrap, topic, sc["partitions"])
+                        def setup(system=system, topic=topic, sc=sc):
+                            self.tools.create_topic(system.bootstrap, topic, sc["partitions"], sc["configs"])
 
                         def go(system=system, topic=topic, log=log, tool=tool):
                             f = self.tools.rdkafka_produce if tool.startswith("rdkafka") else self.tools.java_produce
