@@ -83,7 +83,15 @@ def test_a_topic_znode_removed_by_hand_sets_the_logs_aside(three):
     assert size > 0
     zk = three.zookeeper()
     try:
-        zk.delete("/brokers/topics/vanished", recursive=True)
+        # In one transaction: the controller recreates a partition's missing state node, so a node-by-node
+        # recursive delete can find a child reappear under it.
+        def subtree(path):
+            return [node for child in zk.get_children(path) for node in subtree(f"{path}/{child}")] + [path]
+        removal = zk.transaction()
+        for node in subtree("/brokers/topics/vanished"):
+            removal.delete(node)
+        results = removal.commit()
+        assert all(r is True for r in results), results
     finally:
         zk.stop()
     for b in range(3):
