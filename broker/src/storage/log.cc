@@ -37,6 +37,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
         directory_(options.directory),
         work_(options.work != nullptr ? *options.work : inline_work_),
         dir_(options.dir ? options.dir : std::make_shared<log_dir_state>(options.directory.parent_path())),
+        on_sealed_(options.on_sealed),
         config_(options.config),
         segments_(std::move(segments)),
         log_start_(segments_.front()->base_offset().value()),
@@ -97,6 +98,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   inline_background inline_work_;
   background& work_;
   const std::shared_ptr<log_dir_state> dir_;
+  const std::function<void()> on_sealed_;
 
   std::mutex write_mutex_;
   log_config config_;    // guarded by write_mutex_
@@ -247,6 +249,7 @@ result<void> disk_log::roll() {
   }
   in_background([rolled, snapshot = std::move(snapshot), base](disk_log& self) mutable {
     self.seal_rolled(rolled, std::move(snapshot), base);
+    if (self.on_sealed_) self.on_sealed_();
   });
   FERRY_LOG(info, "storage") << "rolled " << (directory_ / offset_file_name(base, log_suffix)).string();
   return success();

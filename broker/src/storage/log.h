@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -140,6 +141,9 @@ struct open_options {
   offset recovery_point{INT64_MAX};
   background* work = nullptr;          // nullptr: work runs inline
   std::shared_ptr<log_dir_state> dir;  // nullptr: a dir state of its own
+  // Called on the background executor, holding no lock of the log, after a rolled segment was sealed and
+  // the flushed offset moved over it (log_manager writes the recovery-point checkpoint then).
+  std::function<void()> on_sealed;
 };
 result<std::shared_ptr<log>> open_log(const open_options& options);
 

@@ -141,7 +141,8 @@ result<void> log_manager::open_dir(std::size_t dir) {
                                                        : clean                        ? offset{INT64_MAX}
                                                                                       : offset{0},
                                      .work = options_.work,
-                                     .dir = dirs_[dir]}));
+                                     .dir = dirs_[dir],
+                                     .on_sealed = [this] { checkpoint_after_seal(); }}));
     FERRY_TRY(const auto metadata, read_small_file(fs, root / name / metadata_file));
     std::string topic_id;
     if (metadata) {
@@ -204,7 +205,8 @@ result<std::shared_ptr<log>> log_manager::create(const topic_partition& tp, cons
                                    .config = config,
                                    .needs_recovery = false,
                                    .work = options_.work,
-                                   .dir = dirs_[dir]}));
+                                   .dir = dirs_[dir],
+                                   .on_sealed = [this] { checkpoint_after_seal(); }}));
   if (!topic_id.empty()) {
     FERRY_TRY(write_file_atomically(*options_.fs, root / tp.directory_name() / metadata_file,
                                     encode_partition_metadata(topic_id)));
@@ -338,7 +340,18 @@ result<void> log_manager::checkpoint_recovery_points() {
   return write_checkpoint(recovery_point_checkpoint, points);
 }
 
+void log_manager::checkpoint_after_seal() {
+  if (seal_checkpoint_requests_.fetch_add(1, std::memory_order_acq_rel) > 0) return;  // the thread writing now will write again
+  for (;;) {
+    const auto covered = seal_checkpoint_requests_.load(std::memory_order_acquire);
+    if (auto written = checkpoint_recovery_points(); !written)
+      FERRY_LOG(warn, "storage") << "writing the recovery point checkpoint failed: " << written.error().message();
+    if (seal_checkpoint_requests_.fetch_sub(covered, std::memory_order_acq_rel) == covered) return;
+  }
+}
+
 result<void> log_manager::write_checkpoint(std::string_view name, const offset_map& offsets) {
+  const std::scoped_lock lock(checkpoint_write_mutex_);
   std::vector<offset_map> per_dir(options_.log_dirs.size());
   for (const auto& [tp, e] : snapshot()) {
     if (const auto it = offsets.find(tp); it != offsets.end()) per_dir[e.dir].insert(*it);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -128,7 +129,14 @@ class log_manager {
   const options options_;
   std::vector<std::shared_ptr<log_dir_state>> dirs_;
   std::vector<std::shared_ptr<io::file>> locks_;  // one per dir, held for the manager's life
+  // A sealed segment moved a log's flushed offset: write the recovery-point checkpoint now rather than at the
+  // next periodic write, so a crash soon after a large produce recovers only the active segments. Coalesced:
+  // seals that arrive while one thread writes make it write once more, not once each.
+  void checkpoint_after_seal();
+
   mutable std::shared_mutex mutex_;
+  std::atomic<std::uint64_t> seal_checkpoint_requests_{0};
+  std::mutex checkpoint_write_mutex_;  // one writer of the checkpoint files at a time
   std::unordered_map<topic_partition, entry> logs_;  // guarded by mutex_
   std::atomic<std::size_t> stray_logs_{0};
 };

@@ -271,6 +271,33 @@ TEST(log_manager_checkpoints, survive_a_restart) {
   EXPECT_EQ(manager->read_checkpoint(recovery_point_checkpoint), (offset_map{{{"t", partition_id{0}}, offset{4}}}));
 }
 
+// A sealed segment's flush reaches the recovery-point checkpoint when the seal is done, not at the next
+// periodic write: a crash soon after a large produce then recovers only the active segment.
+TEST(log_manager_checkpoints, follow_each_sealed_segment) {
+  testing::temp_dir root;
+  manual_clock clock;
+  manual_background work;
+  auto manager = log_manager::open({.fs = io::posix_file_system(),
+                                    .clock = &clock,
+                                    .log_dirs = {root.path() / "a"},
+                                    .work = &work})
+                     .value();
+  log_config config;
+  config.segment_bytes = static_cast<std::int64_t>(2 * batch_size);
+  auto l = manager->create({"t", partition_id{0}}, config).value();
+  for (int i = 0; i < 5; ++i) {
+    auto bytes = build_simple_batch(3);
+    ASSERT_TRUE(l->append(bytes, leader_epoch{0}));
+  }
+  const topic_partition tp{"t", partition_id{0}};
+  const auto before = manager->read_checkpoint(recovery_point_checkpoint);
+  EXPECT_TRUE(!before.contains(tp) || before.at(tp) == offset{0});
+  EXPECT_EQ(work.run_soon(), 2u);
+  EXPECT_EQ(l->flushed_offset(), offset{12});
+  EXPECT_EQ(manager->read_checkpoint(recovery_point_checkpoint), (offset_map{{tp, offset{12}}}));
+  ASSERT_TRUE(manager->shutdown());
+}
+
 // A full disk is a state, not a failure: a write that finds no space marks the dir full (once), free space
 // is measured, and the flag clears when space comes back. The log stays usable.
 TEST(log_dir_state, full_comes_and_goes_and_offline_stays) {
