@@ -293,7 +293,8 @@ class Report:
             L += ["## Restart after SIGKILL", "",
                   "The broker is killed right after the last acknowledgement of a large produce, then started "
                   "on its data; measured is the time from the kill until one more record is acknowledged "
-                  "(leaders known, log recovered). Lower is better.", "", t, ""]
+                  "(leaders known, log recovered). Lower is better. One run per system, whatever the "
+                  "repetitions: the log is large.", "", t, ""]
         t = self.resource_table()
         if t:
             L += ["## Broker CPU and memory per run", "",

@@ -96,7 +96,8 @@ class log_manager {
   result<void> shutdown();
 
   // Writes each dir's recovery-point-offset-checkpoint (the logs' flushed offsets). The broker does so every
-  // log.flush.offset.checkpoint.interval.ms and at shutdown; after a crash, recovery starts from there.
+  // log.flush.offset.checkpoint.interval.ms and at shutdown, and checkpoint_after_seal after each sealed
+  // segment; after a crash, recovery starts from there.
   result<void> checkpoint_recovery_points();
   // Writes `name` (a checkpoint file, offset_checkpoint.h) into every online log dir with the entries of the
   // partitions that live there.
