@@ -79,7 +79,7 @@ class Bench:
         out = []
         for sid, title, size, parts, batched, full_n, quick_n, consumed, configs in PRODUCE:
             n = full_n if self.mode == "full" else (quick_n, quick_n)
-            if n[0] is None or (self.only and "produce" not in self.only):
+            if n[0] is None or (self.only and "produce" not in self.only and sid not in self.only):
                 continue
             out.append({"id": sid, "title": title, "size": size, "partitions": parts, "batched": batched,
                         "records": {"rdkafka_performance": max(1, int(n[0] * self.scale)),

@@ -5,7 +5,6 @@
 
 #include <boost/endian/conversion.hpp>
 
-#include "bytes/crc32c.h"
 #include "bytes/varint.h"
 #include "model/compression.h"
 #include "model/records.h"
@@ -99,37 +98,26 @@ result<std::vector<std::byte>> batch_builder::finish() const {
   put_be<std::int32_t>(out, options_.base_sequence);
   put_be<std::int32_t>(out, count_);
   FERRY_TRY(compress(options_.codec, records_, out));
-  boost::endian::store_big_s32(reinterpret_cast<unsigned char*>(out.data() + 8),
-                               static_cast<std::int32_t>(out.size() - batch_log_overhead));
-  constexpr std::size_t crc_start = 21;
-  boost::endian::store_big_u32(reinterpret_cast<unsigned char*>(out.data() + 17),
-                               bytes::crc32c(std::span(out).subspan(crc_start)));
+  set_records_codec(out, options_.codec);
   return out;
 }
 
 result<std::vector<std::byte>> recompress(std::span<const std::byte> batch, compression codec,
                                           std::size_t max_record_bytes) {
+  // The records do not change, only their encoding: offset and timestamp deltas, the header's fields and its
+  // max timestamp stay as the producer wrote them. So the header is copied, the records section (inflated
+  // first if it was compressed) is compressed once, and codec bits, length and CRC are set around it.
   const batch_header_view header(batch);
-  std::vector<std::byte> records;
-  FERRY_TRY(decompress_all(header.codec(), batch.subspan(batch_header_size), max_record_bytes, records));
-  batch_builder builder({.codec = codec,
-                         .timestamps = header.ts_type(),
-                         .base_offset = header.base_offset(),
-                         .partition_leader_epoch = header.partition_leader_epoch(),
-                         .producer = header.producer(),
-                         .epoch = header.epoch(),
-                         .base_sequence = header.base_sequence(),
-                         .transactional = header.is_transactional(),
-                         .control = header.is_control(),
-                         .base_timestamp = header.base_timestamp()});
-  const std::int64_t base_timestamp = header.base_timestamp();
-  FERRY_TRY(for_each_record(records, header.records_count(), [&](const record_view& r) {
-    builder.add_encoded(base_timestamp + r.timestamp_delta, r.key, r.value, r.header_count, r.headers);
-  }));
-  FERRY_TRY(auto rebuilt, builder.finish());
-  // The max timestamp is the producer's (LogAppendTime batches carry the broker's), not the builder's.
-  set_max_timestamp(rebuilt, header.max_timestamp());
-  return rebuilt;
+  std::span<const std::byte> records = batch.subspan(batch_header_size);
+  std::vector<std::byte> inflated;
+  if (header.codec() != compression::none) {
+    FERRY_TRY(decompress_all(header.codec(), records, max_record_bytes, inflated));
+    records = inflated;
+  }
+  std::vector<std::byte> out(batch.begin(), batch.begin() + batch_header_size);
+  FERRY_TRY(compress(codec, records, out));
+  set_records_codec(out, codec);
+  return out;
 }
 
 }  // namespace ferry::model

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include <boost/endian/conversion.hpp>
 
@@ -272,11 +273,32 @@ class zstd_decompressor final : public decompressor {
 
 // ---- compression
 
-result<void> deflate_gzip(std::span<const std::byte> raw, std::vector<std::byte>& out) {
-  z_stream zs{};
+struct zstd_compress_context {
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  zstd_compress_context() = default;
+  zstd_compress_context(const zstd_compress_context&) = delete;
+  zstd_compress_context& operator=(const zstd_compress_context&) = delete;
+  ~zstd_compress_context() { ZSTD_freeCCtx(cctx); }
+  [[nodiscard]] bool ok() const { return cctx != nullptr; }
+};
+
+struct deflate_context {
+  z_stream stream{};
   // 15 + 16: a gzip wrapper, as Kafka's GZIPOutputStream writes.
-  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return errc::corrupt_compressed_records;
+  bool initialised = deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+  deflate_context() = default;
+  deflate_context(const deflate_context&) = delete;
+  deflate_context& operator=(const deflate_context&) = delete;
+  ~deflate_context() {
+    if (initialised) deflateEnd(&stream);
+  }
+  [[nodiscard]] bool ok() const { return initialised; }
+};
+
+result<void> deflate_gzip(std::span<const std::byte> raw, std::vector<std::byte>& out) {
+  const pooled<deflate_context> ctx;
+  if (!ctx->ok() || deflateReset(&ctx->stream) != Z_OK) return errc::corrupt_compressed_records;
+  z_stream& zs = ctx->stream;
   const std::size_t start = out.size();
   out.resize(start + deflateBound(&zs, static_cast<uLong>(raw.size())) + 32);
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(raw.data()));
@@ -285,7 +307,6 @@ result<void> deflate_gzip(std::span<const std::byte> raw, std::vector<std::byte>
   zs.avail_out = static_cast<uInt>(out.size() - start);
   const int ret = deflate(&zs, Z_FINISH);
   const std::size_t produced = zs.total_out;
-  deflateEnd(&zs);
   if (ret != Z_STREAM_END) return errc::corrupt_compressed_records;
   out.resize(start + produced);
   return success();
@@ -325,9 +346,12 @@ result<void> compress_lz4(std::span<const std::byte> raw, std::vector<std::byte>
 
 result<void> compress_zstd(std::span<const std::byte> raw, std::vector<std::byte>& out) {
   constexpr int level = 3;  // zstd's default, as Kafka's
+  const pooled<zstd_compress_context> ctx;
+  if (!ctx->ok()) return errc::corrupt_compressed_records;
   const std::size_t start = out.size();
   out.resize(start + ZSTD_compressBound(raw.size()));
-  const std::size_t n = ZSTD_compress(out.data() + start, out.size() - start, raw.data(), raw.size(), level);
+  const std::size_t n =
+      ZSTD_compressCCtx(ctx->cctx, out.data() + start, out.size() - start, raw.data(), raw.size(), level);
   if (ZSTD_isError(n)) return errc::corrupt_compressed_records;
   out.resize(start + n);
   return success();

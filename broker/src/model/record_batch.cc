@@ -72,6 +72,14 @@ void set_max_timestamp(std::span<std::byte> batch, std::int64_t max_timestamp) {
   store_be<std::uint32_t>(batch, 17, bytes::crc32c(batch.subspan(crc_start)));
 }
 
+void set_records_codec(std::span<std::byte> batch, compression codec) {
+  constexpr std::int16_t codec_bits = 0x07;
+  const auto attributes = load_be<std::int16_t>(batch, 21);
+  store_be<std::int16_t>(batch, 21, static_cast<std::int16_t>((attributes & ~codec_bits) | static_cast<std::int16_t>(codec)));
+  store_be<std::int32_t>(batch, 8, static_cast<std::int32_t>(batch.size() - batch_log_overhead));
+  store_be<std::uint32_t>(batch, 17, bytes::crc32c(batch.subspan(crc_start)));
+}
+
 std::size_t peek_batch_size(std::span<const std::byte> bytes) {
   if (bytes.size() < batch_log_overhead) return 0;
   const std::int32_t length = load_be<std::int32_t>(bytes, 8);

@@ -82,6 +82,10 @@ void set_log_append_time(std::span<std::byte> batch, std::int64_t now_ms);
 // recomputes the CRC, as Kafka's LogValidator does when a producer wrote a wrong one.
 void set_max_timestamp(std::span<std::byte> batch, std::int64_t max_timestamp);
 
+// For a batch whose records section was just written in `codec`: sets the codec bits, the batch length (from
+// the span's size) and the CRC.
+void set_records_codec(std::span<std::byte> batch, compression codec);
+
 // Checks a batch completely: length, magic, CRC and header consistency. The whole span must be exactly one
 // batch. Used on produce (with client rules) and when recovering a log (without them).
 struct validation_rules {
