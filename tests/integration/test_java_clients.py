@@ -8,6 +8,7 @@ fetches the dependencies of every listed version beforehand.
 """
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -50,7 +51,13 @@ class JavaRun:
 
     def diagnostics(self):
         errors = [line for line in self.lines if line["check"] == "error"]
-        return f"exit status {self.returncode}; errors: {errors}\n--- stderr (end) ---\n{self.stderr[-6000:]}"
+        # The client's DEBUG lines (each request it sends, with its version) would bury what went wrong.
+        stderr = "\n".join(line for line in self.stderr.splitlines() if " DEBUG " not in line)
+        return f"exit status {self.returncode}; errors: {errors}\n--- stderr (end) ---\n{stderr[-6000:]}"
+
+    def request_versions(self, api):
+        """The versions of `api` (FETCH, PRODUCE, ...) the client sent, from its NetworkClient DEBUG lines."""
+        return {int(v) for v in re.findall(rf"apiKey={api}, apiVersion=(\d+)", self.stderr)}
 
 
 def _build(version, out_dir):
@@ -77,7 +84,9 @@ def java(request, cluster):
     try:
         classpath = _build(version, out_dir)
         prefix = "java-" + version.replace(".", "-")
-        cmd = ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath, "ferry.JavaClients",
+        cmd = ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+               "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=debug", "-cp", classpath,
+               "ferry.JavaClients",
                "--bootstrap", cluster.bootstrap, "--prefix", prefix, "--records", str(RECORDS)]
         started = time.monotonic()
         process = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -433,10 +442,24 @@ def test_admin_errors(java):
     assert errors["created_by_errors"] == [False] * 5
 
 
-def test_topic_ids_get_unknown_topic_id(java):
-    """Ferry has no topic ids yet; a client asking by id must get UNKNOWN_TOPIC_ID for that id, which needs the
-    id echoed in the answer (the client matches results by it)."""
+def test_topics_have_ids_and_are_found_and_deleted_by_them(java, cluster):
+    """Metadata gives every topic the id the cluster keeps in ZooKeeper, so the Java client fetches by topic id
+    (Fetch v13+, which it uses only when every topic it reads has one: the consume tests above ran that way).
+    A topic is described and deleted by its id; an unknown id gets UNKNOWN_TOPIC_ID, echoed so the client can
+    match it up."""
     ids = java.check("topic_ids")
+    fetches = java.request_versions("FETCH")
+    assert fetches and min(fetches) >= 13, f"Fetch versions sent: {sorted(fetches)}"
+    assert "AAAAAAAAAAAAAAAAAAAAAA" not in (ids["id"], ids["records_topic_id"]), ids
+    status, records = cluster.admin(0, f"/v1/topics/{java.prefix}-records")
+    assert status == 200 and records["topic_id"] == ids["records_topic_id"], records
+    # The admin topic was deleted and created again under its name after this check: a new topic, a new id.
+    status, again = cluster.admin(0, f"/v1/topics/{ids['topic']}")
+    assert status == 200 and again["topic_id"] not in ("", ids["id"]), (ids, again)
+    assert ids["described_by_id"] == ids["topic"]
+    assert ids["deleted_listed"] is False
+    status, _ = cluster.admin(0, f"/v1/topics/{ids['deleted_by_id']}")
+    assert status == 404
     assert ids["delete_by_unknown_id"].startswith("UnknownTopicIdException"), ids
     assert ids["describe_by_unknown_id"].startswith("UnknownTopicIdException"), ids
 

@@ -272,6 +272,7 @@ void cluster_registry::publish() {
   bool changed = false;
   {
     std::lock_guard lock(view_mutex_);
+    table_->model().index_topic_ids();
     if (*view_.load() != table_->model()) {
       view_.store(std::make_shared<const cluster_view>(table_->model()));
       changed = true;

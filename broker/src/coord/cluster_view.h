@@ -67,12 +67,27 @@ struct cluster_view {
   std::map<broker_id, broker_info> brokers;  // live brokers only
   std::map<std::string, topic_info, std::less<>> topics;
   broker_id controller = no_broker;
+  // Topic names by topic id (Metadata v10+ and Fetch v13+ look topics up by id), derived from `topics` by
+  // index_topic_ids(), which cluster_registry runs for every view it publishes.
+  std::map<uuid, std::string> topic_names_by_id;
+
+  void index_topic_ids() {
+    topic_names_by_id.clear();
+    for (const auto& [name, topic] : topics)
+      if (!topic.topic_id.is_zero()) topic_names_by_id.emplace(topic.topic_id, name);
+  }
 
   [[nodiscard]] bool is_live(broker_id id) const { return brokers.contains(id); }
 
   [[nodiscard]] const topic_info* find_topic(std::string_view name) const {
     const auto it = topics.find(name);
     return it == topics.end() ? nullptr : &it->second;
+  }
+
+  // The name of the topic with this id, or nullptr.
+  [[nodiscard]] const std::string* find_topic_name(const uuid& id) const {
+    const auto it = topic_names_by_id.find(id);
+    return it == topic_names_by_id.end() ? nullptr : &it->second;
   }
 
   [[nodiscard]] const partition_info* find_partition(const topic_partition& tp) const {

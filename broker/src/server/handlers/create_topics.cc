@@ -12,6 +12,7 @@ using topic_result = p::create_topics_response::creatable_topic_result;
 void describe_created(request_context& ctx, const new_topic& topic, topic_result& out) {
   const auto view = ctx.broker.cluster.view();
   if (const auto* info = view->find_topic(topic.name); info != nullptr && !info->partitions.empty()) {
+    out.topic_id = to_wire(info->topic_id);
     out.num_partitions = static_cast<std::int32_t>(info->partitions.size());
     out.replication_factor = static_cast<std::int16_t>(info->partitions.begin()->second.replicas.size());
   }

@@ -19,24 +19,30 @@ awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, 
   } else {
     for (const auto& t : request.topic_names) wanted.push_back({t, {}});
   }
-  for (const auto& [name, topic_id] : wanted) {
+  for (auto& [name, topic_id] : wanted) {
     auto& out = response.responses.emplace_back();
-    out.name = name;
     out.topic_id = topic_id;
-    if (!name) {
-      out.error_code = ctx.error(p::error_code::unknown_topic_id);
-      out.error_message = "topic ids are not supported; delete topics by name";
-      continue;
+    const auto view = ctx.broker.cluster.view();
+    if (!name || (name->empty() && topic_id != p::uuid{})) {
+      const auto* known = view->find_topic_name(from_wire(topic_id));
+      if (known == nullptr) {
+        out.error_code = ctx.error(p::error_code::unknown_topic_id);
+        out.error_message = "no topic has the id " + from_wire(topic_id).to_string();
+        continue;
+      }
+      name = *known;
     }
+    out.name = name;
     if (!ctx.broker.config.delete_topic_enable) {
       out.error_code = ctx.error(p::error_code::topic_deletion_disabled);
       continue;
     }
-    const auto* topic = ctx.broker.cluster.view()->find_topic(*name);
+    const auto* topic = view->find_topic(*name);
     if (topic == nullptr) {
       out.error_code = ctx.error(p::error_code::unknown_topic_or_partition);
       continue;
     }
+    out.topic_id = to_wire(topic->topic_id);
     // The closures capture by reference only: GCC 12 destroys by-value captures (this std::string) twice
     // when the closure is an argument inside a co_await expression, which crashed the broker.
     const std::string topic_name = *name;

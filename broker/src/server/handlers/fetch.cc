@@ -66,32 +66,58 @@ struct pass_result {
   std::size_t partitions = 0;
 };
 
+// Tells a client with stale leadership where the partition is led now (KIP-951): the leader and epoch in
+// the partition (v12+), the leader's address once per response (v16+), so it need not refresh metadata first.
+void point_to_leader(const coord::cluster_view& view, broker_id leader, leader_epoch epoch, partition_data& out,
+                     p::fetch_response& response) {
+  out.current_leader = {leader, epoch};
+  const auto b = view.brokers.find(leader);
+  if (b == view.brokers.end()) return;
+  const bool listed = std::any_of(response.node_endpoints.begin(), response.node_endpoints.end(),
+                                  [leader](const auto& e) { return e.node_id == leader; });
+  if (!listed) response.node_endpoints.push_back({leader, b->second.host, b->second.port, b->second.rack});
+}
+
 // One pass over every requested partition.
 pass_result read_all(request_context& ctx, const p::fetch_request& request, p::fetch_response& response,
                      std::vector<served>& found, waiting_on& waits) {
   response.responses.clear();
+  response.node_endpoints.clear();
   found.clear();
   pass_result pass;
   std::uint64_t budget = request.max_bytes > 0 ? static_cast<std::uint64_t>(request.max_bytes) : 0;
   const auto view = ctx.broker.cluster.view();
+  const bool by_id = ctx.version() >= 13;
   for (const auto& topic : request.topics) {
     auto& topic_out = response.responses.emplace_back();
     topic_out.topic = topic.topic;
+    topic_out.topic_id = topic.topic_id;
+    // v13+ names topics by id only; an id the cluster does not know (a deleted or recreated topic) is
+    // UNKNOWN_TOPIC_ID, and like an unknown name it does not end the wait for the other partitions.
+    const std::string* name = by_id ? view->find_topic_name(from_wire(topic.topic_id)) : &topic.topic;
     for (const auto& wanted : topic.partitions) {
       ++pass.partitions;
       auto& out = topic_out.partitions.emplace_back();
       out.partition_index = wanted.partition;
       out.high_watermark = no_offset;
       out.records.emplace();
-      const topic_partition tp{topic.topic, wanted.partition};
+      if (name == nullptr) {
+        out.error_code = p::code(p::error_code::unknown_topic_id);
+        ++pass.unknown;
+        continue;
+      }
+      const topic_partition tp{*name, wanted.partition};
       const auto part = ctx.broker.partitions.leader_for(tp);
       if (!part) {
-        if (view->find_partition(tp) == nullptr) {
+        const auto* known = view->find_partition(tp);
+        if (known == nullptr) {
           out.error_code = p::code(p::error_code::unknown_topic_or_partition);
           ++pass.unknown;
         } else {
           // Known to the cluster but not led here (Kafka: NOT_LEADER_OR_FOLLOWER for both cases).
           out.error_code = p::code(p::error_code::not_leader_or_follower);
+          if (known->state && view->is_live(known->state->leader))
+            point_to_leader(*view, known->state->leader, known->state->epoch, out, response);
           pass.answer_now = true;
         }
         continue;
@@ -99,6 +125,8 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
       auto& partition = *part.value();
       if (const auto fenced = check_epoch(partition, wanted.current_leader_epoch)) {
         out.error_code = p::code(*fenced);
+        if (*fenced == p::error_code::fenced_leader_epoch)
+          point_to_leader(*view, broker_id{ctx.broker.config.broker_id}, partition.epoch(), out, response);
         pass.answer_now = true;
         continue;
       }

@@ -6,6 +6,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "coord/uuid.h"
 #include "protocol/api_table.h"
 #include "replication/partition.h"
 #include "server/request_context.h"
@@ -24,6 +25,10 @@ namespace p = protocol;
   if (requested < partition.epoch()) return p::error_code::fenced_leader_epoch;
   return std::nullopt;
 }
+
+// Topic ids as the wire carries them (16 bytes) and as the cluster view keys them.
+[[nodiscard]] inline coord::uuid from_wire(const p::uuid& id) { return coord::uuid{id}; }
+[[nodiscard]] inline p::uuid to_wire(const coord::uuid& id) { return id.bytes; }
 
 awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_request& request);
 awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request& request);

@@ -17,12 +17,12 @@ topic_response describe(request_context& ctx, const coord::cluster_view& view, c
                         const coord::topic_info& topic) {
   topic_response out;
   out.name = name;
+  out.topic_id = to_wire(topic.topic_id);
   if (!topic.valid()) {
     // Its assignment cannot be read: no partitions, no leaders, until someone fixes the znode.
     out.error_code = ctx.error(p::error_code::leader_not_available);
     return out;
   }
-  // Topic ids stay zero: clients then use name-based Fetch (v12 and below), which is what Ferry serves.
   for (const auto& [id, partition] : topic.partitions) {
     auto& p = out.partitions.emplace_back();
     p.partition_index = id;
@@ -72,8 +72,13 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
   const bool may_create = ctx.broker.config.auto_create_topics_enable && request.allow_auto_topic_creation;
   for (const auto& wanted : *request.topics) {
     if (!wanted.name || (wanted.name->empty() && wanted.topic_id != p::uuid{})) {
-      // A lookup by topic id (the name null, or empty as the Java client sends it): topic ids are not served
-      // yet (all zero in responses), so none is known.
+      // A lookup by topic id (the name null, or empty as the Java client sends it).
+      const auto* name = view->find_topic_name(from_wire(wanted.topic_id));
+      const auto* topic = name != nullptr ? view->find_topic(*name) : nullptr;
+      if (topic != nullptr && !topic->marked_for_deletion) {
+        response.topics.push_back(describe(ctx, *view, *name, *topic));
+        continue;
+      }
       auto unknown = missing(ctx, "", p::error_code::unknown_topic_id);
       unknown.name.reset();
       unknown.topic_id = wanted.topic_id;

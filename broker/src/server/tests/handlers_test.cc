@@ -40,23 +40,27 @@ class test_cluster final : public cluster_metadata, public cluster_writes {
     std::lock_guard lock(mutex_);
     auto next = std::make_shared<coord::cluster_view>(*view_);
     change(*next);
+    next->index_topic_ids();
     view_ = next;
   }
 
   result<coord::uuid> create_topic(std::string_view name, const coord::layout::replica_assignment& assignment,
                                    const coord::layout::config_map& config) override {
     ++writes;
+    const auto id = coord::uuid::random();
     edit([&](coord::cluster_view& v) {
       auto& topic = v.topics[std::string(name)];
+      topic.topic_id = id;
       topic.config = config;
       for (const auto& [id, replicas] : assignment)
         topic.partitions[id] = {replicas,
                                 coord::partition_state{replicas.front(), leader_epoch{0}, {replicas.front()}, 1, 0}};
     });
-    return coord::uuid::random();
+    return id;
   }
-  result<void> delete_topic(std::string_view) override {
+  result<void> delete_topic(std::string_view name) override {
     ++writes;
+    edit([&](coord::cluster_view& v) { v.topics.erase(std::string(name)); });
     return success();
   }
   result<void> set_topic_config(std::string_view, const coord::layout::config_map&) override {
@@ -293,11 +297,13 @@ TEST_F(handlers_test, fetch_of_an_unknown_topic_waits_for_the_known_ones) {
   EXPECT_EQ(response.responses[0].partitions[0].error_code, p::code(p::error_code::unknown_topic_or_partition));
 }
 
-// A partition the cluster knows but this broker does not lead answers at once with NOT_LEADER_OR_FOLLOWER.
-TEST_F(handlers_test, fetch_from_a_non_leader_answers_at_once) {
+// A partition the cluster knows but this broker does not lead answers at once with NOT_LEADER_OR_FOLLOWER,
+// and names the leader and its address (KIP-951), so the client goes there without a metadata refresh.
+TEST_F(handlers_test, fetch_from_a_non_leader_answers_at_once_and_points_to_the_leader) {
   cluster_.edit([](coord::cluster_view& v) {
+    v.brokers[broker_id{2}] = coord::broker_info{broker_id{2}, "127.0.0.2", 9093, "rack-b", {}, 2};
     v.topics["elsewhere"].partitions[partition_id{0}] = {
-        {broker_id{2}}, coord::partition_state{broker_id{2}, leader_epoch{0}, {broker_id{2}}, 1, 0}};
+        {broker_id{2}}, coord::partition_state{broker_id{2}, leader_epoch{4}, {broker_id{2}}, 1, 0}};
   });
   p::fetch_request request;
   request.max_wait_ms = 10000;
@@ -306,9 +312,99 @@ TEST_F(handlers_test, fetch_from_a_non_leader_answers_at_once) {
   t.topic = "elsewhere";
   t.partitions.emplace_back();
   const auto started = std::chrono::steady_clock::now();
-  const auto response = run(handlers::handle_fetch, request, 11);
+  const auto response = run(handlers::handle_fetch, request, 12);
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
-  EXPECT_EQ(response.responses[0].partitions[0].error_code, p::code(p::error_code::not_leader_or_follower));
+  const auto& answer = response.responses[0].partitions[0];
+  EXPECT_EQ(answer.error_code, p::code(p::error_code::not_leader_or_follower));
+  EXPECT_EQ(answer.current_leader.leader_id, broker_id{2});
+  EXPECT_EQ(answer.current_leader.leader_epoch, leader_epoch{4});
+  ASSERT_EQ(response.node_endpoints.size(), 1u);
+  EXPECT_EQ(response.node_endpoints[0].node_id, broker_id{2});
+  EXPECT_EQ(response.node_endpoints[0].host, "127.0.0.2");
+  EXPECT_EQ(response.node_endpoints[0].port, 9093);
+  EXPECT_EQ(response.node_endpoints[0].rack, "rack-b");
+}
+
+// Fetch v13+ names topics by id. A known id is served from its topic. An unknown one, say of a deleted or
+// recreated topic, is UNKNOWN_TOPIC_ID. Like an unknown name, it does not end the wait for the live ones.
+TEST_F(handlers_test, fetch_by_topic_id_serves_known_ids_and_waits_past_unknown_ones) {
+  topic("live", 1);
+  auto batch = model::testing::build_simple_batch(2);
+  ASSERT_TRUE(partitions_->leader_for({"live", partition_id{0}}).value()->append(batch));
+  const auto live_id = handlers::to_wire(cluster_.view()->find_topic("live")->topic_id);
+  const auto unknown_id = handlers::to_wire(coord::uuid::random());
+
+  p::fetch_request request;
+  request.max_wait_ms = 300;
+  request.min_bytes = 1 << 20;  // more than there is: the fetch waits out max_wait_ms
+  for (const auto& id : {live_id, unknown_id}) {
+    auto& t = request.topics.emplace_back();
+    t.topic_id = id;
+    t.partitions.emplace_back().partition_max_bytes = 1 << 20;
+  }
+  auto started = std::chrono::steady_clock::now();
+  auto response = run(handlers::handle_fetch, request, 17);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(300));
+  ASSERT_EQ(response.responses.size(), 2u);
+  EXPECT_EQ(response.responses[0].topic_id, live_id);
+  EXPECT_EQ(response.responses[0].partitions[0].error_code, 0);
+  EXPECT_EQ(response.responses[0].partitions[0].high_watermark, offset{2});
+  EXPECT_GT(response.responses[0].partitions[0].records->size(), 0u);
+  EXPECT_EQ(response.responses[1].topic_id, unknown_id);
+  EXPECT_EQ(response.responses[1].partitions[0].error_code, p::code(p::error_code::unknown_topic_id));
+  EXPECT_EQ(response.responses[1].partitions[0].high_watermark, no_offset);
+
+  // A name is not an id: v13+ ignores it, so a request that names "live" without its id finds nothing.
+  request.topics.erase(request.topics.begin());
+  request.topics[0].topic = "live";
+  request.max_wait_ms = 10000;
+  started = std::chrono::steady_clock::now();
+  response = run(handlers::handle_fetch, request, 13);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  EXPECT_EQ(response.responses[0].partitions[0].error_code, p::code(p::error_code::unknown_topic_id));
+}
+
+// CreateTopics v7 answers the new topic's id, Metadata v10+ gives every topic its id and finds a topic by id
+// alone, and DeleteTopics v6 deletes by id.
+TEST_F(handlers_test, topics_are_described_and_deleted_by_id) {
+  p::create_topics_request create;
+  create.timeout_ms = 5000;
+  auto& wanted = create.topics.emplace_back();
+  wanted.name = "orders";
+  wanted.num_partitions = 2;
+  wanted.replication_factor = 1;
+  const auto created = run(handlers::handle_create_topics, create, 7);
+  ASSERT_EQ(created.topics.at(0).error_code, 0);
+  const auto id = cluster_.view()->find_topic("orders")->topic_id;
+  ASSERT_FALSE(id.is_zero());
+  EXPECT_EQ(created.topics[0].topic_id, handlers::to_wire(id));
+
+  p::metadata_request all;
+  auto described = run(handlers::handle_metadata, all, 12);
+  ASSERT_EQ(described.topics.size(), 1u);
+  EXPECT_EQ(described.topics[0].topic_id, handlers::to_wire(id));
+
+  p::metadata_request by_id;
+  by_id.topics.emplace();
+  by_id.topics->emplace_back().topic_id = handlers::to_wire(id);
+  by_id.topics->emplace_back().topic_id = handlers::to_wire(coord::uuid::random());
+  described = run(handlers::handle_metadata, by_id, 12);
+  ASSERT_EQ(described.topics.size(), 2u);
+  EXPECT_EQ(described.topics[0].error_code, 0);
+  EXPECT_EQ(described.topics[0].name, "orders");
+  EXPECT_EQ(described.topics[0].partitions.size(), 2u);
+  EXPECT_EQ(described.topics[1].error_code, p::code(p::error_code::unknown_topic_id));
+
+  p::delete_topics_request remove;
+  remove.timeout_ms = 5000;
+  remove.topics.emplace_back().topic_id = handlers::to_wire(coord::uuid::random());
+  remove.topics.emplace_back().topic_id = handlers::to_wire(id);
+  const auto deleted = run(handlers::handle_delete_topics, remove, 6);
+  ASSERT_EQ(deleted.responses.size(), 2u);
+  EXPECT_EQ(deleted.responses[0].error_code, p::code(p::error_code::unknown_topic_id));
+  EXPECT_EQ(deleted.responses[1].error_code, 0);
+  EXPECT_EQ(deleted.responses[1].name, "orders");
+  EXPECT_EQ(cluster_.view()->find_topic("orders"), nullptr);
 }
 
 }  // namespace

@@ -547,8 +547,17 @@ public final class JavaClients {
                 afterErrors.contains(prefix + "-badname"), afterErrors.contains(prefix + "-zero"),
                 afterErrors.contains(prefix + "-badassign")));
 
-            // Topic ids (Ferry has none yet): asking by id gets an unknown-id answer the client can match up.
-            emit("topic_ids", "delete_by_unknown_id", errorDetail(admin.deleteTopics(TopicCollection.ofTopicIds(List.of(Uuid.randomUuid()))).all()),
+            // Topic ids: a topic is described and deleted by its id alone; an unknown id gets an unknown-id
+            // answer the client can match up.
+            Uuid topicId = description.topicId();
+            String describedById = admin.describeTopics(TopicCollection.ofTopicIds(List.of(topicId))).allTopicIds()
+                .get(60, TimeUnit.SECONDS).get(topicId).name();
+            Uuid assignedId = describe(admin, assigned).topicId();
+            admin.deleteTopics(TopicCollection.ofTopicIds(List.of(assignedId))).all().get(60, TimeUnit.SECONDS);
+            emit("topic_ids", "topic", topic, "id", topicId.toString(), "described_by_id", describedById,
+                 "records_topic_id", describe(admin, recordsTopic()).topicId().toString(),
+                 "deleted_by_id", assigned, "deleted_listed", awaitValue(() -> names(admin), s -> !s.contains(assigned)).contains(assigned),
+                 "delete_by_unknown_id", errorDetail(admin.deleteTopics(TopicCollection.ofTopicIds(List.of(Uuid.randomUuid()))).all()),
                  "describe_by_unknown_id", errorDetail(admin.describeTopics(TopicCollection.ofTopicIds(List.of(Uuid.randomUuid()))).allTopicIds()));
 
             // deleteTopics: gone from listTopics, then describing it fails.
