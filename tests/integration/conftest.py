@@ -277,6 +277,15 @@ def single_broker():
     assert not reports, f"sanitizer reports in broker logs (kept in {c.data}): {reports}"
 
 
+@pytest.fixture
+def broker(one):
+    """The module's one-broker cluster (its `one` fixture) with the broker running: a test that kills it, and
+    fails before starting it again, leaves it down."""
+    if one.pid(0) is None:
+        one.start(0)
+    return one
+
+
 def kcat(*args, input=None, timeout=120, check=True):
     """Runs kcat (librdkafka 2.0.2) and returns its completed process."""
     result = subprocess.run(["kcat", *args], input=input, capture_output=True, timeout=timeout)

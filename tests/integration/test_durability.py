@@ -29,14 +29,6 @@ def one():
         yield c
 
 
-@pytest.fixture
-def broker(one):
-    """The one-broker cluster with its broker running (a failed test may have left it down)."""
-    if one.pid(0) is None:
-        one.start(0)
-    return one
-
-
 def read_topic(bootstrap, topic):
     """{partition: [(offset, key, value)]} of every record in the topic, through kcat."""
     out = kcat("-b", bootstrap, "-C", "-t", topic, "-e", "-f", "%p %o %k %s\\n", timeout=180).stdout

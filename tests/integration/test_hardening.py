@@ -38,13 +38,6 @@ def one():
         yield c
 
 
-@pytest.fixture
-def broker(one):
-    if one.pid(0) is None:
-        one.start(0)
-    return one
-
-
 def admin(cluster):
     return AdminClient({"bootstrap.servers": cluster.bootstrap})
 
