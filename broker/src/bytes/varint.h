@@ -33,10 +33,15 @@ inline constexpr std::size_t max_varint_bytes = 10;  // a 64-bit value
 // Decodes the unsigned varint at the front of `in` into `value`. Returns the bytes it took, or 0 when `in`
 // ends inside it or it runs past max_varint_bytes.
 [[nodiscard]] inline std::size_t decode_uvarint(std::span<const std::byte> in, std::uint64_t& value) {
-  // Most varints on the hot path (record lengths, deltas, header counts) are one byte.
+  // Most varints on the hot path (record lengths, deltas, header counts) are one or two bytes: a 100-byte
+  // value's length, the record's length and offset deltas past 63 take two.
   if (!in.empty() && (static_cast<std::uint8_t>(in[0]) & 0x80) == 0) {
     value = static_cast<std::uint8_t>(in[0]);
     return 1;
+  }
+  if (in.size() >= 2 && (static_cast<std::uint8_t>(in[1]) & 0x80) == 0) {
+    value = (static_cast<std::uint64_t>(in[0]) & 0x7F) | (static_cast<std::uint64_t>(in[1]) << 7);
+    return 2;
   }
   std::uint64_t result = 0;
   const std::size_t limit = in.size() < max_varint_bytes ? in.size() : max_varint_bytes;

@@ -75,7 +75,8 @@ void set_max_timestamp(std::span<std::byte> batch, std::int64_t max_timestamp) {
 void set_records_codec(std::span<std::byte> batch, compression codec) {
   constexpr std::int16_t codec_bits = 0x07;
   const auto attributes = load_be<std::int16_t>(batch, 21);
-  store_be<std::int16_t>(batch, 21, static_cast<std::int16_t>((attributes & ~codec_bits) | static_cast<std::int16_t>(codec)));
+  store_be<std::int16_t>(batch, 21,
+                         static_cast<std::int16_t>((attributes & ~codec_bits) | static_cast<std::int16_t>(codec)));
   store_be<std::int32_t>(batch, 8, static_cast<std::int32_t>(batch.size() - batch_log_overhead));
   store_be<std::uint32_t>(batch, 17, bytes::crc32c(batch.subspan(crc_start)));
 }
