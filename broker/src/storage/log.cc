@@ -43,7 +43,9 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
         log_start_(segments_.front()->base_offset().value()),
         log_end_(segments_.back()->committed().next_offset.value()),
         flushed_(std::min(flushed, offset{log_end_.load()}).value()),
-        last_flush_(clock_.steady_now().time_since_epoch().count()) {}
+        last_flush_(clock_.steady_now().time_since_epoch().count()),
+        flush_ms_(options.config.flush_ms),
+        flush_messages_(options.config.flush_messages) {}
 
   result<void> load_producer_state();
 
@@ -116,8 +118,8 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   // it is above flushed_.
   std::atomic<std::int64_t> flush_owed_{0};
   std::atomic<std::int64_t> last_flush_;  // steady_clock ticks of the last successful flush
-  std::atomic<std::int64_t> flush_ms_{INT64_MAX};
-  std::atomic<std::int64_t> flush_messages_{INT64_MAX};
+  std::atomic<std::int64_t> flush_ms_;
+  std::atomic<std::int64_t> flush_messages_;
   std::mutex flush_mutex_;
   // A new segment's directory entry is not yet fsynced: a flush must do it before it counts.
   std::atomic<bool> directory_dirty_{false};
@@ -664,7 +666,6 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
   // Recovery fsynced what it scanned, and what it trusted was flushed before: all of it is on disk.
   const offset flushed = segments.back()->committed().next_offset;
   auto opened = std::make_shared<disk_log>(options, std::move(segments), flushed);
-  opened->update_config(config);
   FERRY_TRY(opened->load_producer_state());
   return std::shared_ptr<log>(std::move(opened));
 }

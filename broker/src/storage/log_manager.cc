@@ -178,8 +178,13 @@ std::shared_ptr<log> log_manager::get(const topic_partition& tp) const {
 
 result<std::shared_ptr<log>> log_manager::create(const topic_partition& tp, const log_config& config,
                                                  const std::string& topic_id) {
-  std::unique_lock lock(mutex_);
-  if (const auto found = logs_.find(tp); found != logs_.end()) {
+  // A log's own locks are never taken under mutex_: its seals read the map (checkpoint_after_seal), and
+  // with inline background work they do so under the log's write lock.
+  std::shared_ptr<log> existing;
+  {
+    std::unique_lock lock(mutex_);
+    const auto found = logs_.find(tp);
+    if (found == logs_.end()) return create_locked(tp, config, topic_id);
     auto& e = found->second;
     if (!topic_id.empty() && !e.topic_id.empty() && e.topic_id != topic_id) return errc::topic_id_mismatch;
     if (!topic_id.empty() && e.topic_id.empty()) {
@@ -187,9 +192,14 @@ result<std::shared_ptr<log>> log_manager::create(const topic_partition& tp, cons
                                       encode_partition_metadata(topic_id)));
       e.topic_id = topic_id;
     }
-    e.partition_log->update_config(config);
-    return e.partition_log;
+    existing = e.partition_log;
   }
+  existing->update_config(config);
+  return existing;
+}
+
+result<std::shared_ptr<log>> log_manager::create_locked(const topic_partition& tp, const log_config& config,
+                                                        const std::string& topic_id) {
   // The online dir holding the fewest partitions (an offline one would only fail).
   std::vector<std::size_t> counts(options_.log_dirs.size(), 0);
   for (const auto& [_, e] : logs_) ++counts[e.dir];

@@ -122,6 +122,9 @@ class log_manager {
   explicit log_manager(options opts) : options_(std::move(opts)) {}
 
   result<void> open_dir(std::size_t dir);
+  // create() for a partition without a log; mutex_ is held.
+  result<std::shared_ptr<log>> create_locked(const topic_partition& tp, const log_config& config,
+                                             const std::string& topic_id);
   [[nodiscard]] log_config config_for(const std::string& topic) const;
   [[nodiscard]] std::vector<std::pair<topic_partition, entry>> snapshot() const;
   // Closes the log and renames its directory to "<dir>.<unique><suffix>"; false when there was no log.
