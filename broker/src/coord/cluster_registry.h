@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -126,7 +125,25 @@ class cluster_registry {
   // Published view.
   mutable std::mutex view_mutex_;
   mutable std::condition_variable view_changed_;
-  std::atomic<std::shared_ptr<const cluster_view>> view_;
+  // The view's pointer behind a mutex of its own, held only to copy it. libstdc++ 12's
+  // std::atomic<std::shared_ptr> releases its internal lock with relaxed order after a load, which
+  // ThreadSanitizer reports as a race with the next store.
+  class view_slot {
+   public:
+    [[nodiscard]] std::shared_ptr<const cluster_view> load() const {
+      std::lock_guard lock(mutex_);
+      return view_;
+    }
+    void store(std::shared_ptr<const cluster_view> view) {  // the old view is released after the lock
+      std::lock_guard lock(mutex_);
+      view_.swap(view);
+    }
+
+   private:
+    mutable std::mutex mutex_;
+    std::shared_ptr<const cluster_view> view_;
+  };
+  view_slot view_;
   bool ready_ = false;  // the first full read succeeded
 
   std::mutex listeners_mutex_;
