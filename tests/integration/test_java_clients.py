@@ -103,7 +103,7 @@ def test_program_ran_every_section(java):
     assert start["client_version"] == java.version
     assert start["records"] == RECORDS
     sections = {s["name"]: s["ok"] for s in java.lines if s["check"] == "section"}
-    assert sections == {"produce": True, "consume": True, "admin": True}, java.diagnostics()
+    assert sections == {"produce": True, "consume": True, "admin": True, "validate": True}, java.diagnostics()
     assert java.check("done")["ok"] is True
     assert java.returncode == 0, java.diagnostics()
 
@@ -265,6 +265,24 @@ def test_offsets_for_times(java):
         assert found["exact"] == expected, f"partition {p}: {found}"
         assert found["before_all"] == {"offset": 0, "timestamp": found["first_timestamp"]}, f"partition {p}: {found}"
         assert found["after_all"] is None, f"partition {p}: {found}"
+
+
+def test_consumer_validates_its_position_against_the_leader_epoch(java, cluster):
+    """KIP-320: a position given with the leader epoch it was read in is checked with OffsetForLeaderEpoch
+    before the consumer fetches from it. One past where that epoch ends in the leader's log means the log was
+    truncated under it: LogTruncationException, naming the epoch's end. A client that cannot ask fetches
+    blindly and gets OffsetOutOfRangeException instead."""
+    checked = java.check("position_validation")
+    assert checked["first_offset"] == 0
+    assert checked["epoch"] >= 0, checked
+    status, description = cluster.admin(0, f"/v1/topics/{java.prefix}-validation")
+    assert status == 200
+    assert checked["epoch"] == description["partitions"][0]["leader_epoch"], description
+    # A position inside the epoch validates, and the consumer reads on from exactly there.
+    assert checked["resumed_at"] == 4
+    assert checked["raised"] == "LogTruncationException", checked
+    assert (checked["divergent_offset"], checked["divergent_epoch"]) == (checked["records"], checked["epoch"])
+    assert java.request_versions("OFFSET_FOR_LEADER_EPOCH"), "the consumer never asked"
 
 
 # --- 3. The admin client --------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ storage::log_config to_log_config(const config::topic_settings& settings) {
 }
 
 void partition::become_leader(leader_epoch epoch, bool alone) {
+  log_->begin_epoch(epoch);
   epoch_.store(epoch.value());
   alone_in_isr_.store(alone);
   leader_.store(true);

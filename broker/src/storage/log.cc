@@ -48,6 +48,8 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
         flush_messages_(options.config.flush_messages) {}
 
   result<void> load_producer_state();
+  // trusted_below: where the checkpoint file stops being trusted (the recovery point after a crash).
+  result<void> load_leader_epochs(offset trusted_below);
 
   result<append_result> append(std::span<std::byte> batch, leader_epoch epoch) override;
   result<read_result> read(offset from, std::uint64_t max_bytes, offset upto) override;
@@ -61,6 +63,8 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   [[nodiscard]] std::uint64_t size_bytes() const override;
   [[nodiscard]] std::size_t segment_count() const override;
   [[nodiscard]] std::optional<producer_entry> producer(producer_id id) const override;
+  void begin_epoch(leader_epoch epoch) override;
+  [[nodiscard]] epoch_end end_offset_for_epoch(leader_epoch epoch) const override;
 
   void update_config(const log_config& config) override;
   result<std::size_t> apply_retention() override;
@@ -86,6 +90,11 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   result<void> write_snapshot(offset at, std::span<const std::byte> bytes);
   // Removes snapshot files whose offset is outside [from, to].
   result<void> remove_snapshots_outside(offset from, offset to);
+  // Records that `epoch` starts at `start` in the epoch cache.
+  void record_epoch(leader_epoch epoch, offset start);
+  // Writes the leader-epoch-checkpoint if the cache changed since the last write. Call with flush_mutex_
+  // held, before flushed_ moves: the file must know every epoch that starts below the flushed offset.
+  result<void> write_epoch_checkpoint();
   // Runs `work` through the background executor, counted so that close() can wait for it.
   void in_background(std::function<void(disk_log&)> work);
   // An I/O error on this log's files: the dir decides what it means (full, offline).
@@ -126,6 +135,12 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
 
   mutable std::mutex producers_mutex_;
   producer_state_manager producers_;  // guarded by producers_mutex_
+
+  mutable std::mutex epochs_mutex_;
+  leader_epoch_cache epochs_;  // guarded by epochs_mutex_
+  bool epochs_dirty_ = false;  // guarded by epochs_mutex_: the checkpoint file lags behind epochs_
+  // The cache's latest epoch, so that an append in the same epoch takes no lock for it.
+  std::atomic<std::int32_t> latest_epoch_{-1};
 
   std::mutex background_mutex_;
   std::condition_variable background_done_;
@@ -211,6 +226,7 @@ result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch 
     std::lock_guard producers_lock(producers_mutex_);
     producers_.update(header);
   }
+  if (epoch.value() >= 0 && epoch.value() != latest_epoch_.load(std::memory_order_relaxed)) record_epoch(epoch, base);
   // Kafka's unflushed messages: the offsets appended since the recovery point.
   const bool flush_required = next(last).value() - flushed_.load(std::memory_order_acquire) >= config_.flush_messages;
   if (flush_required) flush_owed_.store(next(last).value(), std::memory_order_release);
@@ -271,6 +287,7 @@ void disk_log::seal_rolled(const std::shared_ptr<segment>& rolled, std::vector<s
   if (auto written = write_snapshot(at, snapshot); !written)
     io_failed("writing the producer snapshot", written.error());
   std::lock_guard lock(flush_mutex_);
+  if (!write_epoch_checkpoint()) return;
   advance_flushed_over_sealed();
 }
 
@@ -397,6 +414,38 @@ std::optional<producer_entry> disk_log::producer(producer_id id) const {
   return producers_.find(id);
 }
 
+void disk_log::begin_epoch(leader_epoch epoch) {
+  std::lock_guard lock(write_mutex_);
+  record_epoch(epoch, log_end_offset());
+}
+
+epoch_end disk_log::end_offset_for_epoch(leader_epoch epoch) const {
+  std::lock_guard lock(epochs_mutex_);
+  return epochs_.end_offset_for(epoch, log_end_offset());
+}
+
+void disk_log::record_epoch(leader_epoch epoch, offset start) {
+  std::lock_guard lock(epochs_mutex_);
+  if (epochs_.assign(epoch, start)) epochs_dirty_ = true;
+  latest_epoch_.store(epochs_.latest_epoch().value_or(no_leader_epoch).value(), std::memory_order_relaxed);
+}
+
+result<void> disk_log::write_epoch_checkpoint() {
+  std::string text;
+  {
+    std::lock_guard lock(epochs_mutex_);
+    if (!epochs_dirty_) return success();
+    text = encode_leader_epoch_checkpoint(epochs_.entries());
+    epochs_dirty_ = false;
+  }
+  if (auto written = write_file_atomically(*fs_, directory_ / leader_epoch_checkpoint, text); !written) {
+    std::lock_guard lock(epochs_mutex_);
+    epochs_dirty_ = true;
+    return io_failed("writing the leader epoch checkpoint", written.error());
+  }
+  return success();
+}
+
 void disk_log::update_config(const log_config& config) {
   std::lock_guard lock(write_mutex_);
   config_ = config;
@@ -436,8 +485,12 @@ result<std::size_t> disk_log::apply_retention() {
       start = segments_.front()->base_offset();
       log_start_.store(start.value(), std::memory_order_release);
     }
-    std::lock_guard producers_lock(producers_mutex_);
-    producers_.remove_before(start);
+    {
+      std::lock_guard producers_lock(producers_mutex_);
+      producers_.remove_before(start);
+    }
+    std::lock_guard epochs_lock(epochs_mutex_);
+    if (epochs_.truncate_from_start(start)) epochs_dirty_ = true;
   }
   FERRY_LOG(info, "storage") << directory_.string() << ": retention removed " << removed.size()
                              << " segments; log start offset is now " << start;
@@ -483,6 +536,7 @@ result<void> disk_log::flush(offset upto) {
       return io_failed("fsync of the directory", synced.error());
     }
   }
+  FERRY_TRY(write_epoch_checkpoint());
   if (end.value() > flushed_.load()) flushed_.store(end.value(), std::memory_order_release);
   last_flush_.store(clock_.steady_now().time_since_epoch().count(), std::memory_order_relaxed);
   return success();
@@ -526,6 +580,8 @@ result<void> disk_log::close() {
   }
   if (auto written = write_snapshot(log_end_offset(), bytes); !written)
     return io_failed("writing the producer snapshot", written.error());
+  std::lock_guard lock(flush_mutex_);
+  FERRY_TRY(write_epoch_checkpoint());
   flushed_.store(log_end_.load(), std::memory_order_release);
   return success();
 }
@@ -573,6 +629,39 @@ result<void> disk_log::load_producer_state() {
       if (header.producer().value() >= 0) producers_.update(header);
     }));
   }
+  return success();
+}
+
+// The checkpoint is trusted below the recovery point (write_epoch_checkpoint runs before the flushed offset
+// moves), and everywhere after a clean close; past it the batches say which epoch wrote them.
+result<void> disk_log::load_leader_epochs(offset trusted_below) {
+  const auto path = directory_ / leader_epoch_checkpoint;
+  FERRY_TRY(const auto text, read_small_file(*fs_, path));
+  std::optional<std::vector<epoch_entry>> on_disk;
+  if (text) {
+    auto decoded = decode_leader_epoch_checkpoint(*text);
+    if (decoded) on_disk = std::move(decoded).value();
+  }
+  offset replay_from = log_start_offset();
+  if (on_disk) {
+    epochs_ = leader_epoch_cache(*on_disk);
+    replay_from = std::min(trusted_below, log_end_offset());
+    epochs_.truncate_from_end(replay_from);
+  } else if (log_end_offset() > log_start_offset()) {
+    FERRY_LOG(warn, "storage") << path.string() << (text ? " is unreadable" : " is missing")
+                               << "; reading the leader epochs from every batch of the log";
+  }
+  for (const auto& seg : segments_) {
+    const auto at = seg->committed();
+    if (at.next_offset <= replay_from) continue;
+    FERRY_TRY(seg->visit(std::max(replay_from, seg->base_offset()), at, [&](const model::batch_header_view& header) {
+      if (header.base_offset() >= replay_from) epochs_.assign(header.partition_leader_epoch(), header.base_offset());
+    }));
+  }
+  epochs_.truncate_from_start(log_start_offset());
+  const auto entries = epochs_.entries();
+  epochs_dirty_ = on_disk ? !std::ranges::equal(entries, *on_disk) : !entries.empty();
+  latest_epoch_.store(epochs_.latest_epoch().value_or(no_leader_epoch).value(), std::memory_order_relaxed);
   return success();
 }
 
@@ -667,6 +756,7 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
   const offset flushed = segments.back()->committed().next_offset;
   auto opened = std::make_shared<disk_log>(options, std::move(segments), flushed);
   FERRY_TRY(opened->load_producer_state());
+  FERRY_TRY(opened->load_leader_epochs(options.needs_recovery ? recovery_point : offset{INT64_MAX}));
   return std::shared_ptr<log>(std::move(opened));
 }
 

@@ -15,6 +15,7 @@
 #include "io/file_system.h"
 #include "model/ids.h"
 #include "storage/errc.h"
+#include "storage/leader_epoch_cache.h"
 #include "storage/log_config.h"
 #include "storage/producer_state.h"
 
@@ -102,6 +103,12 @@ class log {
   [[nodiscard]] virtual std::uint64_t size_bytes() const = 0;
   [[nodiscard]] virtual std::size_t segment_count() const = 0;
 
+  // Leader epochs (leader_epoch_cache.h). append() records the epoch it stamps where that epoch starts. A
+  // new leader calls begin_epoch first, so the epoch starts at the log end even before its first append
+  // (as in Kafka): a follower asking where the previous epoch ended gets that offset at once.
+  virtual void begin_epoch(leader_epoch epoch) = 0;
+  [[nodiscard]] virtual epoch_end end_offset_for_epoch(leader_epoch epoch) const = 0;
+
   // Idempotent producers' state, as rebuilt from the log; used to answer a retried batch.
   [[nodiscard]] virtual std::optional<producer_entry> producer(producer_id id) const = 0;
 
@@ -117,7 +124,7 @@ class log {
   // Closes the index files of sealed segments unused since `idle_before`; returns how many segments did.
   virtual std::size_t release_idle_indexes(std::chrono::steady_clock::time_point idle_before) = 0;
   // Waits for the log's background work, flushes, seals the active segment, writes the producer-state
-  // snapshot and closes the files. After a clean close the next open skips recovery.
+  // snapshot and the leader-epoch-checkpoint, and closes the files. After a clean close the next open skips recovery.
   virtual result<void> close() = 0;
 };
 
@@ -127,7 +134,9 @@ class log_dir_state;
 // Opens (or creates) the log in `directory`. If the log was not closed cleanly (see log_manager's clean
 // shutdown marker), recovery runs from the recovery point: segments with offsets at or past it are scanned,
 // each batch's length and CRC checked, and a torn or damaged tail cut (logged as a warning), with any later
-// segments (unflushed as well) removed. Below the recovery point nothing is cut: a bad batch there (found
+// segments (unflushed as well) removed. The leader epochs come from the leader-epoch-checkpoint up to the
+// recovery point and from the batches past it (from every batch when the file is missing or unreadable).
+// Below the recovery point nothing is cut: a bad batch there (found
 // when an index must be rebuilt) is reported and its segment stays readable up to it, the later ones intact.
 struct open_options {
   std::shared_ptr<io::file_system> fs;

@@ -1,29 +1,11 @@
 #include "storage/offset_checkpoint.h"
 
-#include <charconv>
-#include <vector>
-
+#include "storage/checkpoint_text.h"
 #include "storage/errc.h"
 
 namespace ferry::storage {
-namespace {
-
-// The next line (without its '\n'); false at the end.
-bool next_line(std::string_view& text, std::string_view& line) {
-  if (text.empty()) return false;
-  const auto end = text.find('\n');
-  line = text.substr(0, end);
-  text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-  return true;
-}
-
-template <typename Int>
-bool parse(std::string_view text, Int& out) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc{} && end == text.data() + text.size() && !text.empty();
-}
-
-}  // namespace
+using checkpoint_text::next_line;
+using checkpoint_text::parse;
 
 std::string encode_offset_checkpoint(const offset_map& offsets) {
   std::string out = "0\n" + std::to_string(offsets.size()) + "\n";

@@ -16,7 +16,7 @@ namespace ferry::server::handlers {
 using boost::asio::awaitable;
 namespace p = protocol;
 
-// Leader epoch fencing (KIP-320), for Fetch and ListOffsets: a client that knows a newer epoch than ours talks
+// Leader epoch fencing (KIP-320), for Fetch, ListOffsets and OffsetForLeaderEpoch: a client that knows a newer epoch than ours talks
 // to a stale leader; one with an older epoch has stale metadata. -1 asks for no check.
 [[nodiscard]] inline std::optional<p::error_code> check_epoch(const replication::partition& partition,
                                                               leader_epoch requested) {
@@ -33,6 +33,8 @@ namespace p = protocol;
 awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_request& request);
 awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request& request);
 awaitable<p::list_offsets_response> handle_list_offsets(request_context& ctx, p::list_offsets_request& request);
+awaitable<p::offset_for_leader_epoch_response> handle_offset_for_leader_epoch(
+    request_context& ctx, p::offset_for_leader_epoch_request& request);
 awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadata_request& request);
 awaitable<p::find_coordinator_response> handle_find_coordinator(request_context& ctx,
                                                                 p::find_coordinator_request& request);

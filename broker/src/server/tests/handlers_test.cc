@@ -407,5 +407,48 @@ TEST_F(handlers_test, topics_are_described_and_deleted_by_id) {
   EXPECT_EQ(cluster_.view()->find_topic("orders"), nullptr);
 }
 
+// OffsetForLeaderEpoch: where each epoch ended in the leader's log, fenced on the current epoch like Fetch.
+TEST_F(handlers_test, offset_for_leader_epoch_answers_where_each_epoch_ended) {
+  topic("orders", 1);
+  for (int i = 0; i < 2; ++i) {
+    auto batch = model::testing::build_simple_batch(3);
+    auto request = produce("orders", batch);
+    ASSERT_EQ(run(handlers::handle_produce, request, 7).responses[0].partition_responses[0].error_code, 0);
+  }
+  // A new election: this broker leads again in epoch 2, whose first offset is 6.
+  cluster_.edit([](coord::cluster_view& v) { v.topics["orders"].partitions[partition_id{0}].state->epoch = leader_epoch{2}; });
+  partitions_->reconcile(*cluster_.view());
+  auto batch = model::testing::build_simple_batch(3);
+  auto request = produce("orders", batch);
+  ASSERT_EQ(run(handlers::handle_produce, request, 7).responses[0].partition_responses[0].error_code, 0);
+
+  const auto ask = [&](std::int32_t epoch, std::int32_t current, const std::string& topic = "orders") {
+    p::offset_for_leader_epoch_request asked;
+    asked.replica_id = broker_id{-1};
+    auto& t = asked.topics.emplace_back();
+    t.topic = topic;
+    auto& part = t.partitions.emplace_back();
+    part.partition = partition_id{0};
+    part.current_leader_epoch = leader_epoch{current};
+    part.leader_epoch = leader_epoch{epoch};
+    auto response = run(handlers::handle_offset_for_leader_epoch, asked, std::int16_t{4});
+    EXPECT_EQ(response.topics.size(), 1u);
+    EXPECT_EQ(response.topics[0].topic, topic);
+    EXPECT_EQ(response.topics[0].partitions[0].partition, partition_id{0});
+    return response.topics[0].partitions[0];
+  };
+  const auto answer = [&](std::int32_t epoch, std::int32_t current = -1) {
+    const auto got = ask(epoch, current);
+    return std::tuple{got.error_code, got.leader_epoch.value(), got.end_offset.value()};
+  };
+  EXPECT_EQ(answer(0), std::tuple(0, 0, 6));
+  EXPECT_EQ(answer(1), std::tuple(0, 0, 6));  // never led in epoch 1: epoch 0 is the one before, ending at 6
+  EXPECT_EQ(answer(2, 2), std::tuple(0, 2, 9));
+  EXPECT_EQ(answer(7), std::tuple(0, -1, -1));
+  EXPECT_EQ(std::get<0>(answer(0, 1)), p::code(p::error_code::fenced_leader_epoch));
+  EXPECT_EQ(std::get<0>(answer(0, 3)), p::code(p::error_code::unknown_leader_epoch));
+  EXPECT_EQ(ask(0, -1, "missing").error_code, p::code(p::error_code::unknown_topic_or_partition));
+}
+
 }  // namespace
 }  // namespace ferry::server

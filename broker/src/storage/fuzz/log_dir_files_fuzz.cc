@@ -1,8 +1,9 @@
 // Feeds arbitrary bytes to the parsers of a log dir's small text files. An input starting with 'd' is a log
-// dir: up to its first NUL byte the partition.metadata of a partition "orders-0", after it both offset
-// checkpoint files (recovery-point-offset-checkpoint and replication-offset-checkpoint), and the harness opens
-// the dir with storage::log_manager as a restarting broker does. Any other input goes straight to
-// decode_offset_checkpoint, and whatever decodes must encode to text that decodes to the same offsets.
+// dir: up to its first NUL byte the partition.metadata of a partition "orders-0", then up to the next NUL both
+// offset checkpoint files (recovery-point-offset-checkpoint and replication-offset-checkpoint), then the
+// partition's leader-epoch-checkpoint, and the harness opens the dir with storage::log_manager as a restarting
+// broker does. An input starting with 'e' goes to decode_leader_epoch_checkpoint, any other input to
+// decode_offset_checkpoint, and whatever decodes must encode to text that decodes to the same entries.
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "base/log.h"
 #include "io/file_system.h"
 #include "storage/fuzz/scratch_dir.h"
+#include "storage/leader_epoch_cache.h"
 #include "storage/log_manager.h"
 #include "storage/offset_checkpoint.h"
 
@@ -21,12 +23,20 @@ namespace {
 void open_log_dir(std::string_view input) {
   static fuzz::scratch_dir scratch("log-dir-files-fuzz");
   static const ferry::manual_clock clock;
-  const auto nul = input.find('\0');
-  const std::string_view metadata = input.substr(0, nul);
-  const std::string_view checkpoint = nul == std::string_view::npos ? std::string_view{} : input.substr(nul + 1);
+  // The next NUL-separated part of the input.
+  const auto part = [&input] {
+    const auto nul = input.find('\0');
+    const std::string_view out = input.substr(0, nul);
+    input.remove_prefix(nul == std::string_view::npos ? input.size() : nul + 1);
+    return out;
+  };
+  const std::string_view metadata = part();
+  const std::string_view checkpoint = part();
+  const std::string_view epochs = part();
   const auto& root = scratch.reset();
   std::filesystem::create_directories(root / "orders-0");
   std::ofstream(root / "orders-0" / "partition.metadata", std::ios::binary) << metadata;
+  std::ofstream(root / "orders-0" / leader_epoch_checkpoint, std::ios::binary) << epochs;
   std::ofstream(root / recovery_point_checkpoint, std::ios::binary) << checkpoint;
   std::ofstream(root / high_watermark_checkpoint, std::ios::binary) << checkpoint;
 
@@ -44,6 +54,13 @@ void run(std::string_view input) {
   ferry::log::set_level(ferry::log::level::error);
   if (input.starts_with('d')) {
     open_log_dir(input.substr(1));
+    return;
+  }
+  if (input.starts_with('e')) {
+    const auto entries = decode_leader_epoch_checkpoint(input.substr(1));
+    if (!entries) return;
+    const auto again = decode_leader_epoch_checkpoint(encode_leader_epoch_checkpoint(entries.value()));
+    if (!again || again.value() != entries.value()) __builtin_trap();
     return;
   }
   const auto decoded = decode_offset_checkpoint(input);

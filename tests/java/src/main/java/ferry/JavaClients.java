@@ -63,7 +63,7 @@ import org.apache.kafka.common.utils.Utils;
  * check ({"check": "produce", ...}); tests/integration/test_java_clients.py asserts on them.
  *
  * <pre>
- * java -cp CLASSES:DEPS ferry.JavaClients --bootstrap HOST:PORT,... --prefix NAME [--records N] [produce consume admin]
+ * java -cp CLASSES:DEPS ferry.JavaClients --bootstrap HOST:PORT,... --prefix NAME [--records N] [produce consume admin validate]
  * </pre>
  *
  * The sections run in order (consume reads what produce wrote). An exception that escapes a section is printed
@@ -104,10 +104,10 @@ public final class JavaClients {
             }
         }
         if (bootstrap == null) {
-            System.err.println("usage: JavaClients --bootstrap HOST:PORT,... [--prefix NAME] [--records N] [produce consume admin]");
+            System.err.println("usage: JavaClients --bootstrap HOST:PORT,... [--prefix NAME] [--records N] [produce consume admin validate]");
             System.exit(2);
         }
-        if (sections.isEmpty()) sections = List.of("produce", "consume", "admin");
+        if (sections.isEmpty()) sections = List.of("produce", "consume", "admin", "validate");
         JavaClients run = new JavaClients(bootstrap, prefix, records);
         emit("start", "client_version", run.clientVersion, "java_version", System.getProperty("java.version"),
              "sections", sections, "records", records);
@@ -119,6 +119,7 @@ public final class JavaClients {
                     case "produce": run.produce(); break;
                     case "consume": run.consume(); break;
                     case "admin": run.admin(); break;
+                    case "validate": PositionValidation.run(run.bootstrap, run.prefix); break;
                     default: throw new IllegalArgumentException("no section " + section);
                 }
                 emit("section", "name", section, "ok", true, "elapsed_ms", millisSince(started));
