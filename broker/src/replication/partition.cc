@@ -1,5 +1,7 @@
 #include "replication/partition.h"
 
+#include <algorithm>
+
 #include "replication/errc.h"
 
 namespace ferry::replication {
@@ -33,26 +35,61 @@ storage::log_config to_log_config(const config::topic_settings& settings) {
   return c;
 }
 
-void partition::become_leader(leader_epoch epoch, bool alone) {
-  log_->begin_epoch(epoch);
-  epoch_.store(epoch.value());
-  alone_in_isr_.store(alone);
+void partition::become_leader(const leadership& state) {
+  {
+    std::lock_guard lock(followers_mutex_);
+    if (state.epoch != leadership_.epoch) follower_log_ends_.clear();
+    std::erase_if(follower_log_ends_, [&](const auto& entry) {
+      return std::find(state.followers.begin(), state.followers.end(), entry.first) == state.followers.end();
+    });
+    leadership_ = state;
+  }
+  log_->begin_epoch(state.epoch);
+  epoch_.store(state.epoch.value());
+  alone_in_isr_.store(state.isr_followers.empty());
   leader_.store(true);
-  advance_high_watermark();
+  if (advance_high_watermark()) notify_waiters();
 }
 
 void partition::become_follower(leader_epoch epoch) {
+  {
+    std::lock_guard lock(followers_mutex_);
+    leadership_ = {};
+    follower_log_ends_.clear();
+  }
   epoch_.store(epoch.value());
   leader_.store(false);
   alone_in_isr_.store(false);
+  notify_waiters();  // fetches and acks=all produces waiting here find out
 }
 
-void partition::advance_high_watermark() {
-  if (!alone_in_isr_.load()) return;
-  const std::int64_t visible = log_->visible_end().value();
-  std::int64_t current = high_watermark_.load();
-  while (visible > current && !high_watermark_.compare_exchange_weak(current, visible)) {
+std::size_t partition::in_sync_replicas() const {
+  if (!leader_.load()) return 0;
+  std::lock_guard lock(followers_mutex_);
+  return 1 + leadership_.isr_followers.size();
+}
+
+partition::leadership partition::current_leadership() const {
+  std::lock_guard lock(followers_mutex_);
+  return leadership_;
+}
+
+bool partition::advance_high_watermark() {
+  if (!leader_.load()) return false;
+  std::int64_t candidate = log_->visible_end().value();
+  if (!alone_in_isr_.load()) {
+    std::lock_guard lock(followers_mutex_);
+    for (const broker_id follower : leadership_.isr_followers) {
+      const auto known = follower_log_ends_.find(follower);
+      if (known == follower_log_ends_.end()) return false;
+      candidate = std::min(candidate, known->second.value());
+    }
   }
+  std::int64_t current = high_watermark_.load();
+  while (candidate > current) {
+    if (high_watermark_.compare_exchange_weak(current, candidate)) return true;
+  }
+  return false;
 }
 
 result<storage::append_result> partition::append(std::span<std::byte> batch) {
@@ -73,6 +110,19 @@ result<void> partition::flush(offset upto) {
 result<storage::read_result> partition::read(offset from, std::uint64_t max_bytes) {
   if (!leader_.load()) return errc::not_leader;
   return log_->read(from, max_bytes, high_watermark());
+}
+
+result<storage::read_result> partition::read_for_follower(broker_id follower, offset from, std::uint64_t max_bytes) {
+  if (!leader_.load()) return errc::not_leader;
+  {
+    std::lock_guard lock(followers_mutex_);
+    const auto& followers = leadership_.followers;
+    if (std::find(followers.begin(), followers.end(), follower) == followers.end()) return errc::not_leader;
+    // A fetch offset past the log end is not a log end the follower can have; the read refuses it.
+    if (from <= log_->log_end_offset()) follower_log_ends_[follower] = from;
+  }
+  if (advance_high_watermark()) notify_waiters();
+  return log_->read(from, max_bytes, offset{INT64_MAX});
 }
 
 result<std::size_t> partition::apply_retention() { return log_->apply_retention(); }

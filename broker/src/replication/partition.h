@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -24,10 +25,13 @@ class data_waiter {
 
 // A partition replica on this broker: its log, and its role in the partition's replication. Leadership
 // comes from the partition state in ZooKeeper (leader broker, leader epoch and ISR); only the leader takes
-// produce requests and serves consumers. Consumers read up to the high watermark. While the leader is alone
-// in the ISR the high watermark follows its log: everything appended, except records whose flush the flush
-// policy asked for and that is not done yet. Otherwise it keeps the value it had (from the
-// replication-offset-checkpoint after a restart) until replication moves it.
+// produce requests and serves consumers and followers. Consumers read up to the high watermark; followers
+// read up to the log end, and each fetch tells the leader where the follower's log ends (its fetch offset).
+//
+// The high watermark is the minimum log end over the ISR: the leader's own counts only what is visible
+// (records whose flush the flush policy asked for count once flushed), and a follower's counts from its
+// first fetch in the current leadership (until then it holds the high watermark where it is). It only moves
+// forward; after a restart it starts from the replication-offset-checkpoint.
 //
 // Thread-safety: every method may be called from any thread. The partition adds no lock of its own on the
 // append path: the log's writer lock is the only one.
@@ -44,11 +48,22 @@ class partition {
   [[nodiscard]] std::shared_ptr<const config::topic_settings> settings() const { return settings_.load(); }
   void update_settings(config::topic_settings settings);
 
-  // `alone`: this broker is the only member of the ISR, so its log alone decides the high watermark.
-  void become_leader(leader_epoch epoch, bool alone = true);
+  // What the partition state says of a leadership of this broker's.
+  struct leadership {
+    leader_epoch epoch;
+    std::vector<broker_id> followers;      // every other assigned replica
+    std::vector<broker_id> isr_followers;  // those of them in the ISR
+    friend bool operator==(const leadership&, const leadership&) = default;
+  };
+  // Starts leading, or takes a new ISR or epoch while leading. A new epoch starts in the log at its end
+  // (storage::log::begin_epoch), and forgets where the followers were.
+  void become_leader(const leadership& state);
   void become_follower(leader_epoch epoch);
   [[nodiscard]] bool is_leader() const { return leader_.load(); }
   [[nodiscard]] leader_epoch epoch() const { return leader_epoch{epoch_.load()}; }
+  // The ISR's size, this broker included, while it leads.
+  [[nodiscard]] std::size_t in_sync_replicas() const;
+  [[nodiscard]] leadership current_leadership() const;
 
   // Appends one validated client batch with the current leader epoch, then wakes waiting fetches.
   // errc::not_leader when this replica does not lead. When the result says flush_required, the batch counts
@@ -59,6 +74,10 @@ class partition {
 
   // What a consumer may read: from `from`, up to the high watermark.
   result<storage::read_result> read(offset from, std::uint64_t max_bytes);
+  // A follower's fetch from `from`: that is where its log ends, so the high watermark may move (waking
+  // whoever waits on it); then it reads up to the log end. errc::not_leader when this replica does not lead,
+  // or `follower` is not an assigned replica.
+  result<storage::read_result> read_for_follower(broker_id follower, offset from, std::uint64_t max_bytes);
 
   [[nodiscard]] offset high_watermark() const { return offset{high_watermark_.load()}; }
   [[nodiscard]] offset log_start_offset() const { return log_->log_start_offset(); }
@@ -68,26 +87,31 @@ class partition {
   result<std::size_t> apply_retention();
   result<void> flush_by_time();
 
-  // Long polls. A fetch registers before it reads (so an append in between is never missed), is notified at
+  // Long polls, and produce requests waiting for acks=all. A fetch registers before it reads (so an append in between is never missed), is notified at
   // most once per append, and unregisters when it completes: idle partitions keep no stale entries.
   void add_waiter(const std::shared_ptr<data_waiter>& waiter);
   void remove_waiter(const std::shared_ptr<data_waiter>& waiter);
   [[nodiscard]] std::size_t waiter_count() const;
-  // Wakes every waiter: data arrived, or the partition is going away (its fetches then find out).
+  // Wakes every waiter: data arrived, the high watermark moved, or the partition is going away (its fetches
+  // then find out).
   void notify_waiters();
 
  private:
-  // Moves the high watermark up to what the log allows, if the leader is alone in the ISR.
-  void advance_high_watermark();
+  // Moves the high watermark up to the minimum log end over the ISR; true when it moved.
+  bool advance_high_watermark();
 
   topic_partition id_;
   std::shared_ptr<storage::log> log_;
   std::atomic<std::shared_ptr<const config::topic_settings>> settings_;
   metrics::topic_metrics counters_;
   std::atomic<bool> leader_{false};
+  // No follower is in the ISR: the leader's log alone moves the high watermark, with no lock on the way.
   std::atomic<bool> alone_in_isr_{false};
   std::atomic<std::int32_t> epoch_{-1};
   std::atomic<std::int64_t> high_watermark_;
+  mutable std::mutex followers_mutex_;
+  leadership leadership_;                          // guarded by followers_mutex_
+  std::map<broker_id, offset> follower_log_ends_;  // guarded by followers_mutex_; known since the epoch began
   mutable std::mutex waiters_mutex_;
   std::unordered_set<std::shared_ptr<data_waiter>> waiters_;  // guarded by waiters_mutex_
 };

@@ -105,11 +105,18 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
         }
         const leader_epoch epoch = info.state ? info.state->epoch : no_leader_epoch;
         const bool leads = info.state && info.state->leader == self;
-        const bool alone = leads && info.state->isr == std::vector<broker_id>{self};
-        if (leads && (!p->is_leader() || p->epoch() != epoch)) {
-          p->become_leader(epoch, alone);
-          FERRY_LOG(info, "replication") << "leading " << tp << " in epoch " << epoch;
-        } else if (!leads && (p->is_leader() || p->epoch() != epoch)) {
+        if (leads) {
+          partition::leadership state{epoch, {}, {}};
+          for (const broker_id r : info.replicas) {
+            if (r == self) continue;
+            state.followers.push_back(r);
+            if (std::find(info.state->isr.begin(), info.state->isr.end(), r) != info.state->isr.end())
+              state.isr_followers.push_back(r);
+          }
+          const bool was_leading = p->is_leader() && p->epoch() == epoch;
+          if (!was_leading || p->current_leadership() != state) p->become_leader(state);
+          if (!was_leading) FERRY_LOG(info, "replication") << "leading " << tp << " in epoch " << epoch;
+        } else if (p->is_leader() || p->epoch() != epoch) {
           p->become_follower(epoch);
         }
         next.emplace(tp, std::move(p));

@@ -1,52 +1,18 @@
 #include <chrono>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
 #include "replication/errc.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
+#include "server/handlers/partition_waiter.h"
 
 namespace ferry::server::handlers {
 namespace asio = boost::asio;
 namespace {
 
 using partition_data = p::fetch_response::fetchable_topic_response::partition_data;
-
-// Wakes a long-polling fetch when any of its partitions gets data: the timer runs on the connection's thread,
-// and the append thread only posts a cancel to it.
-class fetch_waiter final : public replication::data_waiter, public std::enable_shared_from_this<fetch_waiter> {
- public:
-  explicit fetch_waiter(const asio::any_io_executor& executor) : timer(executor) {}
-  void notify() override {
-    asio::post(timer.get_executor(), [self = shared_from_this()] { self->timer.cancel(); });
-  }
-  asio::steady_timer timer;
-};
-
-// The partitions a fetch waits on, from before its first read until it answers: registering first means an
-// append between a read and the wait is never missed, and leaving at the end means idle partitions keep no
-// entries of fetches long answered.
-class waiting_on {
- public:
-  explicit waiting_on(std::shared_ptr<fetch_waiter> waiter) : waiter_(std::move(waiter)) {}
-  waiting_on(const waiting_on&) = delete;
-  waiting_on& operator=(const waiting_on&) = delete;
-  ~waiting_on() {
-    for (const auto& p : partitions_) p->remove_waiter(waiter_);
-  }
-  void add(const std::shared_ptr<replication::partition>& p) {
-    if (std::find(partitions_.begin(), partitions_.end(), p) != partitions_.end()) return;
-    p->add_waiter(waiter_);
-    partitions_.push_back(p);
-  }
-
- private:
-  std::shared_ptr<fetch_waiter> waiter_;
-  std::vector<std::shared_ptr<replication::partition>> partitions_;
-};
 
 // What one pass found in a partition, for the topic's bytes-out and records-out counters.
 struct served {
@@ -78,6 +44,24 @@ void point_to_leader(const coord::cluster_view& view, broker_id leader, leader_e
   if (!listed) response.node_endpoints.push_back({leader, b->second.host, b->second.port, b->second.rack});
 }
 
+// Fetch v12+ names the epoch of the fetcher's last batch. If the leader's log ends that epoch before the
+// fetch offset, or never had it, the logs diverged: the fetcher (a follower) must truncate to the returned
+// epoch's end before fetching again (KIP-595's check, which Kafka's replicas use from 2.7). OFFSET_OUT_OF_RANGE
+// when the log cannot place the epoch, as in Kafka.
+std::optional<p::error_code> check_divergence(replication::partition& partition,
+                                              const p::fetch_request::fetch_topic::fetch_partition& wanted,
+                                              partition_data& out) {
+  if (wanted.last_fetched_epoch.value() < 0) return std::nullopt;
+  const auto found = partition.log().end_offset_for_epoch(wanted.last_fetched_epoch);
+  if (found.epoch.value() < 0 || found.end.value() < 0 || wanted.fetch_offset < partition.log_start_offset())
+    return p::error_code::offset_out_of_range;
+  if (found.epoch < wanted.last_fetched_epoch || found.end < wanted.fetch_offset) {
+    out.diverging_epoch = {found.epoch, found.end};
+    return p::error_code::none;
+  }
+  return std::nullopt;
+}
+
 // One pass over every requested partition.
 pass_result read_all(request_context& ctx, const p::fetch_request& request, p::fetch_response& response,
                      std::vector<served>& found, waiting_on& waits) {
@@ -88,6 +72,9 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
   std::uint64_t budget = request.max_bytes > 0 ? static_cast<std::uint64_t>(request.max_bytes) : 0;
   const auto view = ctx.broker.cluster.view();
   const bool by_id = ctx.version() >= 13;
+  // A follower names itself; it reads up to the log end, and its fetch offset is its log end.
+  const broker_id replica = ctx.version() >= 15 ? request.replica_state.replica_id : request.replica_id;
+  const bool from_follower = replica.value() >= 0;
   for (const auto& topic : request.topics) {
     auto& topic_out = response.responses.emplace_back();
     topic_out.topic = topic.topic;
@@ -130,16 +117,25 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
         pass.answer_now = true;
         continue;
       }
+      if (const auto diverged = check_divergence(partition, wanted, out)) {
+        out.error_code = p::code(*diverged);
+        out.high_watermark = partition.high_watermark();
+        pass.answer_now = true;
+        continue;
+      }
       waits.add(part.value());
       out.aborted_transactions.emplace();
-      out.high_watermark = partition.high_watermark();
-      out.last_stable_offset = out.high_watermark;  // no transactions yet: nothing is unstable
-      out.log_start_offset = partition.log_start_offset();
       // The first batch always goes out, even above the limits (KIP-74); after that the response budget holds.
       const std::uint64_t limit = std::min<std::uint64_t>(
           wanted.partition_max_bytes > 0 ? static_cast<std::uint64_t>(wanted.partition_max_bytes) : 0, budget);
       if (pass.bytes > 0 && limit == 0) continue;
-      const auto read = partition.read(wanted.fetch_offset, std::max<std::uint64_t>(limit, 1));
+      const std::uint64_t max_bytes = std::max<std::uint64_t>(limit, 1);
+      const auto read = from_follower ? partition.read_for_follower(replica, wanted.fetch_offset, max_bytes)
+                                      : partition.read(wanted.fetch_offset, max_bytes);
+      // After the read: a follower's fetch may have moved it.
+      out.high_watermark = partition.high_watermark();
+      out.last_stable_offset = out.high_watermark;  // no transactions yet: nothing is unstable
+      out.log_start_offset = partition.log_start_offset();
       if (!read) {
         out.error_code = p::code(to_kafka_error(read.error()));
         pass.answer_now = true;
@@ -149,7 +145,8 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
         out.records->files.push_back(
             p::file_chunk{slice.file->native_handle(), slice.position, slice.length, slice.file});
       pass.bytes += read.value().total_bytes;
-      if (read.value().total_bytes > 0)
+      // Replication traffic is not the topic's bytes out (as in Kafka).
+      if (read.value().total_bytes > 0 && !from_follower)
         found.push_back({part.value(), read.value().total_bytes,
                          read.value().next_offset.value() - read.value().first_offset.value()});
       budget -= std::min(budget, read.value().total_bytes);
@@ -160,9 +157,10 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
 
 }  // namespace
 
-// Serves record batches straight from segment files: the response carries file regions that the connection
-// sends with sendfile, so record bytes never enter user space. If fewer than min_bytes are available the
-// request waits (up to max_wait_ms) for an append to any of its partitions, then reads again.
+// Serves record batches straight from segment files, to consumers and to followers alike: the response
+// carries file regions that the connection sends with sendfile, so record bytes never enter user space. If
+// fewer than min_bytes are available the request waits (up to max_wait_ms) for an append to any of its
+// partitions, then reads again.
 awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request& request) {
   p::fetch_response response;
   if (request.session_epoch > 0 && request.session_id != 0) {
@@ -171,7 +169,7 @@ awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request
     co_return response;
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, request.max_wait_ms));
-  auto waiter = std::make_shared<fetch_waiter>(co_await asio::this_coro::executor);
+  auto waiter = std::make_shared<partition_waiter>(co_await asio::this_coro::executor);
   waiting_on waits(waiter);
   std::vector<served> found;
   for (;;) {

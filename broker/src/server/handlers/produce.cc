@@ -1,10 +1,17 @@
+#include <chrono>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+
 #include "model/batch_builder.h"
 #include "model/record_batch.h"
 #include "model/records.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
+#include "server/handlers/partition_waiter.h"
 
 namespace ferry::server::handlers {
+namespace asio = boost::asio;
 namespace {
 
 using partition_response = p::produce_response::topic_produce_response::partition_produce_response;
@@ -32,11 +39,21 @@ std::error_code validate(std::span<std::byte> records, std::int16_t version, std
   return {};
 }
 
-// In-sync replicas of the partition as the cluster view has them; 0 when it has no state.
-std::size_t in_sync_replicas(request_context& ctx, const topic_partition& tp) {
-  const auto* info = ctx.broker.cluster.view()->find_partition(tp);
-  return info != nullptr && info->state ? info->state->isr.size() : 0;
+std::size_t min_insync_replicas(const replication::partition& partition) {
+  return static_cast<std::size_t>(std::max(1, partition.settings()->min_insync_replicas));
 }
+
+// A batch appended whose acknowledgement waits: for a flush the flush policy wants, and with acks=all for
+// the high watermark to pass it (every replica in the ISR has it).
+struct owed {
+  std::size_t topic = 0;
+  std::size_t partition = 0;
+  std::shared_ptr<replication::partition> replica;
+  leader_epoch epoch;
+  offset upto;  // one past the batch
+  bool flush = false;
+  bool in_sync = false;
+};
 
 // The codec a topic's compression.type asks for; nullopt for "producer" (batches are kept as they came).
 std::optional<model::compression> topic_codec(const std::string& compression_type) {
@@ -48,9 +65,9 @@ std::optional<model::compression> topic_codec(const std::string& compression_typ
   return std::nullopt;
 }
 
+// Appends one partition's batch; `waits` gets what its acknowledgement still waits for.
 partition_response append_one(request_context& ctx, const std::string& topic, partition_id index,
-                              std::optional<p::record_data>& records, std::int16_t acks,
-                              std::vector<std::pair<std::shared_ptr<replication::partition>, offset>>& flushes) {
+                              std::optional<p::record_data>& records, std::int16_t acks, std::optional<owed>& waits) {
   partition_response out;
   out.index = index;
   out.base_offset = no_offset;
@@ -94,8 +111,8 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
   }
   if (acks == -1) {
     // min.insync.replicas: acks=all is only as good as the replicas in sync, and Kafka refuses to pretend.
-    const auto isr = in_sync_replicas(ctx, {topic, index});
-    const auto required = static_cast<std::size_t>(std::max(1, partition.settings()->min_insync_replicas));
+    const auto isr = partition.in_sync_replicas();
+    const auto required = min_insync_replicas(partition);
     if (isr < required) {
       out.error_code = ctx.error(p::error_code::not_enough_replicas);
       out.error_message =
@@ -116,28 +133,65 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
     partition.counters().bytes_in->Increment(static_cast<double>(bytes.size()));
     partition.counters().records_in->Increment(model::batch_header_view(bytes).records_count());
   }
-  if (appended.value().flush_required) flushes.emplace_back(part.value(), next(appended.value().last_offset));
+  const bool flush = appended.value().flush_required;
+  const bool in_sync = acks == -1;
+  if (flush || in_sync)
+    waits = owed{0, 0, part.value(), partition.epoch(), next(appended.value().last_offset), flush, in_sync};
   return out;
+}
+
+// acks=all: each batch is acknowledged once the high watermark passed it. A leader that lost its leadership
+// meanwhile answers NOT_LEADER_OR_FOLLOWER; one whose ISR shrank below min.insync.replicas by then answers
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND (the batch is written, but not as safely as asked); the request's timeout
+// answers REQUEST_TIMED_OUT.
+awaitable<void> await_in_sync(request_context& ctx, std::int32_t timeout_ms, p::produce_response& response,
+                              std::vector<owed>& waiting) {
+  auto waiter = std::make_shared<partition_waiter>(co_await asio::this_coro::executor);
+  waiting_on waits(waiter);
+  for (const auto& w : waiting) waits.add(w.replica);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
+  const auto fail = [&](owed& w, p::error_code code) {
+    auto& out = response.responses[w.topic].partition_responses[w.partition];
+    out.error_code = ctx.error(code);
+    out.base_offset = no_offset;
+    w.in_sync = false;
+  };
+  for (;;) {
+    waiter->timer.expires_at(deadline);
+    bool pending = false;
+    for (auto& w : waiting) {
+      if (!w.in_sync) continue;
+      if (!w.replica->is_leader() || w.replica->epoch() != w.epoch) {
+        fail(w, p::error_code::not_leader_or_follower);
+      } else if (w.replica->high_watermark() >= w.upto) {
+        if (w.replica->in_sync_replicas() < min_insync_replicas(*w.replica))
+          fail(w, p::error_code::not_enough_replicas_after_append);
+        w.in_sync = false;
+      } else {
+        pending = true;
+      }
+    }
+    if (!pending) co_return;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      for (auto& w : waiting)
+        if (w.in_sync) fail(w, p::error_code::request_timed_out);
+      co_return;
+    }
+    co_await waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
 }
 
 }  // namespace
 
 // Appends each partition's batch to the partition's log through its leader replica. acks=1 answers once the
-// batch is in the leader's log; acks=-1 waits for the in-sync replicas, which today is the leader alone, and
+// batch is in the leader's log; acks=-1 waits until every replica in the ISR has it (await_in_sync), and
 // is refused while fewer than min.insync.replicas are in sync; acks=0 sends no response at all, and closes
 // the connection if any partition failed. A batch the topic's flush policy wants on disk is flushed (on the
 // blocking pool) before it is acknowledged, and fails with KAFKA_STORAGE_ERROR if the flush does.
 awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_request& request) {
   p::produce_response response;
   const bool valid_acks = request.acks == 0 || request.acks == 1 || request.acks == -1;
-  struct owed {
-    std::size_t topic;
-    std::size_t partition;
-    std::shared_ptr<replication::partition> replica;
-    offset upto;
-  };
-  std::vector<owed> owed_flushes;
-  std::vector<std::pair<std::shared_ptr<replication::partition>, offset>> flushes;
+  std::vector<owed> waiting;
   for (auto& topic : request.topic_data) {
     auto& topic_out = response.responses.emplace_back();
     topic_out.name = topic.name;
@@ -149,23 +203,28 @@ awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_r
         out.error_code = ctx.error(p::error_code::invalid_required_acks);
         continue;
       }
+      std::optional<owed> waits;
       topic_out.partition_responses.push_back(
-          append_one(ctx, topic.name, partition.index, partition.records, request.acks, flushes));
-      if (!flushes.empty()) {
-        owed_flushes.push_back({response.responses.size() - 1, topic_out.partition_responses.size() - 1,
-                                std::move(flushes.back().first), flushes.back().second});
-        flushes.clear();
+          append_one(ctx, topic.name, partition.index, partition.records, request.acks, waits));
+      if (waits) {
+        waits->topic = response.responses.size() - 1;
+        waits->partition = topic_out.partition_responses.size() - 1;
+        waiting.push_back(std::move(*waits));
       }
     }
   }
-  for (auto& f : owed_flushes) {
+  for (auto& f : waiting) {
+    if (!f.flush) continue;
     const auto done = co_await run_blocking(ctx.broker, [&f] { return f.replica->flush(f.upto); });
     if (done) continue;
     auto& out = response.responses[f.topic].partition_responses[f.partition];
     out.error_code = ctx.error(to_kafka_error(done.error()));
     out.error_message = done.error().message();
     out.base_offset = no_offset;
+    f.in_sync = false;
   }
+  if (std::any_of(waiting.begin(), waiting.end(), [](const owed& w) { return w.in_sync; }))
+    co_await await_in_sync(ctx, request.timeout_ms, response, waiting);
   ctx.send_response = request.acks != 0;
   ctx.close_connection = request.acks == 0 && ctx.errors > 0;
   co_return response;

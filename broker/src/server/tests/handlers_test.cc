@@ -145,6 +145,50 @@ class handlers_test : public ::testing::Test {
     return request;
   }
 
+  // A topic led here in epoch 0, with broker 2 a follower in the ISR.
+  void replicated_topic(const std::string& name, coord::layout::config_map config = {}) {
+    cluster_.edit([&](coord::cluster_view& v) {
+      v.brokers[broker_id{2}] = coord::broker_info{broker_id{2}, "127.0.0.2", 9093, std::nullopt, {}, 2};
+      auto& topic = v.topics[name];
+      topic.config = std::move(config);
+      topic.partitions[partition_id{0}] = {
+          {broker_id{1}, broker_id{2}},
+          coord::partition_state{broker_id{1}, leader_epoch{0}, {broker_id{1}, broker_id{2}}, 1, 0}};
+    });
+    partitions_->reconcile(*cluster_.view());
+  }
+
+  // Broker 2's fetch of partition 0, as a follower (v12 carries the replica id and the last fetched epoch).
+  static p::fetch_request follower_fetch(const std::string& topic, std::int64_t from, std::int32_t last_epoch = -1) {
+    p::fetch_request request;
+    request.replica_id = broker_id{2};
+    request.max_wait_ms = 0;
+    request.min_bytes = 1;
+    request.max_bytes = 1 << 20;
+    auto& t = request.topics.emplace_back();
+    t.topic = topic;
+    auto& part = t.partitions.emplace_back();
+    part.partition = partition_id{0};
+    part.fetch_offset = offset{from};
+    part.last_fetched_epoch = leader_epoch{last_epoch};
+    part.partition_max_bytes = 1 << 20;
+    return request;
+  }
+
+  // Starts a produce on `io` and runs it until it waits.
+  void start_produce(asio::io_context& io, p::produce_request& request, std::optional<p::produce_response>& out) {
+    produce_header_ = p::request_header{p::produce_request::api_key, 7, 1, "test"};
+    contexts_.push_back(std::make_unique<request_context>(request_context{*context_, produce_header_, connection_}));
+    asio::co_spawn(io, handlers::handle_produce(*contexts_.back(), request),
+                   [&out](std::exception_ptr e, p::produce_response r) {
+                     if (e) std::rethrow_exception(e);
+                     out = std::move(r);
+                   });
+    io.poll();
+  }
+
+  p::request_header produce_header_;
+  std::vector<std::unique_ptr<request_context>> contexts_;
   test_cluster cluster_;
   config::broker_config config_;
   manual_clock clock_;
@@ -448,6 +492,109 @@ TEST_F(handlers_test, offset_for_leader_epoch_answers_where_each_epoch_ended) {
   EXPECT_EQ(std::get<0>(answer(0, 1)), p::code(p::error_code::fenced_leader_epoch));
   EXPECT_EQ(std::get<0>(answer(0, 3)), p::code(p::error_code::unknown_leader_epoch));
   EXPECT_EQ(ask(0, -1, "missing").error_code, p::code(p::error_code::unknown_topic_or_partition));
+}
+
+// acks=all is acknowledged once the high watermark passes the batch: when the follower in the ISR has
+// fetched past it, which its next fetch offset says.
+TEST_F(handlers_test, acks_all_waits_until_every_replica_in_the_isr_has_the_batch) {
+  replicated_topic("replicated");
+  asio::io_context io;
+  auto batch = model::testing::build_simple_batch(3);
+  auto request = produce("replicated", batch, -1);
+  request.timeout_ms = 60000;
+  std::optional<p::produce_response> produced;
+  start_produce(io, request, produced);
+  EXPECT_FALSE(produced);
+
+  // The follower reads past the high watermark, and is told the leader's high watermark.
+  auto first = follower_fetch("replicated", 0);
+  const auto read = run(handlers::handle_fetch, first, 12);
+  const auto& answer = read.responses[0].partitions[0];
+  EXPECT_EQ(answer.error_code, 0);
+  EXPECT_EQ(answer.high_watermark, offset{0});
+  EXPECT_EQ(answer.records->size(), batch.size());
+  io.poll();
+  EXPECT_FALSE(produced);  // fetching from 0 says the follower has nothing yet
+
+  auto next = follower_fetch("replicated", 3);
+  EXPECT_EQ(run(handlers::handle_fetch, next, 12).responses[0].partitions[0].high_watermark, offset{3});
+  io.run();
+  ASSERT_TRUE(produced);
+  EXPECT_EQ(produced->responses[0].partition_responses[0].error_code, 0);
+  EXPECT_EQ(produced->responses[0].partition_responses[0].base_offset, offset{0});
+  // Consumers see the batch now, and the follower's reads were not counted as the topic's bytes out.
+  EXPECT_EQ(metrics_.for_topic("replicated").bytes_out->Value(), 0);
+}
+
+TEST_F(handlers_test, acks_all_answers_the_timeout_a_leader_change_or_a_shrunk_isr) {
+  replicated_topic("replicated", {{"min.insync.replicas", "2"}});
+  const auto outcome = [&](const std::function<void()>& meanwhile, std::int32_t timeout_ms = 60000) {
+    asio::io_context io;
+    auto batch = model::testing::build_simple_batch(3);
+    auto request = produce("replicated", batch, -1);
+    request.timeout_ms = timeout_ms;
+    std::optional<p::produce_response> produced;
+    start_produce(io, request, produced);
+    EXPECT_FALSE(produced);
+    meanwhile();
+    io.run();
+    return produced ? produced->responses[0].partition_responses[0].error_code : std::int16_t{-100};
+  };
+  EXPECT_EQ(outcome([] {}, 50), p::code(p::error_code::request_timed_out));
+  // The ISR shrinks to the leader: the high watermark passes the batch, but fewer than min.insync.replicas
+  // have it.
+  EXPECT_EQ(outcome([&] {
+              cluster_.edit([](coord::cluster_view& v) {
+                v.topics["replicated"].partitions[partition_id{0}].state->isr = {broker_id{1}};
+              });
+              partitions_->reconcile(*cluster_.view());
+            }),
+            p::code(p::error_code::not_enough_replicas_after_append));
+  // Leadership moves away while the produce waits.
+  cluster_.edit([](coord::cluster_view& v) {
+    v.topics["replicated"].partitions[partition_id{0}].state->isr = {broker_id{1}, broker_id{2}};
+  });
+  partitions_->reconcile(*cluster_.view());
+  EXPECT_EQ(outcome([&] {
+              cluster_.edit([](coord::cluster_view& v) {
+                auto& state = *v.topics["replicated"].partitions[partition_id{0}].state;
+                state.leader = broker_id{2};
+                state.epoch = leader_epoch{1};
+              });
+              partitions_->reconcile(*cluster_.view());
+            }),
+            p::code(p::error_code::not_leader_or_follower));
+}
+
+// Fetch v12's last fetched epoch: a follower whose log diverged from the leader's is told where to truncate.
+TEST_F(handlers_test, a_follower_whose_log_diverged_is_told_where_its_epoch_ended) {
+  replicated_topic("replicated");
+  const auto append = [&] {
+    auto batch = model::testing::build_simple_batch(3);
+    auto request = produce("replicated", batch);
+    ASSERT_EQ(run(handlers::handle_produce, request, 7).responses[0].partition_responses[0].error_code, 0);
+  };
+  append();  // epoch 0: offsets 0-2
+  cluster_.edit([](coord::cluster_view& v) { v.topics["replicated"].partitions[partition_id{0}].state->epoch = leader_epoch{2}; });
+  partitions_->reconcile(*cluster_.view());
+  append();  // epoch 2: offsets 3-5
+  const auto fetch = [&](std::int64_t from, std::int32_t last_epoch) {
+    auto request = follower_fetch("replicated", from, last_epoch);
+    return run(handlers::handle_fetch, request, 12).responses[0].partitions[0];
+  };
+  // The follower has offsets 3-4 from an epoch 1 this leader never had: truncate to where epoch 0 ended.
+  const auto diverged = fetch(5, 1);
+  EXPECT_EQ(diverged.error_code, 0);
+  EXPECT_EQ(diverged.diverging_epoch.epoch, leader_epoch{0});
+  EXPECT_EQ(diverged.diverging_epoch.end_offset, offset{3});
+  EXPECT_EQ(diverged.records->size(), 0u);
+  // Past the end of its last epoch in the leader's log: the same.
+  EXPECT_EQ(fetch(4, 0).diverging_epoch.end_offset, offset{3});
+  // At the end of epoch 0, or inside epoch 2: the logs agree, and the batches come.
+  const auto agreed = fetch(3, 0);
+  EXPECT_EQ(agreed.diverging_epoch.epoch, leader_epoch{-1});
+  EXPECT_GT(agreed.records->size(), 0u);
+  EXPECT_EQ(fetch(4, 2).diverging_epoch.epoch, leader_epoch{-1});
 }
 
 }  // namespace
