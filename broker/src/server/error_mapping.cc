@@ -53,6 +53,8 @@ error_code to_kafka_error(const std::error_code& error) {
         return error_code::unknown_topic_id;
       case storage::errc::log_closed:
         return error_code::not_leader_or_follower;
+      case storage::errc::out_of_order_offsets:
+        return error_code::unknown_server_error;
     }
   }
   if (category == replication::error_category()) {

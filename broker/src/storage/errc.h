@@ -14,9 +14,9 @@ enum class errc {
   corrupt_log,              // KAFKA_STORAGE_ERROR (56): segment bytes or an index disagree with what was written
   log_closed,               // NOT_LEADER_OR_FOLLOWER (6): the log was closed or removed while a request held it
   topic_id_mismatch,        // UNKNOWN_TOPIC_ID (100): the log on disk belongs to an older topic of the same name
-  log_dir_offline,
-  log_dir_in_use,  // startup only: another process holds the log dir's lock          // KAFKA_STORAGE_ERROR (56): an
-                   // fsync or write failed in the log's dir (log_dir.h)
+  log_dir_offline,          // KAFKA_STORAGE_ERROR (56): an fsync or write failed in the log's dir (log_dir.h)
+  log_dir_in_use,           // startup only: another process holds the log dir's lock
+  out_of_order_offsets,     // UNKNOWN_SERVER_ERROR (-1): a replicated batch does not start at the follower's log end
 };
 
 const std::error_category& error_category();

@@ -1,151 +1,12 @@
-#include "storage/log.h"
-
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <mutex>
-#include <shared_mutex>
 
 #include "base/log.h"
 #include "model/records.h"
 #include "storage/atomic_file.h"
-#include "storage/background.h"
+#include "storage/disk_log.h"
 #include "storage/file_names.h"
-#include "storage/log_dir.h"
-#include "storage/segment.h"
 
 namespace ferry::storage {
-namespace {
-
-// The partition log: a directory of segments (segment.h) plus producer-state snapshots (producer_state.h).
-//
-// Threading:
-//  - Writers (append, roll, apply_retention's choice of segments, update_config, close) take write_mutex_,
-//    from any thread. Nothing under it waits for the disk: page-cache writes only.
-//  - Flushes take flush_mutex_ (one fsync at a time per log) and never write_mutex_: they fsync the segments
-//    holding unflushed data and then move flushed_.
-//  - Readers never take either. They copy the segment pointers they need under a shared lock on
-//    segments_mutex_ and read the files without locks, each segment below its committed extent. Offsets are
-//    atomics, stored after the data they cover is published.
-//  - Background work (sealing a rolled segment, removing deleted files) holds a weak reference, and close()
-//    waits until none is running or queued.
-class disk_log final : public log, public std::enable_shared_from_this<disk_log> {
- public:
-  disk_log(const open_options& options, std::vector<std::shared_ptr<segment>> segments, offset flushed)
-      : fs_(options.fs),
-        clock_(*options.clock),
-        directory_(options.directory),
-        work_(options.work != nullptr ? *options.work : inline_work_),
-        dir_(options.dir ? options.dir : std::make_shared<log_dir_state>(options.directory.parent_path())),
-        on_sealed_(options.on_sealed),
-        config_(options.config),
-        segments_(std::move(segments)),
-        log_start_(segments_.front()->base_offset().value()),
-        log_end_(segments_.back()->committed().next_offset.value()),
-        flushed_(std::min(flushed, offset{log_end_.load()}).value()),
-        last_flush_(clock_.steady_now().time_since_epoch().count()),
-        flush_ms_(options.config.flush_ms),
-        flush_messages_(options.config.flush_messages) {}
-
-  result<void> load_producer_state();
-  // trusted_below: where the checkpoint file stops being trusted (the recovery point after a crash).
-  result<void> load_leader_epochs(offset trusted_below);
-
-  result<append_result> append(std::span<std::byte> batch, leader_epoch epoch) override;
-  result<read_result> read(offset from, std::uint64_t max_bytes, offset upto) override;
-  result<std::optional<timestamp_match>> offset_for_timestamp(std::int64_t ts) override;
-  std::optional<timestamp_match> max_timestamp() override;
-
-  [[nodiscard]] offset log_start_offset() const override { return offset{log_start_.load(std::memory_order_acquire)}; }
-  [[nodiscard]] offset log_end_offset() const override { return offset{log_end_.load(std::memory_order_acquire)}; }
-  [[nodiscard]] offset flushed_offset() const override { return offset{flushed_.load(std::memory_order_acquire)}; }
-  [[nodiscard]] offset visible_end() const override;
-  [[nodiscard]] std::uint64_t size_bytes() const override;
-  [[nodiscard]] std::size_t segment_count() const override;
-  [[nodiscard]] std::optional<producer_entry> producer(producer_id id) const override;
-  void begin_epoch(leader_epoch epoch) override;
-  [[nodiscard]] epoch_end end_offset_for_epoch(leader_epoch epoch) const override;
-
-  void update_config(const log_config& config) override;
-  result<std::size_t> apply_retention() override;
-  result<void> flush(offset upto) override;
-  result<void> maybe_flush_by_time() override;
-  std::size_t release_idle_indexes(std::chrono::steady_clock::time_point idle_before) override;
-  result<void> close() override;
-
- private:
-  // The segment holding offset o (the last one whose base is <= o); nullptr if o is below the log.
-  // Call with segments_mutex_ held.
-  [[nodiscard]] std::shared_ptr<segment> segment_for(offset o) const;
-  // The segment after `s`, nullptr for the last. Call with segments_mutex_ held.
-  [[nodiscard]] std::shared_ptr<segment> segment_after(const segment& s) const;
-  [[nodiscard]] std::vector<std::shared_ptr<segment>> all_segments() const;
-  result<void> maybe_roll(std::uint64_t batch_size, offset last);
-  result<void> roll();
-  // Background half of a roll: seals `rolled`, makes the new segment's directory entry durable, writes the
-  // producer snapshot taken at the roll, and moves the flushed offset on.
-  void seal_rolled(const std::shared_ptr<segment>& rolled, std::vector<std::byte> snapshot, offset at);
-  // Moves flushed_ over sealed segments that follow it.
-  void advance_flushed_over_sealed();
-  result<void> write_snapshot(offset at, std::span<const std::byte> bytes);
-  // Removes snapshot files whose offset is outside [from, to].
-  result<void> remove_snapshots_outside(offset from, offset to);
-  // Records that `epoch` starts at `start` in the epoch cache.
-  void record_epoch(leader_epoch epoch, offset start);
-  // Writes the leader-epoch-checkpoint if the cache changed since the last write. Call with flush_mutex_
-  // held, before flushed_ moves: the file must know every epoch that starts below the flushed offset.
-  result<void> write_epoch_checkpoint();
-  // Runs `work` through the background executor, counted so that close() can wait for it.
-  void in_background(std::function<void(disk_log&)> work);
-  // An I/O error on this log's files: the dir decides what it means (full, offline).
-  std::error_code io_failed(const std::string& what, std::error_code ec) const {
-    return dir_->note_io_error(what + " in " + directory_.string(), ec);
-  }
-  [[nodiscard]] std::error_code offline_error() const;
-
-  const std::shared_ptr<io::file_system> fs_;
-  const ferry::clock& clock_;
-  const std::filesystem::path directory_;
-  inline_background inline_work_;
-  background& work_;
-  const std::shared_ptr<log_dir_state> dir_;
-  const std::function<void()> on_sealed_;
-
-  std::mutex write_mutex_;
-  log_config config_;    // guarded by write_mutex_
-  bool closed_ = false;  // guarded by write_mutex_
-
-  mutable std::shared_mutex segments_mutex_;
-  // Ascending base offsets, never empty; the last one is active. Changed only by writers, under both
-  // locks, so writers read it without the shared lock.
-  std::vector<std::shared_ptr<segment>> segments_;
-  std::atomic<std::int64_t> log_start_;
-  std::atomic<std::int64_t> log_end_;
-  // Everything below it is fsynced. Moved by flushes and background seals, under flush_mutex_.
-  std::atomic<std::int64_t> flushed_;
-  // The end of the last batch whose append asked for a flush; nothing at or past flushed_ is visible while
-  // it is above flushed_.
-  std::atomic<std::int64_t> flush_owed_{0};
-  std::atomic<std::int64_t> last_flush_;  // steady_clock ticks of the last successful flush
-  std::atomic<std::int64_t> flush_ms_;
-  std::atomic<std::int64_t> flush_messages_;
-  std::mutex flush_mutex_;
-  // A new segment's directory entry is not yet fsynced: a flush must do it before it counts.
-  std::atomic<bool> directory_dirty_{false};
-
-  mutable std::mutex producers_mutex_;
-  producer_state_manager producers_;  // guarded by producers_mutex_
-
-  mutable std::mutex epochs_mutex_;
-  leader_epoch_cache epochs_;  // guarded by epochs_mutex_
-  bool epochs_dirty_ = false;  // guarded by epochs_mutex_: the checkpoint file lags behind epochs_
-  // The cache's latest epoch, so that an append in the same epoch takes no lock for it.
-  std::atomic<std::int32_t> latest_epoch_{-1};
-
-  std::mutex background_mutex_;
-  std::condition_variable background_done_;
-  std::size_t background_pending_ = 0;  // guarded by background_mutex_
-};
 
 std::shared_ptr<segment> disk_log::segment_for(offset o) const {
   const auto after = std::upper_bound(segments_.begin(), segments_.end(), o,
@@ -187,6 +48,11 @@ void disk_log::in_background(std::function<void(disk_log&)> work) {
     if (--self->background_pending_ == 0) self->background_done_.notify_all();
   };
   work_.run(std::move(task));
+}
+
+void disk_log::wait_for_background() {
+  std::unique_lock lock(background_mutex_);
+  background_done_.wait(lock, [&] { return background_pending_ == 0; });
 }
 
 result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch epoch) {
@@ -564,10 +430,7 @@ result<void> disk_log::close() {
     if (closed_) return success();
     closed_ = true;  // even if what follows fails: no more appends to files in an unknown state
   }
-  {
-    std::unique_lock lock(background_mutex_);
-    background_done_.wait(lock, [&] { return background_pending_ == 0; });
-  }
+  wait_for_background();
   if (dir_->offline()) return offline_error();
   for (const auto& seg : all_segments()) {
     if (seg->sealed()) continue;
@@ -664,6 +527,8 @@ result<void> disk_log::load_leader_epochs(offset trusted_below) {
   latest_epoch_.store(epochs_.latest_epoch().value_or(no_leader_epoch).value(), std::memory_order_relaxed);
   return success();
 }
+
+namespace {
 
 // Removes what a crash can leave besides segments: index files whose .log is gone (a segment removal cut
 // short; they would be taken for a new segment's), "*.deleted" files whose delay had not run out, and

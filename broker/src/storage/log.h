@@ -109,6 +109,20 @@ class log {
   virtual void begin_epoch(leader_epoch epoch) = 0;
   [[nodiscard]] virtual epoch_end end_offset_for_epoch(leader_epoch epoch) const = 0;
 
+  // The newest epoch in the log: its last batch's, or a later one a leader began; -1 when none is known.
+  [[nodiscard]] virtual leader_epoch latest_epoch() const = 0;
+
+  // Follower side. Appends batches fetched from the leader as they are (offsets, leader epochs, CRCs), with
+  // the leader's producer state and epochs: each must be intact and start at the log end
+  // (errc::out_of_order_offsets otherwise; the batches before it stay written). base_offset and last_offset
+  // of the result span what was written; flush_required as for append().
+  virtual result<append_result> append_replicated(std::span<const std::byte> batches) = 0;
+  // Removes every batch that ends at or past `end` (a batch that `end` falls inside goes whole), so that the
+  // log ends at `end` or just below it; at or below the log start, the log is emptied and starts at `end`.
+  // Waits for the log's background work; blocking (it rebuilds the cut segment's indexes): not on a network
+  // thread.
+  virtual result<void> truncate_to(offset end) = 0;
+
   // Idempotent producers' state, as rebuilt from the log; used to answer a retried batch.
   [[nodiscard]] virtual std::optional<producer_entry> producer(producer_id id) const = 0;
 
