@@ -36,6 +36,7 @@ void broker_app::start() {
   if (!logs) throw std::runtime_error("cannot open log.dirs: " + logs.error().message());
   logs_ = std::move(logs.value());
   partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
+  fetchers_ = std::make_unique<follower::fetcher_manager>(broker_id{config_.broker_id}, *partitions_);
 
   const auto session_file = dirs.front() / session_file_name;
   auto registry = coord::cluster_registry::start(
@@ -55,9 +56,12 @@ void broker_app::start() {
     throw std::runtime_error("cannot join the cluster through zookeeper.connect=" + config_.zookeeper_connect + ": " +
                              registry.error().message());
   registry_ = std::move(registry.value());
-  // Every new view of the cluster brings local partitions in line (opens, leads, follows, deletes).
-  registry_->add_listener(
-      [this](const std::shared_ptr<const coord::cluster_view>& view) { partitions_->reconcile(*view); });
+  // Every new view of the cluster brings local partitions in line (opens, leads, follows, deletes), and the
+  // fetchers with what they follow.
+  registry_->add_listener([this](const std::shared_ptr<const coord::cluster_view>& view) {
+    partitions_->reconcile(*view);
+    fetchers_->update(*view);
+  });
 
   cluster_ = std::make_unique<server::zk_cluster>(*registry_);
   producer_ids_ = std::make_unique<server::producer_ids>(*cluster_);
@@ -151,6 +155,7 @@ void broker_app::run() {
   // Calls blocked on ZooKeeper return and view waits end before the pool that runs them is drained, and the
   // registry outlives every call into it.
   registry_->shutdown();
+  fetchers_->stop();  // no follower write after this, so the logs close with what they have
   blocking_pool_.join();
   registry_.reset();
   if (const auto closed = partitions_->close_all(); !closed)

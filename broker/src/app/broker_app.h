@@ -10,6 +10,7 @@
 #include "app/pool_background.h"
 #include "config/broker_config.h"
 #include "coord/cluster_registry.h"
+#include "follower/fetcher_manager.h"
 #include "metrics/broker_metrics.h"
 #include "net/io_context_pool.h"
 #include "net/tcp_server.h"
@@ -23,7 +24,7 @@ namespace ferry::app {
 // The whole broker, wired: logs, the ZooKeeper registry, partitions, the Kafka listener, the admin API and
 // background upkeep. start() throws with a message naming the failing setting or resource; run() serves
 // until stop() (SIGTERM), then shuts down in this order: the listeners and timers stop, the registry stops
-// (blocked ZooKeeper calls return, view waits end), the blocking pool drains, the registry is destroyed
+// (blocked ZooKeeper calls return, view waits end), the replica fetchers stop, the blocking pool drains, the registry is destroyed
 // (the session closes, our registration disappears), and the logs are flushed and closed, with checkpoints
 // and the clean-shutdown markers written.
 class broker_app {
@@ -52,6 +53,7 @@ class broker_app {
   pool_background background_;
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<replication::partition_manager> partitions_;
+  std::unique_ptr<follower::fetcher_manager> fetchers_;
   std::unique_ptr<coord::cluster_registry> registry_;
   std::unique_ptr<server::zk_cluster> cluster_;
   std::unique_ptr<server::producer_ids> producer_ids_;

@@ -33,4 +33,10 @@ void skip_header_tags(reader& r);
 void begin_response_frame(output_buffer& out, std::int32_t correlation_id, bool flexible_header);
 void finish_frame(output_buffer& out);
 
+// The client side (a follower fetching from its leader): a request frame's start, a 4-byte size placeholder
+// for finish_frame and the request header (v2 for a flexible API version, else v1), and the response header:
+// the correlation id, then the tag section when flexible.
+void begin_request_frame(output_buffer& out, const request_header& header, bool flexible_header);
+[[nodiscard]] bool decode_response_header(reader& r, std::int32_t& correlation_id, bool flexible_header);
+
 }  // namespace ferry::protocol

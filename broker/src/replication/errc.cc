@@ -11,6 +11,8 @@ const char* describe(errc e) {
       return "this broker is not the leader of the partition";
     case errc::unknown_partition:
       return "this broker does not host the partition";
+    case errc::not_follower:
+      return "this broker leads the partition: it takes no batches from another leader";
   }
   return nullptr;
 }

@@ -7,6 +7,7 @@ namespace ferry::replication {
 enum class errc {
   not_leader = 1,     // NOT_LEADER_OR_FOLLOWER: this broker does not lead the partition
   unknown_partition,  // UNKNOWN_TOPIC_OR_PARTITION: not hosted here and not in the cluster view
+  not_follower,       // NOT_LEADER_OR_FOLLOWER: a follower's write to a replica that leads
 };
 
 const std::error_category& error_category();

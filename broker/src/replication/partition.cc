@@ -45,13 +45,15 @@ void partition::become_leader(const leadership& state) {
     leadership_ = state;
   }
   log_->begin_epoch(state.epoch);
+  leader_id_.store(no_broker.value());
   epoch_.store(state.epoch.value());
   alone_in_isr_.store(state.isr_followers.empty());
   leader_.store(true);
   if (advance_high_watermark()) notify_waiters();
 }
 
-void partition::become_follower(leader_epoch epoch) {
+void partition::become_follower(leader_epoch epoch, broker_id leader) {
+  leader_id_.store(leader.value());
   {
     std::lock_guard lock(followers_mutex_);
     leadership_ = {};
@@ -123,6 +125,39 @@ result<storage::read_result> partition::read_for_follower(broker_id follower, of
   }
   if (advance_high_watermark()) notify_waiters();
   return log_->read(from, max_bytes, offset{INT64_MAX});
+}
+
+result<storage::append_result> partition::append_from_leader(std::span<const std::byte> batches,
+                                                            offset leader_high_watermark) {
+  if (leader_.load()) return errc::not_follower;
+  FERRY_TRY(auto appended, log_->append_replicated(batches));
+  if (appended.flush_required) {
+    FERRY_TRY(log_->flush(next(appended.last_offset)));
+  }
+  follow_high_watermark(leader_high_watermark);
+  return appended;
+}
+
+void partition::follow_high_watermark(offset leader_high_watermark) {
+  const std::int64_t candidate = std::min(leader_high_watermark, log_->log_end_offset()).value();
+  std::int64_t current = high_watermark_.load();
+  while (candidate > current && !high_watermark_.compare_exchange_weak(current, candidate)) {
+  }
+}
+
+result<void> partition::truncate_to(offset end) {
+  if (leader_.load()) return errc::not_follower;
+  FERRY_TRY(log_->truncate_to(end));
+  const std::int64_t now_end = log_->log_end_offset().value();
+  if (high_watermark_.load() > now_end) high_watermark_.store(now_end);
+  return success();
+}
+
+result<void> partition::reset_to(offset start) {
+  if (leader_.load()) return errc::not_follower;
+  FERRY_TRY(log_->reset_to(start));
+  high_watermark_.store(start.value());
+  return success();
 }
 
 result<std::size_t> partition::apply_retention() { return log_->apply_retention(); }

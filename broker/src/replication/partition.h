@@ -58,8 +58,10 @@ class partition {
   // Starts leading, or takes a new ISR or epoch while leading. A new epoch starts in the log at its end
   // (storage::log::begin_epoch), and forgets where the followers were.
   void become_leader(const leadership& state);
-  void become_follower(leader_epoch epoch);
+  void become_follower(leader_epoch epoch, broker_id leader = no_broker);
   [[nodiscard]] bool is_leader() const { return leader_.load(); }
+  // The broker this replica follows; no_broker while it leads or no leader is known.
+  [[nodiscard]] broker_id leader() const { return broker_id{leader_id_.load()}; }
   [[nodiscard]] leader_epoch epoch() const { return leader_epoch{epoch_.load()}; }
   // The ISR's size, this broker included, while it leads.
   [[nodiscard]] std::size_t in_sync_replicas() const;
@@ -69,6 +71,15 @@ class partition {
   // errc::not_leader when this replica does not lead. When the result says flush_required, the batch counts
   // as acknowledged (and becomes visible) only after flush() up to its end succeeded.
   result<storage::append_result> append(std::span<std::byte> batch);
+  // Follower side, for the replica fetcher (blocking: not on a network thread). errc::not_follower while
+  // this replica leads. append_from_leader stores the leader's batches as they are and follows the leader's
+  // high watermark as far as the log reaches (only forward); truncate_to and reset_to are the log's, with
+  // the high watermark kept at or below the new end.
+  result<storage::append_result> append_from_leader(std::span<const std::byte> batches, offset leader_high_watermark);
+  void follow_high_watermark(offset leader_high_watermark);
+  result<void> truncate_to(offset end);
+  result<void> reset_to(offset start);
+
   // fsyncs the log up to `upto` (blocking: not on a network thread), then moves the high watermark.
   result<void> flush(offset upto);
 
@@ -108,6 +119,7 @@ class partition {
   // No follower is in the ISR: the leader's log alone moves the high watermark, with no lock on the way.
   std::atomic<bool> alone_in_isr_{false};
   std::atomic<std::int32_t> epoch_{-1};
+  std::atomic<std::int32_t> leader_id_{-1};
   std::atomic<std::int64_t> high_watermark_;
   mutable std::mutex followers_mutex_;
   leadership leadership_;                          // guarded by followers_mutex_

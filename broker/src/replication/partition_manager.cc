@@ -104,7 +104,8 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
           opened.push_back(tp);
         }
         const leader_epoch epoch = info.state ? info.state->epoch : no_leader_epoch;
-        const bool leads = info.state && info.state->leader == self;
+        const broker_id leader = info.state ? info.state->leader : no_broker;
+        const bool leads = leader == self;
         if (leads) {
           partition::leadership state{epoch, {}, {}};
           for (const broker_id r : info.replicas) {
@@ -116,8 +117,8 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
           const bool was_leading = p->is_leader() && p->epoch() == epoch;
           if (!was_leading || p->current_leadership() != state) p->become_leader(state);
           if (!was_leading) FERRY_LOG(info, "replication") << "leading " << tp << " in epoch " << epoch;
-        } else if (p->is_leader() || p->epoch() != epoch) {
-          p->become_follower(epoch);
+        } else if (p->is_leader() || p->epoch() != epoch || p->leader() != leader) {
+          p->become_follower(epoch, leader);
         }
         next.emplace(tp, std::move(p));
       }

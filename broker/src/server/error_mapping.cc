@@ -60,6 +60,7 @@ error_code to_kafka_error(const std::error_code& error) {
   if (category == replication::error_category()) {
     switch (static_cast<replication::errc>(error.value())) {
       case replication::errc::not_leader:
+      case replication::errc::not_follower:
         return error_code::not_leader_or_follower;
       case replication::errc::unknown_partition:
         return error_code::unknown_topic_or_partition;

@@ -71,7 +71,8 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
     return leader_epoch{latest_epoch_.load(std::memory_order_relaxed)};
   }
   result<append_result> append_replicated(std::span<const std::byte> batches) override;
-  result<void> truncate_to(offset end) override;
+  result<void> truncate_to(offset end) override { return truncate(end, false); }
+  result<void> reset_to(offset start) override { return truncate(start, true); }
 
   void update_config(const log_config& config) override;
   result<std::size_t> apply_retention() override;
@@ -99,6 +100,8 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   result<void> remove_snapshots_outside(offset from, offset to);
   // Waits until no background work of the log runs or is queued.
   void wait_for_background();
+  // truncate_to (reset: reset_to).
+  result<void> truncate(offset end, bool reset);
   // truncate_to's cut of the segment that holds `end`, and removal of the later ones; returns the new end.
   // Call with write_mutex_ and flush_mutex_ held.
   result<offset> cut_segments_at(offset end);

@@ -122,6 +122,9 @@ class log {
   // Waits for the log's background work; blocking (it rebuilds the cut segment's indexes): not on a network
   // thread.
   virtual result<void> truncate_to(offset end) = 0;
+  // Empties the log and starts it at `start`: a follower whose log end is below the leader's log start.
+  // Blocking, like truncate_to.
+  virtual result<void> reset_to(offset start) = 0;
 
   // Idempotent producers' state, as rebuilt from the log; used to answer a retried batch.
   [[nodiscard]] virtual std::optional<producer_entry> producer(producer_id id) const = 0;

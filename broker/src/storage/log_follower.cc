@@ -48,17 +48,17 @@ result<append_result> disk_log::append_replicated(std::span<const std::byte> bat
   return out;
 }
 
-result<void> disk_log::truncate_to(offset end) {
+result<void> disk_log::truncate(offset end, bool reset) {
   std::lock_guard lock(write_mutex_);
   if (closed_) return errc::log_closed;
   if (dir_->offline()) return offline_error();
   const offset before = log_end_offset();
-  if (end >= before) return success();
+  const bool emptied = reset || end <= log_start_offset();
+  if (!emptied && end >= before) return success();
   // A seal in flight must not run on a segment being cut; none starts while the writer lock is held.
   wait_for_background();
   std::lock_guard flush_lock(flush_mutex_);
   offset new_end = end;
-  const bool emptied = end <= log_start_offset();
   if (emptied) {
     FERRY_TRY(restart_at(end));
   } else {

@@ -1,0 +1,273 @@
+#include "follower/replica_fetcher.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/endian/conversion.hpp>
+
+#include "base/log.h"
+#include "protocol/error_code.h"
+#include "protocol/header.h"
+
+namespace ferry::follower {
+namespace asio = boost::asio;
+namespace p = protocol;
+using asio::awaitable;
+using partition_data = p::fetch_response::fetchable_topic_response::partition_data;
+
+namespace {
+
+// Fetch v12: the first version with the last fetched epoch and the diverging epoch, still by topic name.
+constexpr std::int16_t fetch_version = 12;
+
+std::error_code to_std(const boost::system::error_code& ec) { return {ec.value(), std::system_category()}; }
+
+}  // namespace
+
+replica_fetcher::replica_fetcher(asio::io_context& io, broker_id self, leader_address leader, fetch_settings settings)
+    : io_(io), self_(self), leader_(std::move(leader)), settings_(settings), socket_(io), wake_(io) {}
+
+void replica_fetcher::start() {
+  asio::co_spawn(io_, [self = shared_from_this()] { return self->run(); }, asio::detached);
+}
+
+void replica_fetcher::stop() {
+  stopped_ = true;
+  asio::post(io_, [self = shared_from_this()] {
+    boost::system::error_code ignored;
+    self->socket_.close(ignored);
+    self->wake_.cancel();
+  });
+}
+
+void replica_fetcher::set_partitions(std::vector<std::shared_ptr<replication::partition>> partitions) {
+  {
+    std::lock_guard lock(mutex_);
+    std::vector<followed> next;
+    for (auto& partition : partitions) {
+      followed entry{partition, {}};
+      for (const auto& old : partitions_)
+        if (old.partition == partition) entry.not_before = old.not_before;
+      next.push_back(std::move(entry));
+    }
+    partitions_ = std::move(next);
+  }
+  asio::post(io_, [self = shared_from_this()] { self->wake_.cancel(); });
+}
+
+void replica_fetcher::back_off(const std::shared_ptr<replication::partition>& partition) {
+  std::lock_guard lock(mutex_);
+  for (auto& f : partitions_)
+    if (f.partition == partition)
+      f.not_before = std::chrono::steady_clock::now() + std::chrono::milliseconds(settings_.backoff_ms);
+}
+
+awaitable<void> replica_fetcher::pause(std::chrono::milliseconds duration) {
+  wake_.expires_after(duration);
+  co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& asked) {
+  p::fetch_request request;
+  request.replica_id = self_;
+  request.max_wait_ms = settings_.max_wait_ms;
+  request.min_bytes = 1;
+  request.max_bytes = settings_.response_max_bytes;
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  for (const auto& f : partitions_) {
+    if (f.not_before > now) continue;
+    auto& partition = *f.partition;
+    const auto& id = partition.id();
+    auto topic = std::find_if(request.topics.begin(), request.topics.end(),
+                              [&](const auto& t) { return t.topic == id.topic; });
+    if (topic == request.topics.end()) {
+      topic = request.topics.emplace(request.topics.end());
+      topic->topic = id.topic;
+    }
+    auto& wanted = topic->partitions.emplace_back();
+    wanted.partition = id.partition;
+    wanted.current_leader_epoch = partition.epoch();
+    wanted.fetch_offset = partition.log_end_offset();
+    wanted.last_fetched_epoch = partition.log().latest_epoch();
+    wanted.log_start_offset = partition.log_start_offset();
+    wanted.partition_max_bytes = settings_.partition_max_bytes;
+    asked.push_back({f.partition, wanted.current_leader_epoch, wanted.fetch_offset});
+  }
+  return request;
+}
+
+awaitable<void> replica_fetcher::run() {
+  auto keep_alive = shared_from_this();
+  std::vector<std::byte> body;
+  const auto backoff = std::chrono::milliseconds(settings_.backoff_ms);
+  while (!stopped_) {
+    std::vector<asked_partition> asked;
+    const auto request = build_request(asked);
+    if (asked.empty()) {
+      co_await pause(backoff);  // set_partitions wakes it sooner
+      continue;
+    }
+    if (!socket_.is_open()) {
+      if (const auto connected = co_await connect(); !connected) {
+        FERRY_LOG_LIMITED(warn, "follower", 10000)
+            << "cannot connect to leader " << leader_.id << " at " << leader_.host << ":" << leader_.port << ": "
+            << connected.error().message() << "; retrying every " << settings_.backoff_ms << " ms";
+        co_await pause(backoff);
+        continue;
+      }
+    }
+    if (const auto done = co_await round_trip(request, body); !done) {
+      if (!stopped_)
+        FERRY_LOG_LIMITED(warn, "follower", 10000)
+            << "fetch from leader " << leader_.id << " failed: " << done.error().message() << "; reconnecting";
+      boost::system::error_code ignored;
+      socket_.close(ignored);
+      co_await pause(backoff);
+      continue;
+    }
+    p::reader r(body);
+    std::int32_t correlation_id = 0;
+    p::fetch_response response;
+    if (!p::decode_response_header(r, correlation_id, true) || correlation_id != correlation_id_ ||
+        !response.decode(r, fetch_version) || response.error_code != 0) {
+      FERRY_LOG_LIMITED(error, "follower", 10000)
+          << "leader " << leader_.id << " answered a fetch with a response that does not parse or with error "
+          << response.error_code << "; reconnecting";
+      boost::system::error_code ignored;
+      socket_.close(ignored);
+      co_await pause(backoff);
+      continue;
+    }
+    for (const auto& topic : response.responses) {
+      for (const auto& answer : topic.partitions) {
+        const auto match = std::find_if(asked.begin(), asked.end(), [&](const asked_partition& a) {
+          return a.partition->id().topic == topic.topic && a.partition->id().partition == answer.partition_index;
+        });
+        if (match != asked.end() && !apply(*match, answer)) back_off(match->partition);
+      }
+    }
+  }
+}
+
+bool replica_fetcher::apply(const asked_partition& asked, const partition_data& answer) {
+  auto& partition = *asked.partition;
+  // The replica changed while the fetch was out (a new epoch, a new leader, a truncation): ask again.
+  if (partition.is_leader() || partition.epoch() != asked.epoch || partition.leader() != leader_.id ||
+      partition.log_end_offset() != asked.from)
+    return true;
+  const auto code = static_cast<p::error_code>(answer.error_code);
+  if (code == p::error_code::offset_out_of_range) {
+    // Below the leader's log start (its retention removed what this log needs next): start over there.
+    // Otherwise this log ends past the leader's, with no epoch that says where they part: keep what the
+    // leader has committed.
+    const bool behind = asked.from < answer.log_start_offset;
+    const offset to = behind ? answer.log_start_offset : std::min(answer.high_watermark, asked.from);
+    FERRY_LOG(warn, "follower") << partition.id() << ": fetch offset " << asked.from << " is out of range on leader "
+                                << leader_.id << " (log start " << answer.log_start_offset << ", high watermark "
+                                << answer.high_watermark << "); " << (behind ? "starting over at " : "truncating to ")
+                                << to;
+    const auto moved = behind ? partition.reset_to(to) : partition.truncate_to(to);
+    if (!moved) FERRY_LOG(error, "follower") << partition.id() << ": " << moved.error().message();
+    return static_cast<bool>(moved);
+  }
+  if (code != p::error_code::none) {
+    FERRY_LOG_LIMITED(info, "follower", 10000) << partition.id() << ": leader " << leader_.id
+                                               << " answered the fetch with error " << answer.error_code;
+    return false;
+  }
+  if (answer.diverging_epoch.end_offset.value() >= 0) {
+    const auto truncated = truncate_diverged(partition, answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset);
+    if (!truncated) FERRY_LOG(error, "follower") << partition.id() << ": truncation failed: " << truncated.error().message();
+    return static_cast<bool>(truncated);
+  }
+  if (answer.records && !answer.records->bytes.empty()) {
+    const auto appended = partition.append_from_leader(answer.records->bytes, answer.high_watermark);
+    if (!appended) {
+      FERRY_LOG_LIMITED(error, "follower", 10000)
+          << partition.id() << ": cannot append what leader " << leader_.id << " sent: " << appended.error().message();
+      return false;
+    }
+    return true;
+  }
+  partition.follow_high_watermark(answer.high_watermark);
+  return true;
+}
+
+result<void> replica_fetcher::truncate_diverged(replication::partition& partition, leader_epoch epoch, offset end) {
+  // Where the leader's epoch `epoch` ends in this log too. If this log never had that epoch, it ends where
+  // the largest epoch below it ends here; the next fetch, with that as the last fetched epoch, checks again.
+  const auto mine = partition.log().end_offset_for_epoch(epoch);
+  offset to = end;
+  if (mine.epoch.value() >= 0 && mine.end.value() >= 0) to = mine.epoch == epoch ? std::min(end, mine.end) : mine.end;
+  to = std::min(to, partition.log_end_offset());
+  FERRY_LOG(info, "follower") << partition.id() << ": the log diverged from leader " << leader_.id << "'s after epoch "
+                              << epoch << " (which ends at " << end << " there); truncating to " << to;
+  return partition.truncate_to(to);
+}
+
+awaitable<result<void>> replica_fetcher::connect() {
+  asio::ip::tcp::resolver resolver(io_);
+  const auto [resolve_error, endpoints] = co_await resolver.async_resolve(
+      leader_.host, std::to_string(leader_.port), asio::as_tuple(asio::use_awaitable));
+  if (resolve_error) co_return to_std(resolve_error);
+  asio::steady_timer deadline(io_);
+  deadline.expires_after(std::chrono::milliseconds(settings_.socket_timeout_ms));
+  deadline.async_wait([this](const boost::system::error_code& ec) {
+    boost::system::error_code ignored;
+    if (!ec) socket_.close(ignored);
+  });
+  const auto [connect_error, endpoint] =
+      co_await asio::async_connect(socket_, endpoints, asio::as_tuple(asio::use_awaitable));
+  deadline.cancel();
+  if (connect_error) {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    co_return to_std(connect_error);
+  }
+  socket_.set_option(asio::ip::tcp::no_delay(true));
+  co_return success();
+}
+
+awaitable<result<void>> replica_fetcher::round_trip(const p::fetch_request& request, std::vector<std::byte>& body) {
+  p::output_buffer out;
+  p::begin_request_frame(out, {1, fetch_version, ++correlation_id_, "ferry-follower-" + std::to_string(self_.value())},
+                         true);
+  p::writer w(out);
+  request.encode(w, fetch_version);
+  p::finish_frame(out);
+  const auto frame = out.flatten();
+  // A leader that stops answering (a zombie, a cut network) must not hold the fetcher forever.
+  asio::steady_timer deadline(io_);
+  deadline.expires_after(std::chrono::milliseconds(settings_.max_wait_ms + settings_.socket_timeout_ms));
+  deadline.async_wait([this](const boost::system::error_code& ec) {
+    boost::system::error_code ignored;
+    if (!ec) socket_.close(ignored);
+  });
+  const auto [write_error, written] =
+      co_await asio::async_write(socket_, asio::buffer(frame), asio::as_tuple(asio::use_awaitable));
+  if (write_error) co_return to_std(write_error);
+  std::int32_t size = 0;
+  const auto [size_error, got] =
+      co_await asio::async_read(socket_, asio::buffer(&size, sizeof size), asio::as_tuple(asio::use_awaitable));
+  if (size_error) co_return to_std(size_error);
+  size = boost::endian::big_to_native(size);
+  // Bounded: the leader sends at most what was asked for, or one batch past it (KIP-74), and no batch is
+  // larger than a produce request may be (socket.request.max.bytes, 100 MiB by default).
+  constexpr std::int32_t largest_batch = 100 << 20;
+  if (size < 4 || size > std::max(settings_.response_max_bytes, largest_batch) + (1 << 20))
+    co_return std::make_error_code(std::errc::protocol_error);
+  body.resize(static_cast<std::size_t>(size));
+  const auto [body_error, read] =
+      co_await asio::async_read(socket_, asio::buffer(body), asio::as_tuple(asio::use_awaitable));
+  deadline.cancel();
+  if (body_error) co_return to_std(body_error);
+  co_return success();
+}
+
+}  // namespace ferry::follower

@@ -1,0 +1,88 @@
+"""Followers replicate: each fetches from its leader as a replica and stores the leader's batches byte for
+byte, a follower that was down catches up when it comes back, and the leader's high watermark reaches the
+followers. Three brokers, real ZooKeeper, kcat producing.
+"""
+import json
+
+import pytest
+
+from conftest import kcat, started_cluster, wait_until
+
+PARTITIONS = 3
+
+
+@pytest.fixture(scope="module")
+def three():
+    with started_cluster(3) as c:
+        yield c
+
+
+def create(cluster, topic):
+    """A topic of three replicas per partition, written to ZooKeeper as a tool would, leaders spread."""
+    assignment = {str(p): [(p + i) % 3 for i in range(3)] for p in range(PARTITIONS)}
+    zk = cluster.zookeeper()
+    try:
+        zk.create(f"/brokers/topics/{topic}", json.dumps({"version": 1, "partitions": assignment}).encode())
+    finally:
+        zk.stop()
+    for p in range(PARTITIONS):
+        cluster.leader(topic, p)
+
+
+def produce(cluster, topic, count, start=0, partitions=range(PARTITIONS)):
+    lines = b"".join(b"record-%d-%s\n" % (i, b"x" * (i % 300)) for i in range(start, start + count))
+    for p in partitions:
+        kcat("-b", cluster.bootstrap, "-P", "-t", topic, "-p", str(p), "-X", "topic.request.required.acks=-1",
+             "-X", "linger.ms=5", input=lines)
+
+
+def local_state(cluster, broker, topic):
+    """{partition: (log end offset, high watermark)} of the replicas `broker` hosts."""
+    status, body = cluster.admin(broker, f"/v1/topics/{topic}")
+    assert status == 200, body
+    return {p["partition"]: (p["local"]["log_end_offset"], p["local"]["high_watermark"])
+            for p in body["partitions"] if "local" in p}
+
+
+def segment_bytes(cluster, broker, topic, partition):
+    out = b""
+    for path in cluster.segment_files(broker, topic, partition):
+        with open(path, "rb") as f:
+            out += f.read()
+    return out
+
+
+def assert_replicas_identical(cluster, topic, brokers=(0, 1, 2)):
+    """Waits until every replica has the leader's log end and high watermark, then compares the segment
+    bytes: a follower stores the leader's batches as they are (offsets, epochs, CRCs)."""
+    def in_sync():
+        states = [local_state(cluster, b, topic) for b in brokers]
+        return all(len(s) == PARTITIONS for s in states) and all(s == states[0] for s in states) and states[0]
+    states = wait_until(in_sync, timeout=60, what=f"every replica of {topic} to reach its leader")
+    for p in range(PARTITIONS):
+        assert states[p][0] > 0 and states[p][0] == states[p][1], states
+        leader_bytes = segment_bytes(cluster, cluster.leader(topic, p), topic, p)
+        assert leader_bytes
+        for b in brokers:
+            assert segment_bytes(cluster, b, topic, p) == leader_bytes, f"broker {b}, partition {p}"
+
+
+def test_followers_store_the_leaders_batches_byte_for_byte(three):
+    create(three, "replicated")
+    produce(three, "replicated", 500)
+    assert_replicas_identical(three, "replicated")
+
+
+def test_a_follower_that_was_down_catches_up(three):
+    create(three, "catch-up")
+    produce(three, "catch-up", 200)
+    assert_replicas_identical(three, "catch-up")
+    # A follower of partition 0 goes down while the leaders of the partitions it does not lead take more.
+    leader = three.leader("catch-up", 0)
+    follower = next(b for b in range(3) if b != leader)
+    others = [p for p in range(PARTITIONS) if three.leader("catch-up", p) != follower]
+    three.stop(follower)
+    produce(three, "catch-up", 300, start=200, partitions=others)
+    three.start(follower)
+    assert_replicas_identical(three, "catch-up")
+    assert "fetching" in three.broker_log(follower)
