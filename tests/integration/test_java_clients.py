@@ -197,10 +197,9 @@ def test_acks_all_records_are_on_every_in_sync_replica(java, cluster):
     assert not behind, "\n".join(behind)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 8: followers do not replicate yet, so the ISR is the leader alone")
 def test_a_healthy_cluster_keeps_every_replica_in_sync(java, cluster):
-    """The check above means something only when the ISR is every replica, as on a healthy Kafka cluster; until
-    followers replicate, acks=all on these three-replica partitions is acknowledged by the leader alone."""
+    """The check above means something only when the ISR is every replica, as on a healthy Kafka cluster:
+    followers replicate and join the ISR, so acks=all waited for all three."""
     _produced(java)
     status, description = cluster.admin(0, f"/v1/topics/{java.prefix}-records")
     assert status == 200

@@ -52,6 +52,18 @@ def segment_bytes(cluster, broker, topic, partition):
     return out
 
 
+def isr(cluster, topic):
+    """{partition: sorted ISR} as ZooKeeper has it, through broker 0's admin API."""
+    status, body = cluster.admin(0, f"/v1/topics/{topic}")
+    assert status == 200, body
+    return {p["partition"]: sorted(p["isr"]) for p in body["partitions"]}
+
+
+def assert_all_in_sync(cluster, topic):
+    wait_until(lambda: all(v == [0, 1, 2] for v in isr(cluster, topic).values()), timeout=60,
+               what=f"every replica of {topic} in the ISR")
+
+
 def assert_replicas_identical(cluster, topic, brokers=(0, 1, 2)):
     """Waits until every replica has the leader's log end and high watermark, then compares the segment
     bytes: a follower stores the leader's batches as they are (offsets, epochs, CRCs)."""
@@ -71,6 +83,8 @@ def test_followers_store_the_leaders_batches_byte_for_byte(three):
     create(three, "replicated")
     produce(three, "replicated", 500)
     assert_replicas_identical(three, "replicated")
+    # Caught up, the followers joined the ISR: acks=all from here waits for all three.
+    assert_all_in_sync(three, "replicated")
 
 
 def test_a_follower_that_was_down_catches_up(three):
@@ -81,8 +95,14 @@ def test_a_follower_that_was_down_catches_up(three):
     leader = three.leader("catch-up", 0)
     follower = next(b for b in range(3) if b != leader)
     others = [p for p in range(PARTITIONS) if three.leader("catch-up", p) != follower]
+    assert_all_in_sync(three, "catch-up")
     three.stop(follower)
+    # Gone from ZooKeeper, it leaves every ISR (the controller drops it), so acks=all goes on without it.
+    wait_until(lambda: all(follower not in v for v in isr(three, "catch-up").values()), timeout=60,
+               what=f"broker {follower} out of the ISRs")
     produce(three, "catch-up", 300, start=200, partitions=others)
     three.start(follower)
     assert_replicas_identical(three, "catch-up")
+    # Caught up again, it is back in every ISR.
+    assert_all_in_sync(three, "catch-up")
     assert "fetching" in three.broker_log(follower)

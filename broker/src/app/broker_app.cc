@@ -14,6 +14,21 @@ namespace {
 
 // Free space and idle index files are looked at this often.
 constexpr std::int64_t health_interval_ms = 5000;
+// Followers join the ISR within this of catching up; laggards leave it after replica.lag.time.max.ms.
+constexpr std::int64_t isr_interval_ms = 250;
+
+// ISR changes go to ZooKeeper through this broker's registry.
+class registry_isr_writer final : public replication::isr_writer {
+ public:
+  explicit registry_isr_writer(coord::cluster_registry& registry) : registry_(registry) {}
+  result<void> alter_isr(const topic_partition& tp, const coord::partition_state& expected,
+                         std::vector<broker_id> isr) override {
+    return registry_.alter_isr(tp, expected, std::move(isr));
+  }
+
+ private:
+  coord::cluster_registry& registry_;
+};
 
 }  // namespace
 
@@ -25,7 +40,8 @@ broker_app::broker_app(config::broker_config config)
       retention_timer_(network_.main()),
       flush_timer_(network_.main()),
       checkpoint_timer_(network_.main()),
-      health_timer_(network_.main()) {}
+      health_timer_(network_.main()),
+      isr_timer_(network_.main()) {}
 
 broker_app::~broker_app() { blocking_pool_.join(); }
 
@@ -56,6 +72,7 @@ void broker_app::start() {
     throw std::runtime_error("cannot join the cluster through zookeeper.connect=" + config_.zookeeper_connect + ": " +
                              registry.error().message());
   registry_ = std::move(registry.value());
+  isr_writer_ = std::make_unique<registry_isr_writer>(*registry_);
   // Every new view of the cluster brings local partitions in line (opens, leads, follows, deletes), and the
   // fetchers with what they follow.
   registry_->add_listener([this](const std::shared_ptr<const coord::cluster_view>& view) {
@@ -103,6 +120,7 @@ void broker_app::start() {
   schedule(checkpoint_timer_, config_.log_flush_offset_checkpoint_interval_ms, &broker_app::checkpoint_tick);
   logs_->refresh_free_space();
   schedule(health_timer_, health_interval_ms, &broker_app::health_tick);
+  schedule(isr_timer_, isr_interval_ms, &broker_app::isr_tick);
   serving_ = true;
   FERRY_LOG(info, "app") << "broker " << config_.broker_id << " serving Kafka on " << config_.listener.host << ":"
                          << kafka_listener_->bound_port() << " (advertised " << config_.advertised.host << ":"
@@ -123,6 +141,8 @@ void broker_app::schedule(asio::steady_timer& timer, std::int64_t interval_ms, v
 void broker_app::retention_tick() { partitions_->apply_retention(); }
 void broker_app::flush_tick() { partitions_->flush_by_time(); }
 void broker_app::checkpoint_tick() { partitions_->checkpoint(); }
+
+void broker_app::isr_tick() { partitions_->update_isrs(*isr_writer_, clock_.now_ms()); }
 
 void broker_app::health_tick() {
   logs_->refresh_free_space();
@@ -173,6 +193,7 @@ void broker_app::stop() {
     flush_timer_.cancel();
     checkpoint_timer_.cancel();
     health_timer_.cancel();
+    isr_timer_.cancel();
     network_.stop();
   });
 }

@@ -24,8 +24,8 @@ namespace ferry::app {
 // The whole broker, wired: logs, the ZooKeeper registry, partitions, the Kafka listener, the admin API and
 // background upkeep. start() throws with a message naming the failing setting or resource; run() serves
 // until stop() (SIGTERM), then shuts down in this order: the listeners and timers stop, the registry stops
-// (blocked ZooKeeper calls return, view waits end), the replica fetchers stop, the blocking pool drains, the registry is destroyed
-// (the session closes, our registration disappears), and the logs are flushed and closed, with checkpoints
+// (blocked ZooKeeper calls return, view waits end), the replica fetchers stop, the blocking pool drains, the registry
+// is destroyed (the session closes, our registration disappears), and the logs are flushed and closed, with checkpoints
 // and the clean-shutdown markers written.
 class broker_app {
  public:
@@ -42,6 +42,7 @@ class broker_app {
   void flush_tick();
   void checkpoint_tick();
   void health_tick();
+  void isr_tick();
   // Why /v1/ready says no (admin_sources::not_ready).
   [[nodiscard]] std::vector<std::string> not_ready() const;
 
@@ -65,6 +66,8 @@ class broker_app {
   boost::asio::steady_timer flush_timer_;
   boost::asio::steady_timer checkpoint_timer_;
   boost::asio::steady_timer health_timer_;
+  boost::asio::steady_timer isr_timer_;
+  std::unique_ptr<replication::isr_writer> isr_writer_;
   std::atomic<bool> serving_{false};
 };
 

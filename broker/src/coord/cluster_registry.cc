@@ -346,4 +346,13 @@ result<layout::producer_id_block> cluster_registry::allocate_producer_id_block()
   return coord::allocate_producer_id_block(*session_, options_.id);
 }
 
+result<void> cluster_registry::alter_isr(const topic_partition& tp, const partition_state& expected,
+                                         std::vector<broker_id> isr) {
+  const layout::leader_and_isr next{expected.leader, expected.epoch, std::move(isr), expected.controller_epoch};
+  FERRY_TRY(session_->set(layout::partition_state_path(tp.topic, tp.partition), layout::encode_partition_state(next),
+                          expected.zk_version));
+  enqueue(task(task_kind::partition_state, tp.topic, tp.partition.value()));  // the view need not wait for the watch
+  return success();
+}
+
 }  // namespace ferry::coord

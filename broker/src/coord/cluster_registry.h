@@ -89,6 +89,10 @@ class cluster_registry {
   // Topic writes (topic_store.h) and producer id blocks (allocate_producer_id_block), on this session.
   [[nodiscard]] topic_store& topics() { return *topics_; }
   result<layout::producer_id_block> allocate_producer_id_block();
+  // A leader's change of its partition's ISR (Kafka's direct write, before AlterPartition): the state znode
+  // is set only while it still has `expected`'s data version, so a leader whose state moved on (a new
+  // leader, epoch or ISR written by the controller) writes nothing and gets errc::bad_version.
+  result<void> alter_isr(const topic_partition& tp, const partition_state& expected, std::vector<broker_id> isr);
 
  private:
   explicit cluster_registry(registry_options options);

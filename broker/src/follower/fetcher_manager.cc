@@ -44,13 +44,13 @@ void fetcher_manager::update(const coord::cluster_view& view) {
         continue;
       }
       fetcher = std::make_shared<replica_fetcher>(
-          io_, self_,
-          leader_address{leader, address->second.host, static_cast<std::uint16_t>(address->second.port)}, settings_);
+          io_, self_, leader_address{leader, address->second.host, static_cast<std::uint16_t>(address->second.port)},
+          settings_);
       fetcher->start();
       FERRY_LOG(info, "follower") << "fetching " << followed.size() << " partitions from broker " << leader << " at "
                                   << address->second.host << ":" << address->second.port;
     }
-    fetcher->set_partitions(std::move(followed));
+    fetcher->set_partitions(followed);
   }
 }
 

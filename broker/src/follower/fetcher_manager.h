@@ -36,7 +36,7 @@ class fetcher_manager {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::thread thread_;
   std::mutex mutex_;
-  bool stopped_ = false;                                              // guarded by mutex_
+  bool stopped_ = false;                                            // guarded by mutex_
   std::map<broker_id, std::shared_ptr<replica_fetcher>> fetchers_;  // guarded by mutex_
 };
 

@@ -33,7 +33,8 @@ replica_fetcher::replica_fetcher(asio::io_context& io, broker_id self, leader_ad
     : io_(io), self_(self), leader_(std::move(leader)), settings_(settings), socket_(io), wake_(io) {}
 
 void replica_fetcher::start() {
-  asio::co_spawn(io_, [self = shared_from_this()] { return self->run(); }, asio::detached);
+  asio::co_spawn(
+      io_, [self = shared_from_this()] { return self->run(); }, asio::detached);
 }
 
 void replica_fetcher::stop() {
@@ -45,11 +46,11 @@ void replica_fetcher::stop() {
   });
 }
 
-void replica_fetcher::set_partitions(std::vector<std::shared_ptr<replication::partition>> partitions) {
+void replica_fetcher::set_partitions(const std::vector<std::shared_ptr<replication::partition>>& partitions) {
   {
     std::lock_guard lock(mutex_);
     std::vector<followed> next;
-    for (auto& partition : partitions) {
+    for (const auto& partition : partitions) {
       followed entry{partition, {}};
       for (const auto& old : partitions_)
         if (old.partition == partition) entry.not_before = old.not_before;
@@ -84,8 +85,8 @@ p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& as
     if (f.not_before > now) continue;
     auto& partition = *f.partition;
     const auto& id = partition.id();
-    auto topic = std::find_if(request.topics.begin(), request.topics.end(),
-                              [&](const auto& t) { return t.topic == id.topic; });
+    auto topic =
+        std::find_if(request.topics.begin(), request.topics.end(), [&](const auto& t) { return t.topic == id.topic; });
     if (topic == request.topics.end()) {
       topic = request.topics.emplace(request.topics.end());
       topic->topic = id.topic;
@@ -177,13 +178,15 @@ bool replica_fetcher::apply(const asked_partition& asked, const partition_data& 
     return static_cast<bool>(moved);
   }
   if (code != p::error_code::none) {
-    FERRY_LOG_LIMITED(info, "follower", 10000) << partition.id() << ": leader " << leader_.id
-                                               << " answered the fetch with error " << answer.error_code;
+    FERRY_LOG_LIMITED(info, "follower", 10000)
+        << partition.id() << ": leader " << leader_.id << " answered the fetch with error " << answer.error_code;
     return false;
   }
   if (answer.diverging_epoch.end_offset.value() >= 0) {
-    const auto truncated = truncate_diverged(partition, answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset);
-    if (!truncated) FERRY_LOG(error, "follower") << partition.id() << ": truncation failed: " << truncated.error().message();
+    const auto truncated =
+        truncate_diverged(partition, answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset);
+    if (!truncated)
+      FERRY_LOG(error, "follower") << partition.id() << ": truncation failed: " << truncated.error().message();
     return static_cast<bool>(truncated);
   }
   if (answer.records && !answer.records->bytes.empty()) {
@@ -213,8 +216,8 @@ result<void> replica_fetcher::truncate_diverged(replication::partition& partitio
 
 awaitable<result<void>> replica_fetcher::connect() {
   asio::ip::tcp::resolver resolver(io_);
-  const auto [resolve_error, endpoints] = co_await resolver.async_resolve(
-      leader_.host, std::to_string(leader_.port), asio::as_tuple(asio::use_awaitable));
+  const auto [resolve_error, endpoints] =
+      co_await resolver.async_resolve(leader_.host, std::to_string(leader_.port), asio::as_tuple(asio::use_awaitable));
   if (resolve_error) co_return to_std(resolve_error);
   asio::steady_timer deadline(io_);
   deadline.expires_after(std::chrono::milliseconds(settings_.socket_timeout_ms));

@@ -21,11 +21,11 @@ namespace ferry::follower {
 
 // How a follower fetches (Kafka's replica.fetch.* defaults).
 struct fetch_settings {
-  std::int32_t max_wait_ms = 500;                 // replica.fetch.wait.max.ms
-  std::int32_t partition_max_bytes = 1048576;     // replica.fetch.max.bytes
-  std::int32_t response_max_bytes = 10485760;     // replica.fetch.response.max.bytes
-  std::int32_t backoff_ms = 1000;                 // replica.fetch.backoff.ms
-  std::int32_t socket_timeout_ms = 30000;         // replica.socket.timeout.ms
+  std::int32_t max_wait_ms = 500;              // replica.fetch.wait.max.ms
+  std::int32_t partition_max_bytes = 1048576;  // replica.fetch.max.bytes
+  std::int32_t response_max_bytes = 10485760;  // replica.fetch.response.max.bytes
+  std::int32_t backoff_ms = 1000;              // replica.fetch.backoff.ms
+  std::int32_t socket_timeout_ms = 30000;      // replica.socket.timeout.ms
 };
 
 // The leader broker a fetcher fetches from, and where it listens.
@@ -51,7 +51,7 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
   void start();
   // Ends the loop and closes the connection; the coroutine finishes soon after.
   void stop();
-  void set_partitions(std::vector<std::shared_ptr<replication::partition>> partitions);
+  void set_partitions(const std::vector<std::shared_ptr<replication::partition>>& partitions);
   [[nodiscard]] const leader_address& leader() const { return leader_; }
 
  private:

@@ -38,11 +38,12 @@ storage::log_config to_log_config(const config::topic_settings& settings) {
 void partition::become_leader(const leadership& state) {
   {
     std::lock_guard lock(followers_mutex_);
-    if (state.epoch != leadership_.epoch) follower_log_ends_.clear();
-    std::erase_if(follower_log_ends_, [&](const auto& entry) {
+    if (state.epoch != leadership_.epoch || !leader_.load()) followers_.clear();
+    std::erase_if(followers_, [&](const auto& entry) {
       return std::find(state.followers.begin(), state.followers.end(), entry.first) == state.followers.end();
     });
     leadership_ = state;
+    isr_change_in_flight_ = false;
   }
   log_->begin_epoch(state.epoch);
   leader_id_.store(no_broker.value());
@@ -57,12 +58,58 @@ void partition::become_follower(leader_epoch epoch, broker_id leader) {
   {
     std::lock_guard lock(followers_mutex_);
     leadership_ = {};
-    follower_log_ends_.clear();
+    followers_.clear();
+    isr_change_in_flight_ = false;
   }
   epoch_.store(epoch.value());
   leader_.store(false);
   alone_in_isr_.store(false);
   notify_waiters();  // fetches and acks=all produces waiting here find out
+}
+
+std::optional<partition::isr_change> partition::wanted_isr_change(std::int64_t now_ms, std::int64_t lag_max_ms) {
+  if (!leader_.load()) return std::nullopt;
+  // The start of the current epoch: where the epoch before it ends.
+  const offset epoch_start = log_->end_offset_for_epoch(leader_epoch{epoch().value() - 1}).end;
+  const offset leader_end = log_->log_end_offset();
+  const offset hw = high_watermark();
+  std::lock_guard lock(followers_mutex_);
+  if (isr_change_in_flight_) return std::nullopt;
+  auto isr = leadership_.state.isr;
+  bool changed = false;
+  for (const broker_id f : leadership_.isr_followers) {
+    // An ISR member that never fetched in this epoch is caught up as of now: it gets the full lag to show up.
+    auto [progress, fresh] = followers_.try_emplace(f);
+    if (fresh) progress->second.last_caught_up_ms = now_ms;
+    if (progress->second.log_end != leader_end && now_ms - progress->second.last_caught_up_ms > lag_max_ms) {
+      std::erase(isr, f);
+      changed = true;
+    }
+  }
+  std::vector<broker_id> joining;
+  for (const broker_id f : leadership_.followers) {
+    if (std::find(isr.begin(), isr.end(), f) != isr.end() ||
+        std::find(leadership_.isr_followers.begin(), leadership_.isr_followers.end(), f) !=
+            leadership_.isr_followers.end())
+      continue;
+    const auto progress = followers_.find(f);
+    if (progress == followers_.end() || progress->second.log_end < hw || progress->second.log_end < epoch_start)
+      continue;
+    isr.push_back(f);
+    joining.push_back(f);
+    changed = true;
+  }
+  if (!changed) return std::nullopt;
+  // A joiner holds the high watermark from now on, before the view says it is in (Kafka's maximal ISR).
+  for (const broker_id f : joining) leadership_.isr_followers.push_back(f);
+  if (!joining.empty()) alone_in_isr_.store(false);
+  isr_change_in_flight_ = true;
+  return isr_change{leadership_.state, std::move(isr)};
+}
+
+void partition::isr_change_failed() {
+  std::lock_guard lock(followers_mutex_);
+  isr_change_in_flight_ = false;
 }
 
 std::size_t partition::in_sync_replicas() const {
@@ -82,9 +129,9 @@ bool partition::advance_high_watermark() {
   if (!alone_in_isr_.load()) {
     std::lock_guard lock(followers_mutex_);
     for (const broker_id follower : leadership_.isr_followers) {
-      const auto known = follower_log_ends_.find(follower);
-      if (known == follower_log_ends_.end()) return false;
-      candidate = std::min(candidate, known->second.value());
+      const auto known = followers_.find(follower);
+      if (known == followers_.end() || known->second.log_end.value() < 0) return false;
+      candidate = std::min(candidate, known->second.log_end.value());
     }
   }
   std::int64_t current = high_watermark_.load();
@@ -114,21 +161,35 @@ result<storage::read_result> partition::read(offset from, std::uint64_t max_byte
   return log_->read(from, max_bytes, high_watermark());
 }
 
-result<storage::read_result> partition::read_for_follower(broker_id follower, offset from, std::uint64_t max_bytes) {
+result<storage::read_result> partition::read_for_follower(broker_id follower, offset from, std::uint64_t max_bytes,
+                                                          std::int64_t now_ms) {
   if (!leader_.load()) return errc::not_leader;
   {
     std::lock_guard lock(followers_mutex_);
     const auto& followers = leadership_.followers;
     if (std::find(followers.begin(), followers.end(), follower) == followers.end()) return errc::not_leader;
+    const offset leader_end = log_->log_end_offset();
     // A fetch offset past the log end is not a log end the follower can have; the read refuses it.
-    if (from <= log_->log_end_offset()) follower_log_ends_[follower] = from;
+    if (from <= leader_end) {
+      auto& progress = followers_[follower];
+      // Kafka's Replica.updateFetchState: caught up now if at the log end, or as of its last fetch if it has
+      // reached what the log end was then.
+      if (from >= leader_end) {
+        progress.last_caught_up_ms = std::max(progress.last_caught_up_ms, now_ms);
+      } else if (from >= progress.leader_end_at_last_fetch && progress.leader_end_at_last_fetch.value() >= 0) {
+        progress.last_caught_up_ms = std::max(progress.last_caught_up_ms, progress.last_fetch_ms);
+      }
+      progress.log_end = from;
+      progress.leader_end_at_last_fetch = leader_end;
+      progress.last_fetch_ms = now_ms;
+    }
   }
   if (advance_high_watermark()) notify_waiters();
   return log_->read(from, max_bytes, offset{INT64_MAX});
 }
 
 result<storage::append_result> partition::append_from_leader(std::span<const std::byte> batches,
-                                                            offset leader_high_watermark) {
+                                                             offset leader_high_watermark) {
   if (leader_.load()) return errc::not_follower;
   FERRY_TRY(auto appended, log_->append_replicated(batches));
   if (appended.flush_required) {

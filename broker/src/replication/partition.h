@@ -4,11 +4,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 #include <vector>
 
 #include "base/result.h"
 #include "config/topic_config.h"
+#include "coord/cluster_view.h"
 #include "metrics/broker_metrics.h"
 #include "model/ids.h"
 #include "storage/log.h"
@@ -53,6 +55,7 @@ class partition {
     leader_epoch epoch;
     std::vector<broker_id> followers;      // every other assigned replica
     std::vector<broker_id> isr_followers;  // those of them in the ISR
+    coord::partition_state state;          // as the view has it: what an ISR change is conditional on
     friend bool operator==(const leadership&, const leadership&) = default;
   };
   // Starts leading, or takes a new ISR or epoch while leading. A new epoch starts in the log at its end
@@ -88,7 +91,21 @@ class partition {
   // A follower's fetch from `from`: that is where its log ends, so the high watermark may move (waking
   // whoever waits on it); then it reads up to the log end. errc::not_leader when this replica does not lead,
   // or `follower` is not an assigned replica.
-  result<storage::read_result> read_for_follower(broker_id follower, offset from, std::uint64_t max_bytes);
+  result<storage::read_result> read_for_follower(broker_id follower, offset from, std::uint64_t max_bytes,
+                                                 std::int64_t now_ms);
+
+  // The ISR this leader wants now, and the state it would replace; nullopt when it wants no change or one
+  // is on its way. A follower leaves when it has not been caught up (at the log end) for `lag_max_ms`
+  // (replica.lag.time.max.ms); one joins once its log end reaches the high watermark and the start of the
+  // current epoch. A joiner counts for the high watermark at once (Kafka's maximal ISR); one that leaves
+  // counts until the view drops it. The change is on its way until the next become_leader, or
+  // isr_change_failed().
+  struct isr_change {
+    coord::partition_state expected;
+    std::vector<broker_id> isr;
+  };
+  [[nodiscard]] std::optional<isr_change> wanted_isr_change(std::int64_t now_ms, std::int64_t lag_max_ms);
+  void isr_change_failed();
 
   [[nodiscard]] offset high_watermark() const { return offset{high_watermark_.load()}; }
   [[nodiscard]] offset log_start_offset() const { return log_->log_start_offset(); }
@@ -98,8 +115,9 @@ class partition {
   result<std::size_t> apply_retention();
   result<void> flush_by_time();
 
-  // Long polls, and produce requests waiting for acks=all. A fetch registers before it reads (so an append in between is never missed), is notified at
-  // most once per append, and unregisters when it completes: idle partitions keep no stale entries.
+  // Long polls, and produce requests waiting for acks=all. A fetch registers before it reads (so an append in between
+  // is never missed), is notified at most once per append, and unregisters when it completes: idle partitions keep no
+  // stale entries.
   void add_waiter(const std::shared_ptr<data_waiter>& waiter);
   void remove_waiter(const std::shared_ptr<data_waiter>& waiter);
   [[nodiscard]] std::size_t waiter_count() const;
@@ -121,9 +139,17 @@ class partition {
   std::atomic<std::int32_t> epoch_{-1};
   std::atomic<std::int32_t> leader_id_{-1};
   std::atomic<std::int64_t> high_watermark_;
+  // Where a follower is, as its fetches in the current epoch said (Kafka's Replica fetch state).
+  struct follower_progress {
+    offset log_end{-1};                  // -1 until it fetches
+    std::int64_t last_caught_up_ms = 0;  // last time it was at the leader's log end
+    std::int64_t last_fetch_ms = 0;
+    offset leader_end_at_last_fetch{-1};
+  };
   mutable std::mutex followers_mutex_;
-  leadership leadership_;                          // guarded by followers_mutex_
-  std::map<broker_id, offset> follower_log_ends_;  // guarded by followers_mutex_; known since the epoch began
+  leadership leadership_;                             // guarded by followers_mutex_
+  std::map<broker_id, follower_progress> followers_;  // guarded by followers_mutex_
+  bool isr_change_in_flight_ = false;                 // guarded by followers_mutex_
   mutable std::mutex waiters_mutex_;
   std::unordered_set<std::shared_ptr<data_waiter>> waiters_;  // guarded by waiters_mutex_
 };

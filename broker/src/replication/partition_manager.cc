@@ -107,7 +107,7 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
         const broker_id leader = info.state ? info.state->leader : no_broker;
         const bool leads = leader == self;
         if (leads) {
-          partition::leadership state{epoch, {}, {}};
+          partition::leadership state{epoch, {}, {}, *info.state};
           for (const broker_id r : info.replicas) {
             if (r == self) continue;
             state.followers.push_back(r);
@@ -185,6 +185,24 @@ void partition_manager::flush_by_time() {
   for (const auto& p : all())
     if (const auto flushed = p->flush_by_time(); !flushed)
       FERRY_LOG(warn, "replication") << "flushing " << p->id() << " failed: " << flushed.error().message();
+}
+
+void partition_manager::update_isrs(isr_writer& writer, std::int64_t now_ms) {
+  for (const auto& p : all()) {
+    auto change = p->wanted_isr_change(now_ms, config_.replica_lag_time_max_ms);
+    if (!change) continue;
+    const auto before = change->expected.isr;
+    const auto written = writer.alter_isr(p->id(), change->expected, change->isr);
+    if (!written) {
+      // A newer state (another leader, or the controller's own ISR change) won: the next view brings it.
+      FERRY_LOG(info, "replication") << p->id() << ": ISR change not written: " << written.error().message();
+      p->isr_change_failed();
+      continue;
+    }
+    FERRY_LOG(info, "replication") << p->id() << ": ISR "
+                                   << (change->isr.size() > before.size() ? "expanded" : "shrank") << " from "
+                                   << before.size() << " to " << change->isr.size() << " replicas";
+  }
 }
 
 void partition_manager::checkpoint() {

@@ -12,6 +12,7 @@
 #include "config/broker_config.h"
 #include "coord/cluster_view.h"
 #include "metrics/broker_metrics.h"
+#include "replication/isr_writer.h"
 #include "replication/partition.h"
 #include "storage/log_manager.h"
 
@@ -49,6 +50,9 @@ class partition_manager {
   // Background duties.
   void apply_retention();
   void flush_by_time();
+  // Writes the ISR changes the partitions led here want (partition::wanted_isr_change), with
+  // replica.lag.time.max.ms as the lag limit.
+  void update_isrs(isr_writer& writer, std::int64_t now_ms);
   // Writes the high watermark and recovery point checkpoints (offset_checkpoint.h).
   void checkpoint();
   void refresh_metrics();

@@ -21,7 +21,8 @@ bool leader_epoch_cache::truncate_from_end(offset end) {
 
 bool leader_epoch_cache::truncate_from_start(offset start) {
   // The entries are sorted, so those starting at or below `start` are a prefix.
-  const auto after = std::find_if(entries_.begin(), entries_.end(), [&](const epoch_entry& e) { return e.start > start; });
+  const auto after =
+      std::find_if(entries_.begin(), entries_.end(), [&](const epoch_entry& e) { return e.start > start; });
   if (after == entries_.begin()) return false;
   const leader_epoch survivor = std::prev(after)->epoch;
   if (std::prev(after) == entries_.begin() && entries_.front().start == start) return false;

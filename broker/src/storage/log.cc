@@ -1,6 +1,7 @@
+#include "base/log.h"
+
 #include <algorithm>
 
-#include "base/log.h"
 #include "model/records.h"
 #include "storage/atomic_file.h"
 #include "storage/disk_log.h"

@@ -103,7 +103,8 @@ result<offset> disk_log::cut_segments_at(offset end) {
         return io_failed("removing a truncated segment", removed.error());
     }
   }
-  if (auto cut_done = seg->log_file()->truncate(cut); !cut_done) return io_failed("truncating a segment", cut_done.error());
+  if (auto cut_done = seg->log_file()->truncate(cut); !cut_done)
+    return io_failed("truncating a segment", cut_done.error());
   // Reopened as the active segment: its indexes are rebuilt from what is left of it.
   auto reopened = segment::open(*fs_, directory_, seg->base_offset(), config_.segment_index_bytes, true);
   if (!reopened) return io_failed("reopening a truncated segment", reopened.error());

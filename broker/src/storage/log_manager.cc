@@ -351,7 +351,8 @@ result<void> log_manager::checkpoint_recovery_points() {
 }
 
 void log_manager::checkpoint_after_seal() {
-  if (seal_checkpoint_requests_.fetch_add(1, std::memory_order_acq_rel) > 0) return;  // the thread writing now will write again
+  if (seal_checkpoint_requests_.fetch_add(1, std::memory_order_acq_rel) > 0)
+    return;  // the thread writing now will write again
   for (;;) {
     const auto covered = seal_checkpoint_requests_.load(std::memory_order_acquire);
     if (auto written = checkpoint_recovery_points(); !written)

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -140,7 +140,7 @@ class log_manager {
 
   mutable std::shared_mutex mutex_;
   std::atomic<std::uint64_t> seal_checkpoint_requests_{0};
-  std::mutex checkpoint_write_mutex_;  // one writer of the checkpoint files at a time
+  std::mutex checkpoint_write_mutex_;                // one writer of the checkpoint files at a time
   std::unordered_map<topic_partition, entry> logs_;  // guarded by mutex_
   std::atomic<std::size_t> stray_logs_{0};
 };

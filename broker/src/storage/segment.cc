@@ -185,8 +185,7 @@ result<void> segment::load() {
     FERRY_TRY(const bool more, scan.next());
     if (!more) break;
     const auto header = scan.header();
-    if (!header.offsets_fit() ||
-        (first ? header.base_offset() != last.base : header.base_offset() < e.next_offset))
+    if (!header.offsets_fit() || (first ? header.base_offset() != last.base : header.base_offset() < e.next_offset))
       return errc::corrupt_log;
     first = false;
     e.next_offset = next(header.last_offset());

@@ -40,7 +40,8 @@ std::shared_ptr<const coord::cluster_view> cluster() {
 
   coord::topic_info clicks;
   clicks.topic_id = coord::uuid::parse("Ku6nXs0yS0SKTr2v7xlPmA").value();
-  clicks.partitions[partition_id{0}] = {{broker_id{2}}, coord::partition_state{broker_id{2}, leader_epoch{0}, {}, 1, 0}};
+  clicks.partitions[partition_id{0}] = {{broker_id{2}},
+                                        coord::partition_state{broker_id{2}, leader_epoch{0}, {}, 1, 0}};
   clicks.marked_for_deletion = true;
   view.topics["clicks"] = std::move(clicks);
 
@@ -74,7 +75,8 @@ void run(std::string_view input) {
   const http_reply reply = route(sources(), method, target);
   check(reply.status >= 100 && reply.status <= 599);
   check(!reply.body.empty() && !reply.content_type.empty());
-  if (reply.content_type == "application/json") check(!nlohmann::json::parse(reply.body, nullptr, false).is_discarded());
+  if (reply.content_type == "application/json")
+    check(!nlohmann::json::parse(reply.body, nullptr, false).is_discarded());
 }
 
 }  // namespace

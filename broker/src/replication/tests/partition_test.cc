@@ -109,22 +109,22 @@ TEST_F(partition_test, the_high_watermark_is_the_smallest_log_end_in_the_isr) {
   auto waiter = std::make_shared<counting_waiter>();
   partition_->add_waiter(waiter);
   // Followers read past the high watermark, up to the log end; consumers do not.
-  EXPECT_EQ(partition_->read_for_follower(two, offset{0}, 1 << 20).value().next_offset, offset{9});
+  EXPECT_EQ(partition_->read_for_follower(two, offset{0}, 1 << 20, 0).value().next_offset, offset{9});
   EXPECT_EQ(partition_->read(offset{0}, 1 << 20).value().total_bytes, 0u);
   EXPECT_EQ(partition_->high_watermark(), offset{0});  // broker 3 has not fetched yet
-  ASSERT_TRUE(partition_->read_for_follower(three, offset{6}, 1 << 20));
+  ASSERT_TRUE(partition_->read_for_follower(three, offset{6}, 1 << 20, 0));
   EXPECT_EQ(partition_->high_watermark(), offset{0});  // broker 2 is at 0
   EXPECT_EQ(waiter->notified, 0);
-  ASSERT_TRUE(partition_->read_for_follower(two, offset{9}, 1 << 20));
+  ASSERT_TRUE(partition_->read_for_follower(two, offset{9}, 1 << 20, 0));
   EXPECT_EQ(partition_->high_watermark(), offset{6});
   EXPECT_EQ(waiter->notified, 1);
   // It never moves back, even when a follower's log end does.
-  ASSERT_TRUE(partition_->read_for_follower(three, offset{3}, 1 << 20));
+  ASSERT_TRUE(partition_->read_for_follower(three, offset{3}, 1 << 20, 0));
   EXPECT_EQ(partition_->high_watermark(), offset{6});
   // A broker that is not a replica is refused and counts for nothing.
-  EXPECT_EQ(partition_->read_for_follower(broker_id{4}, offset{9}, 1 << 20).error(), errc::not_leader);
+  EXPECT_EQ(partition_->read_for_follower(broker_id{4}, offset{9}, 1 << 20, 0).error(), errc::not_leader);
   // A fetch offset past the log end is no log end a follower can have.
-  EXPECT_EQ(partition_->read_for_follower(three, offset{50}, 1 << 20).error(), storage::errc::offset_out_of_range);
+  EXPECT_EQ(partition_->read_for_follower(three, offset{50}, 1 << 20, 0).error(), storage::errc::offset_out_of_range);
   EXPECT_EQ(partition_->high_watermark(), offset{6});
   partition_->remove_waiter(waiter);
 }
@@ -135,7 +135,7 @@ TEST_F(partition_test, a_follower_out_of_the_isr_no_longer_holds_the_high_waterm
   partition_->become_leader({leader_epoch{0}, {two, three}, {two, three}});
   auto batch = model::testing::build_simple_batch(3);
   ASSERT_TRUE(partition_->append(batch));
-  ASSERT_TRUE(partition_->read_for_follower(two, offset{3}, 1 << 20));
+  ASSERT_TRUE(partition_->read_for_follower(two, offset{3}, 1 << 20, 0));
   EXPECT_EQ(partition_->high_watermark(), offset{0});
   partition_->become_leader({leader_epoch{0}, {two, three}, {two}});
   EXPECT_EQ(partition_->high_watermark(), offset{3});
@@ -152,16 +152,79 @@ TEST_F(partition_test, a_new_epoch_forgets_where_the_followers_were) {
   partition_->become_leader({leader_epoch{0}, {two}, {two}});
   auto batch = model::testing::build_simple_batch(3);
   ASSERT_TRUE(partition_->append(batch));
-  ASSERT_TRUE(partition_->read_for_follower(two, offset{3}, 1 << 20));
+  ASSERT_TRUE(partition_->read_for_follower(two, offset{3}, 1 << 20, 0));
   EXPECT_EQ(partition_->high_watermark(), offset{3});
   partition_->become_leader({leader_epoch{1}, {two}, {two}});
   auto more = model::testing::build_simple_batch(3);
   ASSERT_TRUE(partition_->append(more));
   EXPECT_EQ(partition_->high_watermark(), offset{3});  // broker 2 has not fetched in epoch 1
-  ASSERT_TRUE(partition_->read_for_follower(two, offset{6}, 1 << 20));
+  ASSERT_TRUE(partition_->read_for_follower(two, offset{6}, 1 << 20, 0));
   EXPECT_EQ(partition_->high_watermark(), offset{6});
   // A follower of epoch 1 stamps nothing itself; the epoch began where the log ended.
   EXPECT_EQ(partition_->log().end_offset_for_epoch(leader_epoch{0}), (storage::epoch_end{leader_epoch{0}, offset{3}}));
+}
+
+// ISR changes, as Kafka's leader decides them: a follower joins once at the high watermark and the start of
+// the epoch, and leaves after replica.lag.time.max.ms without being caught up.
+TEST_F(partition_test, followers_join_the_isr_when_caught_up_and_leave_when_they_lag) {
+  const broker_id one{1};
+  const broker_id two{2};
+  const broker_id three{3};
+  const auto lead = [&](std::vector<broker_id> isr, std::int32_t version) {
+    partition::leadership state{
+        leader_epoch{0}, {two, three}, {}, coord::partition_state{one, leader_epoch{0}, isr, 1, version}};
+    for (const auto b : isr)
+      if (b != one) state.isr_followers.push_back(b);
+    partition_->become_leader(state);
+  };
+  lead({one}, 0);
+  for (int i = 0; i < 2; ++i) {
+    auto batch = model::testing::build_simple_batch(3);
+    ASSERT_TRUE(partition_->append(batch));
+  }
+  EXPECT_EQ(partition_->high_watermark(), offset{6});  // alone in the ISR
+  EXPECT_FALSE(partition_->wanted_isr_change(1000, 30000));
+  // Broker 2 fetches from 3: behind the high watermark, it stays out.
+  ASSERT_TRUE(partition_->read_for_follower(two, offset{3}, 1 << 20, 1000));
+  EXPECT_FALSE(partition_->wanted_isr_change(1000, 30000));
+  // At 6 it has everything committed: it joins, and counts for the high watermark at once.
+  ASSERT_TRUE(partition_->read_for_follower(two, offset{6}, 1 << 20, 1100));
+  const auto joined = partition_->wanted_isr_change(1100, 30000);
+  ASSERT_TRUE(joined);
+  EXPECT_EQ(joined->isr, (std::vector<broker_id>{one, two}));
+  EXPECT_EQ(joined->expected.zk_version, 0);
+  EXPECT_EQ(partition_->in_sync_replicas(), 2u);
+  EXPECT_FALSE(partition_->wanted_isr_change(1100, 30000));  // on its way
+  auto batch = model::testing::build_simple_batch(3);
+  ASSERT_TRUE(partition_->append(batch));
+  EXPECT_EQ(partition_->high_watermark(), offset{6});  // broker 2 is at 6
+  // The view says so; broker 2 keeps up for a while, then stops fetching.
+  lead({one, two}, 1);
+  ASSERT_TRUE(partition_->read_for_follower(two, offset{9}, 1 << 20, 2000));
+  EXPECT_EQ(partition_->high_watermark(), offset{9});
+  EXPECT_FALSE(partition_->wanted_isr_change(31000, 30000));  // caught up at 2000: 29 s ago
+  auto more = model::testing::build_simple_batch(3);
+  ASSERT_TRUE(partition_->append(more));
+  const auto left = partition_->wanted_isr_change(32001, 30000);
+  ASSERT_TRUE(left);
+  EXPECT_EQ(left->isr, (std::vector<broker_id>{one}));
+  EXPECT_EQ(left->expected.zk_version, 1);
+  // Until the view drops it, it still holds the high watermark; a failed write lets the leader try again.
+  EXPECT_EQ(partition_->high_watermark(), offset{9});
+  partition_->isr_change_failed();
+  EXPECT_TRUE(partition_->wanted_isr_change(32001, 30000));
+}
+
+TEST_F(partition_test, an_isr_member_that_never_fetches_gets_the_full_lag_from_the_election) {
+  const broker_id one{1};
+  const broker_id two{2};
+  partition_->become_leader(
+      {leader_epoch{3}, {two}, {two}, coord::partition_state{one, leader_epoch{3}, {one, two}, 1, 4}});
+  EXPECT_FALSE(partition_->wanted_isr_change(5000, 30000));  // first seen at 5000
+  EXPECT_FALSE(partition_->wanted_isr_change(35000, 30000));
+  const auto left = partition_->wanted_isr_change(35001, 30000);
+  ASSERT_TRUE(left);
+  EXPECT_EQ(left->isr, (std::vector<broker_id>{one}));
 }
 
 TEST_F(partition_test, settings_changes_reach_the_log) {

@@ -16,8 +16,8 @@ namespace ferry::server::handlers {
 using boost::asio::awaitable;
 namespace p = protocol;
 
-// Leader epoch fencing (KIP-320), for Fetch, ListOffsets and OffsetForLeaderEpoch: a client that knows a newer epoch than ours talks
-// to a stale leader; one with an older epoch has stale metadata. -1 asks for no check.
+// Leader epoch fencing (KIP-320), for Fetch, ListOffsets and OffsetForLeaderEpoch: a client that knows a newer epoch
+// than ours talks to a stale leader; one with an older epoch has stale metadata. -1 asks for no check.
 [[nodiscard]] inline std::optional<p::error_code> check_epoch(const replication::partition& partition,
                                                               leader_epoch requested) {
   if (requested.value() < 0) return std::nullopt;

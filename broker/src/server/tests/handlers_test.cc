@@ -460,7 +460,8 @@ TEST_F(handlers_test, offset_for_leader_epoch_answers_where_each_epoch_ended) {
     ASSERT_EQ(run(handlers::handle_produce, request, 7).responses[0].partition_responses[0].error_code, 0);
   }
   // A new election: this broker leads again in epoch 2, whose first offset is 6.
-  cluster_.edit([](coord::cluster_view& v) { v.topics["orders"].partitions[partition_id{0}].state->epoch = leader_epoch{2}; });
+  cluster_.edit(
+      [](coord::cluster_view& v) { v.topics["orders"].partitions[partition_id{0}].state->epoch = leader_epoch{2}; });
   partitions_->reconcile(*cluster_.view());
   auto batch = model::testing::build_simple_batch(3);
   auto request = produce("orders", batch);
@@ -575,7 +576,9 @@ TEST_F(handlers_test, a_follower_whose_log_diverged_is_told_where_its_epoch_ende
     ASSERT_EQ(run(handlers::handle_produce, request, 7).responses[0].partition_responses[0].error_code, 0);
   };
   append();  // epoch 0: offsets 0-2
-  cluster_.edit([](coord::cluster_view& v) { v.topics["replicated"].partitions[partition_id{0}].state->epoch = leader_epoch{2}; });
+  cluster_.edit([](coord::cluster_view& v) {
+    v.topics["replicated"].partitions[partition_id{0}].state->epoch = leader_epoch{2};
+  });
   partitions_->reconcile(*cluster_.view());
   append();  // epoch 2: offsets 3-5
   const auto fetch = [&](std::int64_t from, std::int32_t last_epoch) {

@@ -51,8 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!state.find(producer)) __builtin_trap();
   std::vector<std::byte> header(model::batch_header_size);
   auto* h = reinterpret_cast<unsigned char*>(header.data());
-  boost::endian::store_big_s64(h + 0, 1000);            // base offset
-  boost::endian::store_big_s32(h + 23, 1);              // last offset delta: two records
+  boost::endian::store_big_s64(h + 0, 1000);                // base offset
+  boost::endian::store_big_s32(h + 23, 1);                  // last offset delta: two records
   boost::endian::store_big_s64(h + 35, 1'700'000'000'000);  // max timestamp
   boost::endian::store_big_s64(h + 43, producer.value());
   boost::endian::store_big_s16(h + 51, epoch);

@@ -113,9 +113,9 @@ TEST_F(durability_test, recovery_below_the_recovery_point_keeps_every_later_segm
   }
   for (const std::int64_t base : {0, 12, 24}) std::filesystem::remove(path(base, index_suffix));
   testing::flip_byte(path(12, log_suffix), batch_size + 70);  // inside batch 15
-  const auto sizes = std::vector<std::uint64_t>{testing::file_size(path(0, log_suffix)),
-                                                testing::file_size(path(12, log_suffix)),
-                                                testing::file_size(path(24, log_suffix))};
+  const auto sizes =
+      std::vector<std::uint64_t>{testing::file_size(path(0, log_suffix)), testing::file_size(path(12, log_suffix)),
+                                 testing::file_size(path(24, log_suffix))};
   auto l = open(small_segments(4), true, offset{36});
   EXPECT_EQ(l->log_end_offset(), offset{36});
   EXPECT_EQ(testing::file_size(path(0, log_suffix)), sizes[0]);
@@ -182,7 +182,7 @@ TEST_F(durability_test, idle_sealed_segments_hold_one_descriptor) {
   auto l = open(small_segments(1));
   EXPECT_EQ(l->segment_count(), 40u);
   EXPECT_LE(open_descriptors() - before, 40u + 2u);  // 39 sealed .log files, the active segment's three
-  EXPECT_EQ(bases(*l, 0).size(), 40u);              // every index opened once
+  EXPECT_EQ(bases(*l, 0).size(), 40u);               // every index opened once
   EXPECT_GE(open_descriptors() - before, 3u * 39u);
   EXPECT_EQ(l->release_idle_indexes(std::chrono::steady_clock::now() + std::chrono::seconds(1)), 39u);
   EXPECT_LE(open_descriptors() - before, 40u + 2u);
@@ -253,8 +253,7 @@ TEST(log_manager_checkpoints, survive_a_restart) {
   testing::temp_dir root;
   manual_clock clock;
   const auto open = [&] {
-    return log_manager::open({.fs = io::posix_file_system(), .clock = &clock, .log_dirs = {root.path() / "a"}})
-        .value();
+    return log_manager::open({.fs = io::posix_file_system(), .clock = &clock, .log_dirs = {root.path() / "a"}}).value();
   };
   {
     auto manager = open();
@@ -266,8 +265,7 @@ TEST(log_manager_checkpoints, survive_a_restart) {
     ASSERT_TRUE(manager->write_checkpoint(high_watermark_checkpoint, {{{"t", partition_id{0}}, offset{3}}}));
   }
   auto manager = open();
-  EXPECT_EQ(manager->read_checkpoint(high_watermark_checkpoint),
-            (offset_map{{{"t", partition_id{0}}, offset{3}}}));
+  EXPECT_EQ(manager->read_checkpoint(high_watermark_checkpoint), (offset_map{{{"t", partition_id{0}}, offset{3}}}));
   EXPECT_EQ(manager->read_checkpoint(recovery_point_checkpoint), (offset_map{{{"t", partition_id{0}}, offset{4}}}));
 }
 
@@ -277,10 +275,8 @@ TEST(log_manager_checkpoints, follow_each_sealed_segment) {
   testing::temp_dir root;
   manual_clock clock;
   manual_background work;
-  auto manager = log_manager::open({.fs = io::posix_file_system(),
-                                    .clock = &clock,
-                                    .log_dirs = {root.path() / "a"},
-                                    .work = &work})
+  auto manager = log_manager::open(
+                     {.fs = io::posix_file_system(), .clock = &clock, .log_dirs = {root.path() / "a"}, .work = &work})
                      .value();
   log_config config;
   config.segment_bytes = static_cast<std::int64_t>(2 * batch_size);

@@ -169,7 +169,7 @@ class fuzz_corpus_segments : public ::testing::Test {
       model::testing::batch_spec spec;
       for (int r = 0; r < 3; ++r) spec.records.push_back({"key-" + std::to_string(r), "value", {}, r});
       spec.base_timestamp = start_ms + 10 * i;
-      spec.codec = i % 4 == 1 ? model::compression::gzip
+      spec.codec = i % 4 == 1   ? model::compression::gzip
                    : i % 4 == 2 ? model::compression::zstd
                                 : model::compression::none;
       if (i % 2 == 1) {

@@ -134,10 +134,9 @@ TEST(leader_epoch_checkpoint, is_kafkas_text_format) {
 }
 
 TEST(leader_epoch_checkpoint, anything_else_is_corrupt) {
-  for (const std::string_view text :
-       {"", "1\n0\n", "0\n", "0\n2\n0 0\n", "0\n1\n0\n", "0\n1\n0 x\n", "0\n1\n-1 0\n", "0\n1\n0 -5\n",
-        "0\n2\n3 10\n3 20\n", "0\n2\n3 10\n4 10\n", "0\n2\n4 10\n3 20\n", "0\n1\n0 0\nextra\n", "0\n1\n0  0\n",
-        "0\n1\n99999999999 0\n"}) {
+  for (const std::string_view text : {"", "1\n0\n", "0\n", "0\n2\n0 0\n", "0\n1\n0\n", "0\n1\n0 x\n", "0\n1\n-1 0\n",
+                                      "0\n1\n0 -5\n", "0\n2\n3 10\n3 20\n", "0\n2\n3 10\n4 10\n", "0\n2\n4 10\n3 20\n",
+                                      "0\n1\n0 0\nextra\n", "0\n1\n0  0\n", "0\n1\n99999999999 0\n"}) {
     EXPECT_EQ(decode_leader_epoch_checkpoint(text).error(), errc::corrupt_log) << text;
   }
 }
@@ -216,7 +215,7 @@ TEST_F(log_epochs_test, a_crash_takes_the_epochs_past_the_recovery_point_from_th
     append(*l, 0, 1);
     append(*l, 4, 1);
     ASSERT_TRUE(l->flush(l->log_end_offset()));  // the file knows epochs 0 and 4
-    append(*l, 6, 1);                             // 6-8, not flushed: the file does not know epoch 6
+    append(*l, 6, 1);                            // 6-8, not flushed: the file does not know epoch 6
   }
   // After a crash the recovery point is 6: epoch 6 comes from its batch.
   auto l = open(6);
