@@ -38,6 +38,12 @@ storage::log_config to_log_config(const config::topic_settings& settings) {
 void partition::become_leader(const leadership& state) {
   {
     std::lock_guard lock(followers_mutex_);
+    // A view from before the ISR change in flight (the state znode still has the version the change was
+    // written against): the joiners stay counted, since ZooKeeper may already name them and the high
+    // watermark must not move without them.
+    if (leader_.load() && isr_change_in_flight_ && state.epoch == leadership_.epoch &&
+        state.state.zk_version == leadership_.state.zk_version && state.followers == leadership_.followers)
+      return;
     if (state.epoch != leadership_.epoch || !leader_.load()) followers_.clear();
     std::erase_if(followers_, [&](const auto& entry) {
       return std::find(state.followers.begin(), state.followers.end(), entry.first) == state.followers.end();

@@ -98,8 +98,8 @@ class partition {
   // is on its way. A follower leaves when it has not been caught up (at the log end) for `lag_max_ms`
   // (replica.lag.time.max.ms); one joins once its log end reaches the high watermark and the start of the
   // current epoch. A joiner counts for the high watermark at once (Kafka's maximal ISR); one that leaves
-  // counts until the view drops it. The change is on its way until the next become_leader, or
-  // isr_change_failed().
+  // counts until the view drops it. The change is on its way until a become_leader with a newer state (one
+  // with the same state version is from before the write, and changes nothing), or isr_change_failed().
   struct isr_change {
     coord::partition_state expected;
     std::vector<broker_id> isr;

@@ -195,6 +195,9 @@ TEST_F(partition_test, followers_join_the_isr_when_caught_up_and_leave_when_they
   EXPECT_EQ(joined->expected.zk_version, 0);
   EXPECT_EQ(partition_->in_sync_replicas(), 2u);
   EXPECT_FALSE(partition_->wanted_isr_change(1100, 30000));  // on its way
+  // A view from before the write (the same state version) does not drop the joiner.
+  lead({one}, 0);
+  EXPECT_EQ(partition_->in_sync_replicas(), 2u);
   auto batch = model::testing::build_simple_batch(3);
   ASSERT_TRUE(partition_->append(batch));
   EXPECT_EQ(partition_->high_watermark(), offset{6});  // broker 2 is at 6
