@@ -26,6 +26,11 @@ class system_clock final : public clock {
   }
 };
 
+// Monotonic milliseconds (of steady_now()), for intervals kept as numbers.
+[[nodiscard]] inline std::int64_t steady_ms(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
 // A clock that moves only when told to.
 class manual_clock final : public clock {
  public:

@@ -75,6 +75,10 @@ void partition::become_follower(leader_epoch epoch, broker_id leader) {
 
 std::optional<partition::isr_change> partition::wanted_isr_change(std::int64_t now_ms, std::int64_t lag_max_ms) {
   if (!leader_.load()) return std::nullopt;
+  {
+    std::lock_guard lock(followers_mutex_);
+    if (leadership_.followers.empty()) return std::nullopt;  // a single replica: nothing to look at
+  }
   // The start of the current epoch: where the epoch before it ends.
   const offset epoch_start = log_->end_offset_for_epoch(leader_epoch{epoch().value() - 1}).end;
   const offset leader_end = log_->log_end_offset();

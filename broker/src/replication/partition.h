@@ -104,6 +104,7 @@ class partition {
     coord::partition_state expected;
     std::vector<broker_id> isr;
   };
+  // Times are monotonic milliseconds (steady_ms), here and in read_for_follower.
   [[nodiscard]] std::optional<isr_change> wanted_isr_change(std::int64_t now_ms, std::int64_t lag_max_ms);
   void isr_change_failed();
 

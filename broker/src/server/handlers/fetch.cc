@@ -131,7 +131,7 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
       if (pass.bytes > 0 && limit == 0) continue;
       const std::uint64_t max_bytes = std::max<std::uint64_t>(limit, 1);
       const auto read = from_follower ? partition.read_for_follower(replica, wanted.fetch_offset, max_bytes,
-                                                                    ctx.broker.clock.now_ms())
+                                                                    steady_ms(ctx.broker.clock.steady_now()))
                                       : partition.read(wanted.fetch_offset, max_bytes);
       // After the read: a follower's fetch may have moved it.
       out.high_watermark = partition.high_watermark();

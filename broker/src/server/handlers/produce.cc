@@ -140,41 +140,50 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
   return out;
 }
 
-// acks=all: each batch is acknowledged once the high watermark passed it. A leader that lost its leadership
-// meanwhile answers NOT_LEADER_OR_FOLLOWER; one whose ISR shrank below min.insync.replicas by then answers
-// NOT_ENOUGH_REPLICAS_AFTER_APPEND (the batch is written, but not as safely as asked); the request's timeout
-// answers REQUEST_TIMED_OUT.
+void fail(request_context& ctx, p::produce_response& response, owed& w, p::error_code code) {
+  auto& out = response.responses[w.topic].partition_responses[w.partition];
+  out.error_code = ctx.error(code);
+  out.base_offset = no_offset;
+  w.in_sync = false;
+}
+
+// One look at every batch still waiting for acks=all; true while any still waits. A batch is acknowledged
+// once the high watermark passed it. A leader that lost its leadership meanwhile answers
+// NOT_LEADER_OR_FOLLOWER; one whose ISR shrank below min.insync.replicas by then answers
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND (the batch is written, but not as safely as asked).
+bool settle(request_context& ctx, p::produce_response& response, std::vector<owed>& waiting) {
+  bool pending = false;
+  for (auto& w : waiting) {
+    if (!w.in_sync) continue;
+    if (!w.replica->is_leader() || w.replica->epoch() != w.epoch) {
+      fail(ctx, response, w, p::error_code::not_leader_or_follower);
+    } else if (w.replica->high_watermark() >= w.upto) {
+      if (w.replica->in_sync_replicas() < min_insync_replicas(*w.replica))
+        fail(ctx, response, w, p::error_code::not_enough_replicas_after_append);
+      w.in_sync = false;
+    } else {
+      pending = true;
+    }
+  }
+  return pending;
+}
+
+// acks=all: waits until settle() finds nothing waiting, or the request's timeout (REQUEST_TIMED_OUT). A
+// leader alone in the ISR has moved its high watermark already: it waits for nothing and sets no timer.
 awaitable<void> await_in_sync(request_context& ctx, std::int32_t timeout_ms, p::produce_response& response,
                               std::vector<owed>& waiting) {
+  if (!settle(ctx, response, waiting)) co_return;
   auto waiter = std::make_shared<partition_waiter>(co_await asio::this_coro::executor);
   waiting_on waits(waiter);
-  for (const auto& w : waiting) waits.add(w.replica);
+  for (const auto& w : waiting)
+    if (w.in_sync) waits.add(w.replica);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
-  const auto fail = [&](owed& w, p::error_code code) {
-    auto& out = response.responses[w.topic].partition_responses[w.partition];
-    out.error_code = ctx.error(code);
-    out.base_offset = no_offset;
-    w.in_sync = false;
-  };
   for (;;) {
     waiter->timer.expires_at(deadline);
-    bool pending = false;
-    for (auto& w : waiting) {
-      if (!w.in_sync) continue;
-      if (!w.replica->is_leader() || w.replica->epoch() != w.epoch) {
-        fail(w, p::error_code::not_leader_or_follower);
-      } else if (w.replica->high_watermark() >= w.upto) {
-        if (w.replica->in_sync_replicas() < min_insync_replicas(*w.replica))
-          fail(w, p::error_code::not_enough_replicas_after_append);
-        w.in_sync = false;
-      } else {
-        pending = true;
-      }
-    }
-    if (!pending) co_return;
+    if (!settle(ctx, response, waiting)) co_return;  // registered first: no high watermark move is missed
     if (std::chrono::steady_clock::now() >= deadline) {
       for (auto& w : waiting)
-        if (w.in_sync) fail(w, p::error_code::request_timed_out);
+        if (w.in_sync) fail(ctx, response, w, p::error_code::request_timed_out);
       co_return;
     }
     co_await waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
