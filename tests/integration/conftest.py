@@ -294,6 +294,27 @@ def kcat(*args, input=None, timeout=120, check=True):
     return result
 
 
+_KAFKA_TOOLS_CLASSPATH = []
+
+
+def kafka_tool(main_class, *args, timeout=120):
+    """Runs one of Apache Kafka's command-line tools (the class behind a bin/kafka-*.sh script, from
+    tests/kafka-tools, which scripts/install-deps fetches) and returns its completed process."""
+    if not _KAFKA_TOOLS_CLASSPATH:
+        with tempfile.TemporaryDirectory() as scratch:
+            out = os.path.join(scratch, "classpath.txt")
+            cmd = ["mvn", "-o", "-q", "-B", "-f", os.path.join(SOURCE_DIR, "tests", "kafka-tools", "pom.xml"),
+                   "dependency:build-classpath", f"-Dmdep.outputFile={out}"]
+            built = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            if built.returncode != 0:
+                pytest.fail(f"cannot build the class path of Kafka's tools (run scripts/install-deps):\n"
+                            f"{built.stdout}\n{built.stderr}")
+            with open(out) as f:
+                _KAFKA_TOOLS_CLASSPATH.append(f.read().strip())
+    return subprocess.run(["java", "-cp", _KAFKA_TOOLS_CLASSPATH[0], main_class, *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
 # RecordBatch v2 header fields (see broker/src/model/record_batch.h).
 BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
 BATCH_HEADER_SIZE = 61

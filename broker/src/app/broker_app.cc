@@ -64,6 +64,9 @@ void broker_app::start() {
        .port = config_.advertised.port,
        .rack = config_.rack.empty() ? std::nullopt : std::optional<std::string>(config_.rack),
        .unclean_leader_election_default = config_.topic_defaults.unclean_leader_election_enable,
+       .auto_leader_rebalance = config_.auto_leader_rebalance_enable,
+       .leader_imbalance_check_interval = std::chrono::seconds(config_.leader_imbalance_check_interval_seconds),
+       .leader_imbalance_percentage = config_.leader_imbalance_per_broker_percentage,
        .resume = read_session_file(session_file, config_.zookeeper_connect),
        .on_session = [session_file, connect = config_.zookeeper_connect](const coord::zk_session::credentials& c) {
          write_session_file(session_file, connect, c);

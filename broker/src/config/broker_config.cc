@@ -136,6 +136,16 @@ const std::map<std::string, setter>& setters() {
         {"num.io.threads", [](auto& c, auto& k, auto& v) { c.num_io_threads = to_int<std::int32_t>(k, v, 1, 256); }},
         {"replica.lag.time.max.ms",
          [](auto& c, auto& k, auto& v) { c.replica_lag_time_max_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"auto.leader.rebalance.enable",
+         [](auto& c, auto& k, auto& v) { c.auto_leader_rebalance_enable = to_bool(k, v); }},
+        {"leader.imbalance.check.interval.seconds",
+         [](auto& c, auto& k, auto& v) {
+           c.leader_imbalance_check_interval_seconds = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
+        {"leader.imbalance.per.broker.percentage",
+         [](auto& c, auto& k, auto& v) {
+           c.leader_imbalance_per_broker_percentage = to_int<std::int32_t>(k, v, 0, 100);
+         }},
         {"admin.listener", [](auto& c, auto& k, auto& v) { c.admin = to_endpoint(k, v, false); }},
         {"log.level",
          [](auto& c, auto& k, auto& v) {

@@ -47,9 +47,13 @@ struct broker_config {
   std::int32_t num_network_threads = 3;          // num.network.threads
   std::int32_t num_io_threads = 4;               // num.io.threads: threads for blocking work (ZooKeeper, fsync)
   std::int32_t replica_lag_time_max_ms = 30000;  // replica.lag.time.max.ms
-  endpoint admin{"127.0.0.1", 9644};             // admin.listener: host:port of the HTTP admin API (Ferry)
-  std::string log_level = "info";                // log.level: debug, info, warn, error (Ferry)
-  topic_settings topic_defaults;                 // log.retention.*, log.segment.bytes, message.max.bytes, ...
+  // The controller's preferred leader elections (Kafka's defaults).
+  bool auto_leader_rebalance_enable = true;                    // auto.leader.rebalance.enable
+  std::int32_t leader_imbalance_check_interval_seconds = 300;  // leader.imbalance.check.interval.seconds
+  std::int32_t leader_imbalance_per_broker_percentage = 10;    // leader.imbalance.per.broker.percentage
+  endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
+  std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
+  topic_settings topic_defaults;      // log.retention.*, log.segment.bytes, message.max.bytes, ...
 };
 
 class config_exception : public std::runtime_error {

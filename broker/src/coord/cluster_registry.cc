@@ -54,12 +54,16 @@ std::string describe(const task& t) {
       return layout::topic_path(t.topic);
     case task_kind::partition_state:
       return layout::partition_state_path(t.topic, partition_id{t.partition});
+    case task_kind::state_changes:
+      return std::string(layout::partition_state_changes_path);
     case task_kind::config_changes:
       return std::string(layout::config_changes_path);
     case task_kind::controller:
       return std::string(layout::controller_path);
     case task_kind::reconcile:
       return "controller duties";
+    case task_kind::leader_balance:
+      return "the leader balance";
   }
   return "?";
 }
@@ -86,7 +90,7 @@ result<std::unique_ptr<cluster_registry>> cluster_registry::start(registry_optio
   self->table_ = std::make_unique<metadata_table>(*self->session_, sink);
   self->controller_ = std::make_unique<controller>(*self->session_, *self->table_, self->options_.id,
                                                    self->options_.unclean_leader_election_default, sink);
-  self->topics_ = std::make_unique<topic_store>(*self->session_, self->options_.id);
+  self->topics_ = std::make_unique<topic_store>(*self->session_);
 
   FERRY_TRY(self->ensure_base_paths());
   FERRY_TRY(self->load_cluster_id());
@@ -136,8 +140,9 @@ broker_endpoint cluster_registry::endpoint() const {
 // Startup
 
 result<void> cluster_registry::ensure_base_paths() {
-  for (const auto path : {layout::brokers_ids_path, layout::brokers_topics_path, layout::config_topics_path,
-                          layout::config_changes_path, layout::delete_topics_path, layout::producer_id_block_path}) {
+  for (const auto path :
+       {layout::brokers_ids_path, layout::brokers_topics_path, layout::config_topics_path, layout::config_changes_path,
+        layout::delete_topics_path, layout::producer_id_block_path, layout::partition_state_changes_path}) {
     auto created = session_->create(std::string(path), "", create_mode::persistent, true);
     if (!created && created.error() != errc::node_exists) {
       FERRY_LOG(error, "coord") << "cannot create " << path << ": " << created.error().message();
@@ -180,22 +185,45 @@ void cluster_registry::enqueue(task t, std::string fired_watch) {
   queue_changed_.notify_one();
 }
 
+void cluster_registry::submit(std::function<void()> job) {
+  {
+    std::lock_guard lock(queue_mutex_);
+    jobs_.push_back(std::move(job));
+  }
+  queue_changed_.notify_one();
+}
+
 void cluster_registry::worker_loop() {
   std::set<task> retry;
+  bool was_controller = false;
+  auto next_balance_check = std::chrono::steady_clock::now();
   for (;;) {
     std::set<task> batch;
     std::vector<std::string> fired;
+    std::vector<std::function<void()>> jobs;
+    const bool balancing = options_.auto_leader_rebalance && controller_->is_active();
+    if (balancing && !was_controller)
+      next_balance_check = std::chrono::steady_clock::now() + options_.leader_imbalance_check_interval;
+    was_controller = controller_->is_active();
     {
       std::unique_lock lock(queue_mutex_);
-      if (retry.empty()) {
-        queue_changed_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
-      } else {
+      const auto has_work = [&] { return stopping_ || !pending_.empty() || !jobs_.empty(); };
+      if (!retry.empty()) {
         // Pause before retrying; whatever arrives meanwhile joins that batch.
         queue_changed_.wait_for(lock, retry_backoff, [&] { return stopping_; });
+      } else if (balancing) {
+        queue_changed_.wait_until(lock, next_balance_check, has_work);
+      } else {
+        queue_changed_.wait(lock, has_work);
       }
       if (stopping_) return;
       batch.swap(pending_);
       fired.swap(fired_);
+      jobs.swap(jobs_);
+    }
+    if (balancing && std::chrono::steady_clock::now() >= next_balance_check) {
+      batch.insert(task{task_kind::leader_balance});
+      next_balance_check = std::chrono::steady_clock::now() + options_.leader_imbalance_check_interval;
     }
     batch.merge(retry);
     retry.clear();
@@ -215,6 +243,14 @@ void cluster_registry::worker_loop() {
       disconnected = is_disconnection(done.error());
       FERRY_LOG(warn, "coord") << "reading " << describe(t) << " failed (" << done.error().message() << ")"
                                << (is_transient(done.error()) ? "; will retry" : "");
+    }
+    for (const auto& job : jobs) {
+      (void)guarded(
+          [&]() -> result<void> {
+            job();
+            return success();
+          },
+          "a request to the registry");
     }
     if (controller_->is_active() && !disconnected) {
       auto done = guarded([&] { return controller_->reconcile(); }, "controller duties");
@@ -258,12 +294,17 @@ result<void> cluster_registry::handle(const task& t) {
       return table_->refresh_topic(t.topic, false);
     case task_kind::partition_state:
       return table_->refresh_partition_state(t.topic, partition_id{t.partition});
+    case task_kind::state_changes:
+      return refresh_state_changes();
     case task_kind::config_changes:
       return refresh_config_changes(false);
     case task_kind::controller:
       return controller_->refresh();
     case task_kind::reconcile:
       return success();
+    case task_kind::leader_balance:
+      if (!controller_->is_active()) return success();
+      return controller_->balance_leaders(options_.leader_imbalance_percentage);
   }
   return success();
 }
@@ -333,7 +374,13 @@ result<void> cluster_registry::resync() {
 
 result<void> cluster_registry::refresh_config_changes(bool skip_existing) {
   FERRY_TRY(const auto names, table_->refresh_config_changes(skip_existing));
-  if (controller_->is_active()) return controller_->purge_config_changes(names);
+  if (controller_->is_active()) return controller_->purge_expired(layout::config_changes_path, names);
+  return success();
+}
+
+result<void> cluster_registry::refresh_state_changes() {
+  FERRY_TRY(const auto names, table_->refresh_state_changes(false));
+  if (controller_->is_active()) return controller_->purge_expired(layout::partition_state_changes_path, names);
   return success();
 }
 
@@ -348,11 +395,36 @@ result<layout::producer_id_block> cluster_registry::allocate_producer_id_block()
 
 result<void> cluster_registry::alter_isr(const topic_partition& tp, const partition_state& expected,
                                          std::vector<broker_id> isr) {
+  const auto* topic = view()->find_topic(tp.topic);
+  if (topic == nullptr) return errc::no_node;
   const layout::leader_and_isr next{expected.leader, expected.epoch, std::move(isr), expected.controller_epoch};
-  FERRY_TRY(session_->set(layout::partition_state_path(tp.topic, tp.partition), layout::encode_partition_state(next),
-                          expected.zk_version));
-  enqueue(task(task_kind::partition_state, tp.topic, tp.partition.value()));  // the view need not wait for the watch
-  return success();
+  const layout::partition_state_change change{tp.topic, topic->topic_id, tp.partition, expected.zk_version + 1, next};
+  const std::vector<zk_op> ops = {
+      zk_op::set(layout::partition_state_path(tp.topic, tp.partition), layout::encode_partition_state(next),
+                 expected.zk_version),
+      zk_op::create(layout::child_path(layout::partition_state_changes_path, layout::partition_state_change_prefix),
+                    layout::encode_partition_state_changes({change}), create_mode::persistent_sequential)};
+  return session_->multi(ops);
+}
+
+result<std::vector<election_result>> cluster_registry::elect_leaders(
+    election_type type, std::optional<std::vector<topic_partition>> partitions, std::chrono::milliseconds timeout) {
+  using outcome = result<std::vector<election_result>>;
+  struct slot {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::optional<outcome> value;
+  };
+  auto answer = std::make_shared<slot>();
+  submit([this, answer, type, partitions = std::move(partitions)] {
+    outcome elected = controller_->is_active() ? controller_->elect_leaders(type, partitions) : errc::not_controller;
+    std::lock_guard lock(answer->mutex);
+    answer->value = std::move(elected);
+    answer->done.notify_all();
+  });
+  std::unique_lock lock(answer->mutex);
+  if (!answer->done.wait_for(lock, timeout, [&] { return answer->value.has_value(); })) return errc::timeout;
+  return std::move(*answer->value);
 }
 
 }  // namespace ferry::coord

@@ -36,6 +36,11 @@ struct registry_options {
   std::int32_t port = 9092;
   std::optional<std::string> rack;
   bool unclean_leader_election_default = false;  // unclean.leader.election.enable, for the controller
+  // While this broker is the controller: auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds
+  // and leader.imbalance.per.broker.percentage (controller::balance_leaders).
+  bool auto_leader_rebalance = true;
+  std::chrono::milliseconds leader_imbalance_check_interval{300'000};
+  std::int32_t leader_imbalance_percentage = 10;
   // The session of this broker's previous run, to take over when it is still alive (zk_session_options).
   std::optional<zk_session::credentials> resume;
   // Called with every session's credentials (the first, and each after an expiry), for the next run.
@@ -91,8 +96,14 @@ class cluster_registry {
   result<layout::producer_id_block> allocate_producer_id_block();
   // A leader's change of its partition's ISR (Kafka's direct write, before AlterPartition): the state znode
   // is set only while it still has `expected`'s data version, so a leader whose state moved on (a new
-  // leader, epoch or ISR written by the controller) writes nothing and gets errc::bad_version.
+  // leader, epoch or ISR written by the controller) writes nothing and gets errc::bad_version. The same
+  // multi-op logs the change in /ferry/partition_state_changes, from which every broker's view learns it.
   result<void> alter_isr(const topic_partition& tp, const partition_state& expected, std::vector<broker_id> isr);
+  // ElectLeaders, run by the controller's worker (controller::elect_leaders): errc::not_controller unless
+  // this broker is the controller, errc::timeout if the worker did not get to it in time.
+  result<std::vector<election_result>> elect_leaders(election_type type,
+                                                     std::optional<std::vector<topic_partition>> partitions,
+                                                     std::chrono::milliseconds timeout);
 
  private:
   explicit cluster_registry(registry_options options);
@@ -105,9 +116,12 @@ class cluster_registry {
   void enqueue(task t, std::string fired_watch = {});
   [[nodiscard]] bool stopping() const;
   void worker_loop();
+  // Runs `job` on the worker thread, after the tasks it is reading.
+  void submit(std::function<void()> job);
   result<void> handle(const task& t);
   result<void> resync();
   result<void> refresh_config_changes(bool skip_existing);
+  result<void> refresh_state_changes();
   void publish();
 
   const registry_options options_;
@@ -123,7 +137,8 @@ class cluster_registry {
   mutable std::mutex queue_mutex_;
   std::condition_variable queue_changed_;
   std::set<task> pending_;
-  std::vector<std::string> fired_;  // keys of watches that fired: they must be set again
+  std::vector<std::function<void()>> jobs_;  // calls made on the worker's behalf of other threads
+  std::vector<std::string> fired_;           // keys of watches that fired: they must be set again
   bool stopping_ = false;
 
   // Published view.

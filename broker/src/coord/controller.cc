@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "base/log.h"
@@ -11,11 +12,13 @@
 namespace ferry::coord {
 namespace {
 
-// Kafka purges config change notifications older than this (changeExpirationMs).
-constexpr std::int64_t config_change_expiry_ms = std::int64_t{15} * 60 * 1000;
-// Multi-ops are bounded by the server's request size: big topics are written and deleted in slices.
+// Kafka purges config change notifications older than this (changeExpirationMs); Ferry's partition state
+// change log too: a broker that misses changes for that long has lost its session and reads every state anew.
+constexpr std::int64_t change_expiry_ms = std::int64_t{15} * 60 * 1000;
+// Multi-ops are bounded by the server's request size (jute.maxbuffer, 1 MiB): big topics are written and
+// deleted in slices.
 constexpr std::size_t deletions_per_multi = 500;
-constexpr std::size_t creations_per_multi = 600;
+constexpr std::size_t states_per_multi = 200;
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -24,6 +27,17 @@ std::int64_t now_ms() {
 
 bool contains(const std::vector<broker_id>& ids, broker_id id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// Topics whose partitions the controller elects leaders for: readable, not being deleted, and with their id.
+bool has_elections(const topic_info& topic) {
+  return !topic.marked_for_deletion && topic.valid() && !topic.topic_id.is_zero();
+}
+
+// The node that logs the states one multi-op writes, for every broker's metadata_table.
+zk_op log_state_changes(const std::vector<layout::partition_state_change>& changes) {
+  return zk_op::create(layout::child_path(layout::partition_state_changes_path, layout::partition_state_change_prefix),
+                       layout::encode_partition_state_changes(changes), create_mode::persistent_sequential);
 }
 
 }  // namespace
@@ -96,7 +110,7 @@ void controller::resign() {
   FERRY_LOG(info, "coord") << "broker " << self_ << " is no longer the controller";
 }
 
-result<void> controller::controller_write(std::vector<zk_op> ops) {
+result<void> controller::controller_write(std::vector<zk_op> ops, std::size_t* failed_op) {
   ops.insert(ops.begin(), zk_op::check(std::string(layout::controller_epoch_path), epoch_version_));
   std::size_t failed = ops.size();
   auto written = session_.multi(ops, &failed);
@@ -107,6 +121,7 @@ result<void> controller::controller_write(std::vector<zk_op> ops) {
     enqueue_(task{task_kind::controller}, {});
     return errc::not_controller;
   }
+  if (failed_op != nullptr) *failed_op = failed - 1;
   return written.error();
 }
 
@@ -128,21 +143,18 @@ result<void> controller::reconcile() {
 
   std::vector<std::string> names;
   for (const auto& [name, topic] : model.topics) {
-    if (!topic.marked_for_deletion && topic.invalid.empty()) names.push_back(name);
+    if (has_elections(topic)) names.push_back(name);
   }
   std::error_code failure;  // the first error that is not a lost race; the whole pass is retried
+  std::vector<state_update> updates;
   for (const auto& name : names) {
     std::vector<partition_id> missing;
     for (const auto& [p, info] : model.topics.at(name).partitions) {
       if (!info.state) {
         missing.push_back(p);
-        continue;
+      } else if (auto update = next_state(name, p, unclean_election_allowed(model.topics.at(name)))) {
+        updates.push_back(std::move(*update));
       }
-      auto done = elect_leader(name, p);
-      if (done) continue;
-      if (done.error() == errc::not_controller || done.error() == errc::closed) return done.error();
-      // A lost race: the state changed meanwhile. Its watch re-reads it and the next pass looks again.
-      if (done.error() != errc::bad_version && done.error() != errc::no_node && !failure) failure = done.error();
     }
     if (missing.empty()) continue;
     auto done = create_partition_states(name, missing);
@@ -155,6 +167,7 @@ result<void> controller::reconcile() {
       failure = done.error();
     }
   }
+  FERRY_TRY(write_states(updates));
   if (failure) return failure;
   return success();
 }
@@ -204,6 +217,7 @@ result<void> controller::delete_topic_nodes(const std::string& name) {
 
 result<void> controller::create_partition_states(const std::string& name, const std::vector<partition_id>& missing) {
   auto& model = table_.model();
+  const auto& topic = model.topics.at(name);
   const std::string partitions_path = layout::topic_partitions_path(name);
   auto children = session_.get_children(partitions_path);
   if (!children && children.error() != errc::no_node) return children.error();
@@ -211,10 +225,26 @@ result<void> controller::create_partition_states(const std::string& name, const 
       children ? std::set<std::string>(children.value().begin(), children.value().end()) : std::set<std::string>{};
   std::vector<zk_op> ops;
   if (!children) ops.push_back(zk_op::create(partitions_path, ""));
-  std::vector<std::pair<partition_id, layout::leader_and_isr>> created;
+  std::vector<layout::partition_state_change> created;
+  std::size_t count = 0;
+  // One multi-op per slice of partitions, parents first, each with its change log node.
+  const auto write_slice = [&]() -> result<void> {
+    if (created.empty()) return success();
+    ops.push_back(log_state_changes(created));
+    FERRY_TRY(controller_write(std::move(ops)));
+    auto& partitions = model.topics.at(name).partitions;
+    for (auto& c : created) {
+      auto& s = c.state;
+      partitions.at(c.partition).state = partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, 0};
+    }
+    count += created.size();
+    ops.clear();
+    created.clear();
+    return success();
+  };
   for (const auto p : missing) {
     std::vector<broker_id> live_replicas;
-    for (const auto r : model.topics.at(name).partitions.at(p).replicas) {
+    for (const auto r : topic.partitions.at(p).replicas) {
       if (model.is_live(r)) live_replicas.push_back(r);
     }
     // Kafka's NewPartition -> OnlinePartition: the first live replica leads. Kafka also counts every live
@@ -226,21 +256,13 @@ result<void> controller::create_partition_states(const std::string& name, const 
       ops.push_back(zk_op::create(layout::partition_path(name, p), ""));
     layout::leader_and_isr state{live_replicas.front(), leader_epoch{0}, {live_replicas.front()}, epoch_};
     ops.push_back(zk_op::create(layout::partition_state_path(name, p), layout::encode_partition_state(state)));
-    created.emplace_back(p, std::move(state));
+    created.push_back({name, topic.topic_id, p, 0, std::move(state)});
+    if (created.size() == states_per_multi) {
+      FERRY_TRY(write_slice());
+    }
   }
-  if (created.empty()) return success();
-  // Slices keep their order, parents first.
-  for (std::size_t begin = 0; begin < ops.size(); begin += creations_per_multi) {
-    std::vector<zk_op> part(
-        ops.begin() + static_cast<std::ptrdiff_t>(begin),
-        ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), begin + creations_per_multi)));
-    FERRY_TRY(controller_write(std::move(part)));
-  }
-  auto& partitions = model.topics.at(name).partitions;
-  for (auto& [p, s] : created) {
-    partitions.at(p).state = partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, 0};
-  }
-  FERRY_LOG(info, "coord") << "created " << created.size() << " partition states of topic " << name;
+  FERRY_TRY(write_slice());
+  if (count > 0) FERRY_LOG(info, "coord") << "created " << count << " partition states of topic " << name;
   return success();
 }
 
@@ -249,31 +271,32 @@ bool controller::unclean_election_allowed(const topic_info& topic) const {
   return it == topic.config.end() ? unclean_election_default_ : it->second == "true";
 }
 
-result<void> controller::elect_leader(const std::string& name, partition_id p) {
-  auto& model = table_.model();
+std::optional<controller::state_update> controller::next_state(const std::string& name, partition_id p,
+                                                               bool allow_unclean) const {
+  const auto& model = table_.model();
   const auto& topic = model.topics.at(name);
   const auto& info = topic.partitions.at(p);
   const auto& current = *info.state;
-  layout::leader_and_isr next{current.leader, current.epoch, current.isr, epoch_};
+  state_update update{name, p, {current.leader, current.epoch, current.isr, epoch_}, current.zk_version};
+  auto& next = update.next;
   std::vector<broker_id> live_isr;
   for (const auto r : current.isr) {
     if (model.is_live(r)) live_isr.push_back(r);
   }
-  bool unclean = false;
   if (current.leader == no_broker || !model.is_live(current.leader)) {
     // Clean election: the first replica in assignment order that is alive and in the ISR.
     auto candidate = std::find_if(info.replicas.begin(), info.replicas.end(),
                                   [&](broker_id r) { return model.is_live(r) && contains(current.isr, r); });
-    if (candidate == info.replicas.end() && unclean_election_allowed(topic)) {
+    if (candidate == info.replicas.end() && allow_unclean) {
       // Nobody in sync is alive, and the topic prefers availability to what the ISR held: any live replica.
       candidate =
           std::find_if(info.replicas.begin(), info.replicas.end(), [&](broker_id r) { return model.is_live(r); });
-      unclean = candidate != info.replicas.end();
+      update.unclean = candidate != info.replicas.end();
     }
     if (candidate != info.replicas.end()) {
       next.leader = *candidate;
       next.epoch = leader_epoch{current.epoch.value() + 1};
-      next.isr = unclean ? std::vector<broker_id>{*candidate} : live_isr;
+      next.isr = update.unclean ? std::vector<broker_id>{*candidate} : live_isr;
     } else if (current.leader != no_broker) {
       // Nobody in sync is alive: no leader, and the ISR is kept so one of its members can take over later.
       next.leader = no_broker;
@@ -284,28 +307,146 @@ result<void> controller::elect_leader(const std::string& name, partition_id p) {
     // leader is unchanged, so is its epoch; the state znode's version still moves.
     next.isr = live_isr;
   }
-  if (next.leader == current.leader && next.epoch == current.epoch && next.isr == current.isr) return success();
+  if (next.leader == current.leader && next.epoch == current.epoch && next.isr == current.isr) return std::nullopt;
+  return update;
+}
 
-  FERRY_TRY(controller_write(
-      {zk_op::set(layout::partition_state_path(name, p), layout::encode_partition_state(next), current.zk_version)}));
-  if (unclean) {
-    FERRY_LOG(warn, "coord") << "partition " << name << "/" << p << ": unclean leader election: broker " << next.leader
-                             << " was not in sync; records only the old in-sync replicas had are lost";
+result<controller::state_update> controller::preferred_election(const std::string& name, partition_id p) const {
+  const auto& model = table_.model();
+  const auto& info = model.topics.at(name).partitions.at(p);
+  const auto& current = *info.state;
+  const broker_id preferred = info.replicas.front();
+  if (current.leader == preferred) return errc::election_not_needed;
+  if (!model.is_live(preferred) || !contains(current.isr, preferred)) return errc::preferred_leader_not_available;
+  return state_update{
+      name, p, {preferred, leader_epoch{current.epoch.value() + 1}, current.isr, epoch_}, current.zk_version, false};
+}
+
+result<std::vector<election_result>> controller::elect_leaders(
+    election_type type, const std::optional<std::vector<topic_partition>>& partitions) {
+  const auto& model = table_.model();
+  std::vector<topic_partition> wanted;
+  if (partitions) {
+    wanted = *partitions;
+  } else {
+    for (const auto& [name, topic] : model.topics) {
+      if (!has_elections(topic)) continue;
+      for (const auto& [p, info] : topic.partitions) wanted.push_back({name, p});
+    }
   }
-  FERRY_LOG(info, "coord") << "partition " << name << "/" << p << ": leader " << next.leader << ", epoch " << next.epoch
-                           << ", " << next.isr.size() << " in sync";
-  model.topics.at(name).partitions.at(p).state =
-      partition_state{next.leader, next.epoch, std::move(next.isr), next.controller_epoch, current.zk_version + 1};
+  std::vector<election_result> results;
+  std::vector<state_update> updates;
+  std::vector<std::size_t> updated;  // index in results of each update
+  for (auto& tp : wanted) {
+    const auto* topic = model.find_topic(tp.topic);
+    const auto* info = model.find_partition(tp);
+    result<state_update> decided = errc::no_node;
+    if (topic != nullptr && has_elections(*topic) && info != nullptr && info->state) {
+      if (type == election_type::preferred) {
+        decided = preferred_election(tp.topic, tp.partition);
+      } else if (info->state->leader != no_broker && model.is_live(info->state->leader)) {
+        decided = errc::election_not_needed;
+      } else if (auto update = next_state(tp.topic, tp.partition, true); update && update->next.leader != no_broker) {
+        decided = std::move(*update);
+      } else {
+        decided = errc::eligible_leaders_not_available;
+      }
+    }
+    if (decided) {
+      updated.push_back(results.size());
+      updates.push_back(std::move(decided).value());
+    }
+    results.push_back({std::move(tp), decided ? std::error_code{} : decided.error()});
+  }
+  FERRY_TRY(write_states(updates));
+  // write_states leaves the model as it wrote it; a state it could not write lost a race.
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    const auto* info = model.find_partition(results[updated[i]].partition);
+    if (info == nullptr || !info->state || info->state->zk_version != updates[i].expected_version + 1)
+      results[updated[i]].error = errc::bad_version;
+  }
+  return results;
+}
+
+result<void> controller::balance_leaders(std::int32_t percentage) {
+  const auto& model = table_.model();
+  struct preferred_share {
+    std::size_t total = 0;
+    std::vector<topic_partition> led_elsewhere;
+  };
+  std::map<broker_id, preferred_share> shares;
+  for (const auto& [name, topic] : model.topics) {
+    if (!has_elections(topic)) continue;
+    for (const auto& [p, info] : topic.partitions) {
+      if (!info.state) continue;
+      auto& share = shares[info.replicas.front()];
+      ++share.total;
+      if (info.state->leader != info.replicas.front()) share.led_elsewhere.push_back({name, p});
+    }
+  }
+  std::vector<state_update> updates;
+  for (const auto& [broker, share] : shares) {
+    if (!model.is_live(broker) || share.led_elsewhere.empty()) continue;
+    // Kafka's imbalance ratio: the share of a broker's preferred partitions that another broker leads.
+    if (share.led_elsewhere.size() * 100 <= share.total * static_cast<std::size_t>(percentage)) continue;
+    for (const auto& tp : share.led_elsewhere) {
+      if (auto update = preferred_election(tp.topic, tp.partition)) updates.push_back(std::move(update).value());
+    }
+  }
+  if (updates.empty()) return success();
+  FERRY_LOG(info, "coord") << "leader imbalance: moving " << updates.size()
+                           << " partitions back to their preferred leaders";
+  return write_states(updates);
+}
+
+result<void> controller::write_states(const std::vector<state_update>& updates) {
+  auto& model = table_.model();
+  for (std::size_t begin = 0; begin < updates.size(); begin += states_per_multi) {
+    const std::size_t end = std::min(updates.size(), begin + states_per_multi);
+    std::vector<zk_op> ops;
+    std::vector<layout::partition_state_change> changes;
+    for (std::size_t i = begin; i < end; ++i) {
+      const auto& u = updates[i];
+      ops.push_back(zk_op::set(layout::partition_state_path(u.topic, u.partition),
+                               layout::encode_partition_state(u.next), u.expected_version));
+      changes.push_back({u.topic, model.topics.at(u.topic).topic_id, u.partition, u.expected_version + 1, u.next});
+    }
+    ops.push_back(log_state_changes(changes));
+    std::size_t failed = ops.size();
+    auto written = controller_write(std::move(ops), &failed);
+    if (!written) {
+      if (written.error() != errc::bad_version && written.error() != errc::no_node) return written.error();
+      // A lost race (a leader changed its ISR, the topic was deleted): that state is read again, and the pass
+      // that follows decides the whole slice again.
+      if (failed < end - begin) {
+        const auto& u = updates[begin + failed];
+        enqueue_(task{task_kind::partition_state, u.topic, u.partition.value()}, {});
+      }
+      continue;
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      const auto& u = updates[i];
+      if (u.unclean) {
+        FERRY_LOG(warn, "coord") << "partition " << u.topic << "/" << u.partition
+                                 << ": unclean leader election: broker " << u.next.leader
+                                 << " was not in sync; records only the old in-sync replicas had are lost";
+      }
+      FERRY_LOG(info, "coord") << "partition " << u.topic << "/" << u.partition << ": leader " << u.next.leader
+                               << ", epoch " << u.next.epoch << ", " << u.next.isr.size() << " in sync";
+      model.topics.at(u.topic).partitions.at(u.partition).state =
+          partition_state{u.next.leader, u.next.epoch, u.next.isr, u.next.controller_epoch, u.expected_version + 1};
+    }
+  }
   return success();
 }
 
-result<void> controller::purge_config_changes(const std::vector<std::string>& children) {
-  const std::string parent(layout::config_changes_path);
-  const std::int64_t cutoff = now_ms() - config_change_expiry_ms;
-  for (const auto& child : children) {
+result<void> controller::purge_expired(std::string_view parent, const std::vector<std::string>& oldest_first) {
+  const std::int64_t cutoff = now_ms() - change_expiry_ms;
+  for (const auto& child : oldest_first) {
     const std::string path = layout::child_path(parent, child);
     FERRY_TRY(const auto stat, session_.exists(path));
-    if (!stat || stat->ctime_ms >= cutoff) continue;
+    if (!stat) continue;
+    if (stat->ctime_ms >= cutoff) break;  // the rest are newer
     auto removed = session_.remove(path);
     if (!removed && removed.error() != errc::no_node) return removed.error();
   }

@@ -2,7 +2,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "base/result.h"
@@ -12,6 +15,17 @@
 
 namespace ferry::coord {
 
+// ElectLeaders' election_type.
+enum class election_type : std::int8_t { preferred = 0, unclean = 1 };
+
+// One partition's outcome of ElectLeaders: success, or errc::election_not_needed,
+// preferred_leader_not_available, eligible_leaders_not_available, no_node (no such partition) or
+// bad_version (its state changed meanwhile; ask again).
+struct election_result {
+  topic_partition partition;
+  std::error_code error;
+};
+
 // Controller election and duties, as Kafka's ZooKeeper-mode controller does them: the broker that creates the
 // ephemeral /controller (bumping /controller_epoch in the same multi-op) holds the role until its session
 // ends. While it does, reconcile() runs after every change the worker reads:
@@ -20,9 +34,12 @@ namespace ferry::coord {
 //   - new partitions get a state znode, led by their first live replica (NewPartition -> OnlinePartition);
 //   - a partition whose leader died gets the next live in-sync replica, or with unclean.leader.election.enable
 //     any live replica, and dead followers leave the ISR;
-//   - old /config/changes notifications are purged.
-// Every write is a multi-op behind a check of /controller_epoch, so a deposed controller cannot write.
-// Topics whose znode is invalid (metadata_table) are left alone.
+//   - old /config/changes and /ferry/partition_state_changes nodes are purged.
+// On request it also moves leadership back to preferred replicas (balance_leaders, elect_leaders).
+// Every write is a multi-op behind a check of /controller_epoch, so a deposed controller cannot write. State
+// writes go out in batches, each multi-op logging the states it writes in /ferry/partition_state_changes
+// (metadata_table), so the brokers learn a broker failure's elections from a few reads. Topics whose znode is
+// invalid (metadata_table) are left alone, and so are topics without an id until their new id is read.
 //
 // Worker-thread only, except is_active(), which any thread may call.
 class controller {
@@ -43,18 +60,42 @@ class controller {
   void resign();
   // The duties above; errc::not_controller when a newer controller fenced a write.
   result<void> reconcile();
-  // Removes notifications older than Kafka's 15 minutes (changeExpirationMs); `children` as
-  // metadata_table::refresh_config_changes returns them.
-  result<void> purge_config_changes(const std::vector<std::string>& children);
+  // Removes the sequential children of `parent` older than Kafka's 15 minutes (changeExpirationMs);
+  // `oldest_first` as metadata_table::refresh_config_changes and refresh_state_changes return them.
+  result<void> purge_expired(std::string_view parent, const std::vector<std::string>& oldest_first);
+  // ElectLeaders (kafka-leader-election.sh) for `partitions`, or every partition when nullopt. A preferred
+  // election makes the preferred replica (the first assigned) the leader if it is alive and in sync; an
+  // unclean one elects a leader for a partition without one, from any live replica if no in-sync one is.
+  result<std::vector<election_result>> elect_leaders(election_type type,
+                                                     const std::optional<std::vector<topic_partition>>& partitions);
+  // Kafka's auto.leader.rebalance.enable check: for each live broker whose preferred partitions are led
+  // elsewhere in more than `percentage` percent of cases, the preferred elections that can be held are.
+  result<void> balance_leaders(std::int32_t percentage);
 
  private:
+  // A change of an existing partition state: the state to write over the version it was decided from.
+  struct state_update {
+    std::string topic;
+    partition_id partition;
+    layout::leader_and_isr next;
+    std::int32_t expected_version = 0;
+    bool unclean = false;  // an out-of-sync replica was elected
+  };
+
   result<void> try_elect();
   void become_controller(std::int32_t epoch, std::int32_t epoch_version);
-  result<void> controller_write(std::vector<zk_op> ops);
+  // Runs `ops` behind the check of /controller_epoch; on failure, `failed_op` (if given) is the index in
+  // `ops` of the operation that failed.
+  result<void> controller_write(std::vector<zk_op> ops, std::size_t* failed_op = nullptr);
   result<void> assign_topic_id(const std::string& name);
   result<void> delete_topic_nodes(const std::string& name);
   result<void> create_partition_states(const std::string& name, const std::vector<partition_id>& missing);
-  result<void> elect_leader(const std::string& name, partition_id p);
+  // What the election rules make of a partition's state, or nullopt when it stays as it is.
+  [[nodiscard]] std::optional<state_update> next_state(const std::string& name, partition_id p,
+                                                       bool allow_unclean) const;
+  // The state a preferred election would write, or why there is none.
+  [[nodiscard]] result<state_update> preferred_election(const std::string& name, partition_id p) const;
+  result<void> write_states(const std::vector<state_update>& updates);
   [[nodiscard]] bool unclean_election_allowed(const topic_info& topic) const;
 
   zk_session& session_;

@@ -27,12 +27,16 @@ const char* describe(errc e) {
       return "ZooKeeper session is closing";
     case errc::not_controller:
       return "this broker is no longer the controller";
-    case errc::fenced:
-      return "stale partition leader or leader epoch";
     case errc::invalid_data:
       return "znode content is malformed";
     case errc::invalid_argument:
       return "invalid argument";
+    case errc::election_not_needed:
+      return "the partition is led by the replica the election would choose";
+    case errc::preferred_leader_not_available:
+      return "the preferred replica is not alive or not in the ISR";
+    case errc::eligible_leaders_not_available:
+      return "no live replica can be elected";
     case errc::invalid_replication_factor:
       return "replication factor is larger than the number of live brokers";
     case errc::internal_error:

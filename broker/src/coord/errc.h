@@ -15,12 +15,15 @@ enum class errc {
   timeout,           // gave up waiting (startup connect, stale registration, a view condition)
   closed,            // the session or registry is shutting down
   not_controller,    // a controller write was fenced: another broker holds a newer controller epoch
-  fenced,            // a leader's ISR update named a stale leader or leader epoch
   invalid_data,      // a znode holds JSON (or text) that is not the expected shape
   invalid_argument,  // bad topic name, partition list, ISR or replica assignment
   invalid_replication_factor,
-  zookeeper_error,  // any other ZooKeeper failure (auth, marshalling, system error)
-  internal_error,   // a bug caught by the registry worker (logged there); the work is retried
+  // ElectLeaders' per-partition outcomes.
+  election_not_needed,             // the wanted leader leads already
+  preferred_leader_not_available,  // the preferred replica is not alive or not in sync
+  eligible_leaders_not_available,  // no live replica to elect
+  zookeeper_error,                 // any other ZooKeeper failure (auth, marshalling, system error)
+  internal_error,                  // a bug caught by the registry worker (logged there); the work is retried
 };
 
 const std::error_category& error_category();

@@ -80,10 +80,32 @@ result<std::vector<broker_id>> broker_list(const json& value) {
   return out;
 }
 
+// The number of a sequential child "<prefix><digits>", or nullopt for other names.
+std::optional<std::int64_t> sequence_after(std::string_view child_name, std::string_view prefix) {
+  if (!child_name.starts_with(prefix)) return std::nullopt;
+  auto parsed = parse_decimal<std::int64_t>(child_name.substr(prefix.size()));
+  if (!parsed) return std::nullopt;
+  return parsed.value();
+}
+
 ordered_json broker_array(const std::vector<broker_id>& ids) {
   ordered_json out = ordered_json::array();
   for (const auto id : ids) out.push_back(id.value());
   return out;
+}
+
+// The fields of a partition state, shared by the state znode and the state change log.
+result<leader_and_isr> leader_and_isr_fields(const json& j) {
+  leader_and_isr s;
+  FERRY_TRY(const auto leader, int_field<std::int32_t>(j, "leader"));
+  FERRY_TRY(const auto epoch, int_field<std::int32_t>(j, "leader_epoch"));
+  FERRY_TRY(s.controller_epoch, int_field<std::int32_t>(j, "controller_epoch"));
+  const auto isr = j.find("isr");
+  if (isr == j.end()) return errc::invalid_data;
+  FERRY_TRY(s.isr, broker_list(*isr));
+  s.leader = broker_id{leader};
+  s.epoch = leader_epoch{epoch};
+  return s;
 }
 
 }  // namespace
@@ -116,10 +138,11 @@ std::string child_path(std::string_view parent, std::string_view child) {
 }
 
 std::optional<std::int64_t> config_change_sequence(std::string_view child_name) {
-  if (!child_name.starts_with(config_change_prefix)) return std::nullopt;
-  auto parsed = parse_decimal<std::int64_t>(child_name.substr(config_change_prefix.size()));
-  if (!parsed) return std::nullopt;
-  return parsed.value();
+  return sequence_after(child_name, config_change_prefix);
+}
+
+std::optional<std::int64_t> partition_state_change_sequence(std::string_view child_name) {
+  return sequence_after(child_name, partition_state_change_prefix);
 }
 
 bool is_valid_topic_name(std::string_view topic) {
@@ -267,17 +290,52 @@ std::string encode_partition_state(const leader_and_isr& s) {
 
 result<leader_and_isr> decode_partition_state(std::string_view text) {
   return decode_object(text, [](const json& j) -> result<leader_and_isr> {
-    leader_and_isr s;
     FERRY_TRY(int_field<std::int32_t>(j, "version"));
-    FERRY_TRY(const auto leader, int_field<std::int32_t>(j, "leader"));
-    FERRY_TRY(const auto epoch, int_field<std::int32_t>(j, "leader_epoch"));
-    FERRY_TRY(s.controller_epoch, int_field<std::int32_t>(j, "controller_epoch"));
-    const auto isr = j.find("isr");
-    if (isr == j.end()) return errc::invalid_data;
-    FERRY_TRY(s.isr, broker_list(*isr));
-    s.leader = broker_id{leader};
-    s.epoch = leader_epoch{epoch};
-    return s;
+    return leader_and_isr_fields(j);
+  });
+}
+
+std::string encode_partition_state_changes(const std::vector<partition_state_change>& changes) {
+  ordered_json partitions = ordered_json::array();
+  for (const auto& c : changes) {
+    ordered_json entry;
+    entry["topic"] = c.topic;
+    entry["topic_id"] = c.topic_id.to_string();
+    entry["partition"] = c.partition.value();
+    entry["state_version"] = c.state_version;
+    entry["leader"] = c.state.leader.value();
+    entry["leader_epoch"] = c.state.epoch.value();
+    entry["isr"] = broker_array(c.state.isr);
+    entry["controller_epoch"] = c.state.controller_epoch;
+    partitions.push_back(std::move(entry));
+  }
+  ordered_json j;
+  j["version"] = 1;
+  j["partitions"] = std::move(partitions);
+  return j.dump();
+}
+
+result<std::vector<partition_state_change>> decode_partition_state_changes(std::string_view text) {
+  return decode_object(text, [](const json& j) -> result<std::vector<partition_state_change>> {
+    FERRY_TRY(int_field<std::int32_t>(j, "version"));
+    const auto partitions = j.find("partitions");
+    if (partitions == j.end() || !partitions->is_array()) return errc::invalid_data;
+    std::vector<partition_state_change> changes;
+    changes.reserve(partitions->size());
+    for (const auto& entry : *partitions) {
+      if (!entry.is_object()) return errc::invalid_data;
+      partition_state_change c;
+      FERRY_TRY(c.topic, string_field(entry, "topic"));
+      FERRY_TRY(const auto id, string_field(entry, "topic_id"));
+      FERRY_TRY(c.topic_id, uuid::parse(id));
+      FERRY_TRY(const auto p, int_field<std::int32_t>(entry, "partition"));
+      if (p < 0) return errc::invalid_data;
+      c.partition = partition_id{p};
+      FERRY_TRY(c.state_version, int_field<std::int32_t>(entry, "state_version"));
+      FERRY_TRY(c.state, leader_and_isr_fields(entry));
+      changes.push_back(std::move(c));
+    }
+    return changes;
   });
 }
 

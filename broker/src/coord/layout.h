@@ -26,6 +26,9 @@ inline constexpr std::string_view controller_path = "/controller";
 inline constexpr std::string_view controller_epoch_path = "/controller_epoch";
 inline constexpr std::string_view cluster_id_path = "/cluster/id";
 inline constexpr std::string_view producer_id_block_path = "/latest_producer_id_block";
+// Ferry's own: the log of partition state writes that brokers follow instead of watching every state znode.
+inline constexpr std::string_view partition_state_changes_path = "/ferry/partition_state_changes";
+inline constexpr std::string_view partition_state_change_prefix = "state_change_";
 
 // Ids per block handed out by /latest_producer_id_block (Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
 inline constexpr std::int64_t producer_id_block_size = 1000;
@@ -42,6 +45,8 @@ std::string child_path(std::string_view parent, std::string_view child);
 
 // The sequence number of a "config_change_0000000042" child of /config/changes; nullopt for other names.
 std::optional<std::int64_t> config_change_sequence(std::string_view child_name);
+// The same for a "state_change_0000000042" child of /ferry/partition_state_changes.
+std::optional<std::int64_t> partition_state_change_sequence(std::string_view child_name);
 
 // Kafka's legal topic names: 1-249 characters of [a-zA-Z0-9._-], and not "." or "..".
 bool is_valid_topic_name(std::string_view topic);
@@ -97,6 +102,22 @@ struct leader_and_isr {
 };
 std::string encode_partition_state(const leader_and_isr& s);
 result<leader_and_isr> decode_partition_state(std::string_view json);
+
+// /ferry/partition_state_changes/state_change_<seq>, PERSISTENT_SEQUENTIAL, version 1: the partition states
+// one multi-op wrote, each with the data version its state znode has after that write, created in the same
+// multi-op. {"version":1,"partitions":[{"topic":"t","topic_id":"<base64>","partition":0,"state_version":3,
+// "leader":1,"leader_epoch":2,"isr":[1,2],"controller_epoch":7}]}
+struct partition_state_change {
+  std::string topic;
+  uuid topic_id;
+  partition_id partition{0};
+  std::int32_t state_version = 0;
+  leader_and_isr state;
+
+  bool operator==(const partition_state_change&) const = default;
+};
+std::string encode_partition_state_changes(const std::vector<partition_state_change>& changes);
+result<std::vector<partition_state_change>> decode_partition_state_changes(std::string_view json);
 
 // /config/topics/<topic>, PERSISTENT, version 1; every value is a string.
 using config_map = std::map<std::string, std::string>;

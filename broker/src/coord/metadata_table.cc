@@ -62,8 +62,9 @@ result<std::optional<node_data>> metadata_table::read_watched(const std::string&
 
 result<void> metadata_table::resync() {
   FERRY_TRY(refresh_deletions());
-  // Notifications first: every config read after this point is at least as new as they are.
+  // Notifications first: every config and state read after this point is at least as new as they are.
   FERRY_TRY(refresh_config_changes(true));
+  FERRY_TRY(refresh_state_changes(true));
   return refresh_topics(true);
 }
 
@@ -168,7 +169,7 @@ result<void> metadata_table::refresh_topic(const std::string& name, bool full) {
     auto& partition = updated.partitions[p];
     partition.replicas = std::move(replicas);
     if (!known || full) {
-      FERRY_TRY(partition.state, read_partition_state(name, p, !updated.marked_for_deletion));
+      FERRY_TRY(partition.state, read_partition_state(name, p));
     }
   }
   if (is_new || full) {
@@ -176,7 +177,6 @@ result<void> metadata_table::refresh_topic(const std::string& name, bool full) {
   }
   model_.topics[name] = std::move(updated);
   topic_versions_[name] = got->stat.version;
-  for (const auto p : removed) forget_partition(name, p);
   return success();
 }
 
@@ -190,38 +190,79 @@ result<void> metadata_table::mark_invalid(const std::string& name, std::string w
   if (read_config_too) {
     FERRY_TRY(topic.config, read_config(name));
   }
-  std::vector<partition_id> partitions;
-  for (const auto& [p, info] : topic.partitions) partitions.push_back(p);
   topic.invalid = std::move(why);
   topic.partitions.clear();
   topic.marked_for_deletion = deletion_markers_.contains(name);
   topic_versions_[name] = version;
-  for (const auto p : partitions) forget_partition(name, p);
   return success();
 }
 
-result<std::optional<partition_state>> metadata_table::read_partition_state(const std::string& name, partition_id p,
-                                                                            bool watch_creation) {
+result<std::optional<partition_state>> metadata_table::read_partition_state(const std::string& name, partition_id p) {
   const auto path = layout::partition_state_path(name, p);
-  FERRY_TRY(auto got, read_watched(path, task{task_kind::partition_state, name, p.value()}, watch_creation));
-  if (!got) return std::optional<partition_state>{};
-  auto state = layout::decode_partition_state(got->data);
+  auto got = session_.get(path);
+  if (!got) {
+    if (got.error() == errc::no_node) return std::optional<partition_state>{};
+    return got.error();
+  }
+  auto state = layout::decode_partition_state(got.value().data);
   if (!state) {
-    FERRY_LOG(warn, "coord") << "ignoring malformed " << path << ": " << got->data;
+    FERRY_LOG(warn, "coord") << "ignoring malformed " << path << ": " << got.value().data;
     return std::optional<partition_state>{};
   }
   auto& s = state.value();
   return std::optional<partition_state>(
-      partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, got->stat.version});
+      partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, got.value().stat.version});
 }
 
 result<void> metadata_table::refresh_partition_state(const std::string& name, partition_id p) {
   const auto topic = model_.topics.find(name);
   if (topic == model_.topics.end() || !topic->second.partitions.contains(p)) return success();
-  // States of a topic being deleted are not coming back; a creation watch on them would only linger.
-  FERRY_TRY(auto state, read_partition_state(name, p, !topic->second.marked_for_deletion));
+  FERRY_TRY(auto state, read_partition_state(name, p));
   topic->second.partitions[p].state = std::move(state);
   return success();
+}
+
+result<void> metadata_table::apply_state_change(layout::partition_state_change change) {
+  const auto topic = model_.topics.find(change.topic);
+  // A topic or partition not in the model yet gets its state when it is read.
+  if (topic == model_.topics.end()) return success();
+  const auto partition = topic->second.partitions.find(change.partition);
+  if (partition == topic->second.partitions.end()) return success();
+  // A change of an older topic of that name, or of one whose id the model has not read yet: the znode decides.
+  if (topic->second.topic_id != change.topic_id) return refresh_partition_state(change.topic, change.partition);
+  auto& state = partition->second.state;
+  if (state && state->zk_version >= change.state_version) return success();  // read directly, already as new
+  auto& s = change.state;
+  state = partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, change.state_version};
+  return success();
+}
+
+result<std::vector<std::string>> metadata_table::refresh_state_changes(bool skip_existing) {
+  const std::string parent(layout::partition_state_changes_path);
+  FERRY_TRY(auto changes,
+            read_sequential_children(parent, task_kind::state_changes, layout::partition_state_change_sequence));
+  for (const auto& [seq, child] : changes) {
+    if (seq <= last_state_change_) continue;
+    if (!skip_existing) {
+      auto got = session_.get(layout::child_path(parent, child));
+      if (!got && got.error() != errc::no_node) return got.error();
+      if (got) {
+        auto decoded = layout::decode_partition_state_changes(got.value().data);
+        if (!decoded) {
+          FERRY_LOG(warn, "coord") << "ignoring malformed partition state change " << child << ": " << got.value().data;
+        } else {
+          for (auto& change : decoded.value()) {
+            FERRY_TRY(apply_state_change(std::move(change)));
+          }
+        }
+      }
+    }
+    last_state_change_ = seq;
+  }
+  std::vector<std::string> names;
+  names.reserve(changes.size());
+  for (auto& [seq, child] : changes) names.push_back(std::move(child));
+  return names;
 }
 
 result<layout::config_map> metadata_table::read_config(const std::string& name) {
@@ -238,19 +279,23 @@ result<layout::config_map> metadata_table::read_config(const std::string& name) 
   return config;
 }
 
-result<std::vector<std::string>> metadata_table::refresh_config_changes(bool skip_existing) {
-  const std::string parent(layout::config_changes_path);
+result<std::vector<std::pair<std::int64_t, std::string>>> metadata_table::read_sequential_children(
+    std::string_view parent, task_kind kind, std::optional<std::int64_t> (*sequence)(std::string_view)) {
   const std::string key = children_key(parent);
   const bool arm = !armed_.contains(key);
-  FERRY_TRY(auto children,
-            session_.get_children(parent, arm ? watch_for(task{task_kind::config_changes}, key) : watcher{}));
+  FERRY_TRY(auto children, session_.get_children(std::string(parent), arm ? watch_for(task{kind}, key) : watcher{}));
   if (arm) armed_.insert(key);
-
-  std::vector<std::pair<std::int64_t, std::string>> changes;
+  std::vector<std::pair<std::int64_t, std::string>> numbered;
   for (auto& child : children) {
-    if (const auto seq = layout::config_change_sequence(child)) changes.emplace_back(*seq, std::move(child));
+    if (const auto seq = sequence(child)) numbered.emplace_back(*seq, std::move(child));
   }
-  std::sort(changes.begin(), changes.end());
+  std::sort(numbered.begin(), numbered.end());
+  return numbered;
+}
+
+result<std::vector<std::string>> metadata_table::refresh_config_changes(bool skip_existing) {
+  const std::string parent(layout::config_changes_path);
+  FERRY_TRY(auto changes, read_sequential_children(parent, task_kind::config_changes, layout::config_change_sequence));
   for (const auto& [seq, child] : changes) {
     if (seq <= last_config_change_) continue;
     if (!skip_existing) {
@@ -280,16 +325,8 @@ result<std::vector<std::string>> metadata_table::refresh_config_changes(bool ski
 void metadata_table::drop_topic(const std::string& name) {
   const auto topic = model_.topics.find(name);
   if (topic == model_.topics.end()) return;
-  std::vector<partition_id> partitions;
-  for (const auto& [p, info] : topic->second.partitions) partitions.push_back(p);
   model_.topics.erase(topic);
   topic_versions_.erase(name);
-  for (const auto p : partitions) forget_partition(name, p);
-}
-
-void metadata_table::forget_partition(const std::string& name, partition_id p) {
-  const auto path = layout::partition_state_path(name, p);
-  if (armed_.erase(data_key(path)) > 0) session_.remove_watches(path);
 }
 
 }  // namespace ferry::coord

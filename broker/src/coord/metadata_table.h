@@ -20,6 +20,12 @@ namespace ferry::coord {
 // Every read sets its watch once; a fired watch comes back as a task (task_sink) and the worker calls the
 // matching refresh_*.
 //
+// Partition states are not watched one by one: a broker would hold a watch per partition of the cluster.
+// Every write of a state znode creates, in the same multi-op, a node in /ferry/partition_state_changes
+// carrying the states written (layout::partition_state_change); the table watches that one parent and
+// applies the changes in order, so a leader election costs each broker one read per multi-op, not one per
+// partition. A full read (resync: start, new session) reads every state znode.
+//
 // A topic znode that does not decode, or that assigns no partitions or an impossible replica list, stays in
 // the model marked invalid (topic_info::invalid) with no partitions: the brokers stop leading it, but keep
 // its data, because a znode someone mangled is no reason to delete anything.
@@ -46,10 +52,14 @@ class metadata_table {
   result<void> refresh_deletions();
   result<void> refresh_topics(bool full);
   result<void> refresh_topic(const std::string& name, bool full);
+  // Reads one state znode again (after a lost race of the controller's).
   result<void> refresh_partition_state(const std::string& name, partition_id p);
+  // Applies new /ferry/partition_state_changes nodes; skip_existing as for refresh_config_changes. Returns
+  // every change node's name, oldest first, for the controller to purge old ones.
+  result<std::vector<std::string>> refresh_state_changes(bool skip_existing);
   // Applies new /config/changes notifications; skip_existing marks those present as seen without reading
-  // them (a resync reads every config anyway). Returns the notification znodes' names, for the controller
-  // to purge old ones.
+  // them (a resync reads every config anyway). Returns the notification znodes' names, oldest first, for
+  // the controller to purge old ones.
   result<std::vector<std::string>> refresh_config_changes(bool skip_existing);
 
   [[nodiscard]] const std::set<std::string, std::less<>>& deletion_markers() const { return deletion_markers_; }
@@ -59,14 +69,15 @@ class metadata_table {
 
  private:
   [[nodiscard]] watcher watch_for(task t, std::string key) const;
-  result<std::optional<partition_state>> read_partition_state(const std::string& name, partition_id p,
-                                                              bool watch_creation);
+  // The children of `parent` (watched) that `sequence` numbers, oldest first.
+  result<std::vector<std::pair<std::int64_t, std::string>>> read_sequential_children(
+      std::string_view parent, task_kind kind, std::optional<std::int64_t> (*sequence)(std::string_view));
+  result<std::optional<partition_state>> read_partition_state(const std::string& name, partition_id p);
+  result<void> apply_state_change(layout::partition_state_change change);
   result<layout::config_map> read_config(const std::string& name);
   // Keeps a topic whose znode cannot be used in the model, without partitions, and says why once.
   result<void> mark_invalid(const std::string& name, std::string why, std::int32_t version, bool is_new);
   void drop_topic(const std::string& name);
-  // Drops the watch on a partition state that left the model.
-  void forget_partition(const std::string& name, partition_id p);
 
   zk_session& session_;
   const task_sink enqueue_;
@@ -75,6 +86,7 @@ class metadata_table {
   std::set<std::string, std::less<>> deletion_markers_;
   std::set<std::string, std::less<>> armed_;  // watch keys ("c:" children, "d:" data + path) currently set
   std::int64_t last_config_change_ = -1;
+  std::int64_t last_state_change_ = -1;
 };
 
 // Why an assignment read from /brokers/topics/<topic> cannot be used, or nullopt when it can: it must name

@@ -16,10 +16,12 @@ enum class task_kind {
   deletions,  // children of /admin/delete_topics
   topics,     // children of /brokers/topics
   topic,
-  partition_state,
+  partition_state,  // one state znode, read again after a lost race
+  state_changes,    // children of /ferry/partition_state_changes
   config_changes,
   controller,
-  reconcile,  // nothing to read: only makes the worker run (controller duties, new listeners)
+  reconcile,       // nothing to read: only makes the worker run (controller duties, new listeners)
+  leader_balance,  // the controller's periodic check of leader.imbalance.per.broker.percentage
 };
 
 struct task {

@@ -9,10 +9,6 @@
 namespace ferry::coord {
 namespace {
 
-bool contains(const std::vector<broker_id>& ids, broker_id id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
-}
-
 result<void> validate_assignment(const layout::replica_assignment& assignment) {
   std::int32_t expected = 0;
   for (const auto& [p, replicas] : assignment) {
@@ -115,28 +111,6 @@ result<void> topic_store::add_partitions(std::string_view name, const layout::re
   const layout::topic_assignment updated{assignment, current.topic_id};
   FERRY_TRY(session_.set(path, layout::encode_topic(updated), got.stat.version));
   return success();
-}
-
-result<partition_state> topic_store::alter_isr(const topic_partition& tp, leader_epoch epoch,
-                                               const std::vector<broker_id>& isr) {
-  if (!contains(isr, self_)) return errc::invalid_argument;
-  const std::string path = layout::partition_state_path(tp.topic, tp.partition);
-  for (;;) {
-    FERRY_TRY(const auto got, session_.get(path));
-    FERRY_TRY(auto state, layout::decode_partition_state(got.data));
-    if (state.leader != self_ || state.epoch != epoch) return errc::fenced;
-    if (state.isr == isr) {
-      return partition_state{state.leader, state.epoch, std::move(state.isr), state.controller_epoch, got.stat.version};
-    }
-    state.isr = isr;
-    auto written = session_.set(path, layout::encode_partition_state(state), got.stat.version);
-    if (written) {
-      return partition_state{state.leader, state.epoch, std::move(state.isr), state.controller_epoch,
-                             written.value().version};
-    }
-    // The controller changed the state meanwhile: re-check leadership and try again.
-    if (written.error() != errc::bad_version) return written.error();
-  }
 }
 
 result<layout::producer_id_block> allocate_producer_id_block(zk_session& session, broker_id self) {

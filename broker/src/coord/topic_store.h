@@ -16,7 +16,7 @@ namespace ferry::coord {
 // and the brokers' metadata tables pick the changes up through their watches. Blocking and thread-safe.
 class topic_store {
  public:
-  topic_store(zk_session& session, broker_id self) : session_(session), self_(self) {}
+  explicit topic_store(zk_session& session) : session_(session) {}
 
   // Writes /brokers/topics/<name> (with a new random topic id) and /config/topics/<name> in one multi-op and
   // returns the topic id. `assignment` must number partitions 0..n-1, each with distinct replicas.
@@ -35,14 +35,9 @@ class topic_store {
   // `assignment` is the new full assignment: the existing partitions unchanged plus new ones numbered on.
   // Conditional on the topic znode's version: errc::bad_version if it changed meanwhile.
   result<void> add_partitions(std::string_view name, const layout::replica_assignment& assignment);
-  // For the partition leader (this broker) to shrink or expand the ISR, as Kafka leaders did before
-  // AlterPartition: conditional on the state znode; errc::fenced unless this broker is the leader at
-  // `epoch`; errc::invalid_argument unless `isr` contains this broker.
-  result<partition_state> alter_isr(const topic_partition& tp, leader_epoch epoch, const std::vector<broker_id>& isr);
 
  private:
   zk_session& session_;
-  const broker_id self_;
 };
 
 // Claims the next block of producer ids (layout::producer_id_block_size of them) for `self` through a

@@ -88,10 +88,10 @@ struct zk_session::connection {
   }
 
   // Registers `fn` for one event; the returned id travels through the C client as the watcher context.
-  void* add_watch(const std::string& path, watcher fn) {
+  void* add_watch(watcher fn) {
     std::lock_guard lock(watch_mutex);
     const std::uint64_t id = next_watch_id++;
-    watches.emplace(id, std::make_pair(path, std::move(fn)));
+    watches.emplace(id, std::move(fn));
     // An id, not a pointer: a watch that fires after its entry is gone finds nothing instead of freed memory.
     return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id));  // NOLINT(performance-no-int-to-ptr)
   }
@@ -100,14 +100,9 @@ struct zk_session::connection {
     std::lock_guard lock(watch_mutex);
     const auto it = watches.find(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(context)));
     if (it == watches.end()) return {};
-    watcher fn = std::move(it->second.second);
+    watcher fn = std::move(it->second);
     watches.erase(it);
     return fn;
-  }
-
-  void drop_watches(const std::string& path) {
-    std::lock_guard lock(watch_mutex);
-    std::erase_if(watches, [&](const auto& entry) { return entry.second.first == path; });
   }
 
   static void on_session_event(zhandle_t*, int type, int state, const char*, void* context) {
@@ -130,7 +125,7 @@ struct zk_session::connection {
   int state = 0;  // last session state reported by the client; guarded by the owner's mutex_
 
   std::mutex watch_mutex;
-  std::unordered_map<std::uint64_t, std::pair<std::string, watcher>> watches;
+  std::unordered_map<std::uint64_t, watcher> watches;
   std::uint64_t next_watch_id = 1;
 };
 
@@ -329,7 +324,7 @@ result<node_data> zk_session::get(const std::string& path, watcher watch) {
     int length = static_cast<int>(buffer.size());
     int rc;
     if (watch) {
-      void* context = c.add_watch(path, watch);
+      void* context = c.add_watch(watch);
       rc = zoo_wget(c.handle, path.c_str(), &connection::on_node_event, context, buffer.data(), &length, &stat);
       if (rc != ZOK) c.take_watch(context);
     } else {
@@ -356,7 +351,7 @@ result<std::vector<std::string>> zk_session::get_children(const std::string& pat
     String_vector children{};
     int rc;
     if (watch) {
-      void* context = c.add_watch(path, watch);
+      void* context = c.add_watch(watch);
       rc = zoo_wget_children(c.handle, path.c_str(), &connection::on_node_event, context, &children);
       if (rc != ZOK) c.take_watch(context);
     } else {
@@ -377,7 +372,7 @@ result<std::optional<node_stat>> zk_session::exists(const std::string& path, wat
     Stat stat{};
     int rc;
     if (watch) {
-      void* context = c.add_watch(path, watch);
+      void* context = c.add_watch(watch);
       rc = zoo_wexists(c.handle, path.c_str(), &connection::on_node_event, context, &stat);
       // On ZNONODE the watch stays set, waiting for the node's creation.
       if (rc != ZOK && rc != ZNONODE) c.take_watch(context);
@@ -465,18 +460,6 @@ result<void> zk_session::multi(std::span<const zk_op> ops, std::size_t* failed_o
     }
     return rc;
   });
-}
-
-void zk_session::remove_watches(const std::string& path) {
-  std::shared_ptr<connection> conn;
-  {
-    std::lock_guard lock(mutex_);
-    conn = current_;
-  }
-  if (!conn) return;
-  // local = 1: drop them on our side even when the server cannot be told.
-  zoo_remove_all_watches(conn->handle, path.c_str(), ZWATCHTYPE_ANY, 1);
-  conn->drop_watches(path);
 }
 
 zk_session::credentials zk_session::current_credentials() const {

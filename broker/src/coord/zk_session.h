@@ -127,8 +127,6 @@ class zk_session {
   // Applies all ops or none. On failure the error is the failing op's and *failed_op, if given, its index
   // (ops.size() when the failure was not an op's, e.g. connection loss).
   result<void> multi(std::span<const zk_op> ops, std::size_t* failed_op = nullptr);
-  // Forgets this session's watches on `path`, so watches on nodes that will not come back do not pile up.
-  void remove_watches(const std::string& path);
 
   // Stops waiting and retrying: calls in flight or made later fail with errc::closed, and the handle is
   // closed (ephemeral nodes vanish) once the last call using it returns. Idempotent; the destructor calls it.

@@ -60,6 +60,12 @@ std::string_view name(error_code e) {
       return "INVALID_CONFIG";
     case error_code::not_controller:
       return "NOT_CONTROLLER";
+    case error_code::preferred_leader_not_available:
+      return "PREFERRED_LEADER_NOT_AVAILABLE";
+    case error_code::eligible_leaders_not_available:
+      return "ELIGIBLE_LEADERS_NOT_AVAILABLE";
+    case error_code::election_not_needed:
+      return "ELECTION_NOT_NEEDED";
     case error_code::invalid_request:
       return "INVALID_REQUEST";
     case error_code::unsupported_for_message_format:

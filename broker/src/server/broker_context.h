@@ -37,6 +37,10 @@ class cluster_writes {
   virtual result<coord::layout::config_map> read_topic_config(std::string_view name) = 0;
   virtual result<void> add_partitions(std::string_view name, const coord::layout::replica_assignment& assignment) = 0;
   virtual result<coord::layout::producer_id_block> allocate_producer_id_block() = 0;
+  // coord::cluster_registry::elect_leaders.
+  virtual result<std::vector<coord::election_result>> elect_leaders(
+      coord::election_type type, const std::optional<std::vector<topic_partition>>& partitions,
+      std::chrono::milliseconds timeout) = 0;
 };
 
 // Both, over this broker's ZooKeeper registry.
@@ -61,6 +65,11 @@ class zk_cluster final : public cluster_metadata, public cluster_writes {
   }
   result<coord::layout::producer_id_block> allocate_producer_id_block() override {
     return registry_.allocate_producer_id_block();
+  }
+  result<std::vector<coord::election_result>> elect_leaders(
+      coord::election_type type, const std::optional<std::vector<topic_partition>>& partitions,
+      std::chrono::milliseconds timeout) override {
+    return registry_.elect_leaders(type, partitions, timeout);
   }
 
  private:

@@ -76,6 +76,7 @@ dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
   add(handlers::handle_alter_configs);
   add(handlers::handle_create_partitions);
   add(handlers::handle_incremental_alter_configs);
+  add(handlers::handle_elect_leaders);
   for (const auto& api : protocol::all_apis)
     if (!table_.at(static_cast<std::size_t>(api.key)))
       throw std::logic_error("no handler for API " + std::string(api.name));

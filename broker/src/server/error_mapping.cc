@@ -84,8 +84,12 @@ error_code to_kafka_error(const std::error_code& error) {
         return error_code::request_timed_out;  // retriable: the state moved on
       case coord::errc::not_controller:
         return error_code::not_controller;
-      case coord::errc::fenced:
-        return error_code::fenced_leader_epoch;
+      case coord::errc::election_not_needed:
+        return error_code::election_not_needed;
+      case coord::errc::preferred_leader_not_available:
+        return error_code::preferred_leader_not_available;
+      case coord::errc::eligible_leaders_not_available:
+        return error_code::eligible_leaders_not_available;
       case coord::errc::not_empty:
       case coord::errc::invalid_data:
       case coord::errc::zookeeper_error:

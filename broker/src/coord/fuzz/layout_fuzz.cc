@@ -3,8 +3,9 @@
 //
 //   t /brokers/topics/<t>      s .../partitions/<p>/state   b /brokers/ids/<id>      c /config/topics/<t>
 //   n /config/changes/...      C /controller                e /controller_epoch      i /cluster/id
-//   p /latest_producer_id_block                             u a topic or cluster id (uuid::parse)
-//   N a znode name: topic name check, config_change_ sequence, and an endpoint ("PLAINTEXT://host:9092")
+//   p /latest_producer_id_block  L /ferry/partition_state_changes/...  u a topic or cluster id (uuid::parse)
+//   N a znode name: topic name check, config_change_ and state_change_ sequences, and an endpoint
+//     ("PLAINTEXT://host:9092")
 //
 // Whatever decodes must encode to data that decodes to the same value (for a broker registration, only that
 // it decodes: the encoder writes the version-5 shape whatever shape was read), and a topic's assignment goes
@@ -73,6 +74,9 @@ void run(char selector, std::string_view data) {
     case 'p':
       round_trip(data, decode_producer_id_block, encode_producer_id_block);
       break;
+    case 'L':
+      round_trip(data, decode_partition_state_changes, encode_partition_state_changes);
+      break;
     case 'u': {
       const auto id = uuid::parse(data);
       if (id) check(id.value().to_string() == data);
@@ -81,6 +85,7 @@ void run(char selector, std::string_view data) {
     case 'N': {
       (void)is_valid_topic_name(data);
       (void)config_change_sequence(data);
+      (void)partition_state_change_sequence(data);
       const auto e = decode_endpoint(data);
       if (e) check(decode_endpoint(encode_endpoint(e.value())).has_value());
       break;

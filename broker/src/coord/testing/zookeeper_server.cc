@@ -193,10 +193,14 @@ void zookeeper_server::wait_until_serving() {
       pid_ = -1;
       throw std::runtime_error("ZooKeeper exited during startup");
     }
-    if (four_letter_word(port_, "ruok") == "imok") return;
+    if (four_letter_word("ruok") == "imok") return;
     std::this_thread::sleep_for(50ms);
   }
   throw std::runtime_error("ZooKeeper did not answer ruok within 60 s");
+}
+
+std::string zookeeper_server::four_letter_word(const char* command) const {
+  return testing::four_letter_word(port_, command);
 }
 
 void zookeeper_server::stop() {

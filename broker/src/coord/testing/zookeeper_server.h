@@ -30,6 +30,8 @@ class zookeeper_server {
   [[nodiscard]] std::uint16_t port() const { return port_; }
   [[nodiscard]] const std::filesystem::path& directory() const { return dir_; }
   [[nodiscard]] bool running() const { return pid_ > 0; }
+  // The server's whole answer to a four-letter command ("wchc": the paths each session watches).
+  [[nodiscard]] std::string four_letter_word(const char* command) const;
 
   // Kills the server (SIGKILL, like a crash; the data directory survives) and reaps it.
   void stop();

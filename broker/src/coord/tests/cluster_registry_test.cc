@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -288,7 +289,8 @@ TEST(ClusterRegistry, ElectsOnlyFromTheIsrAndWaitsForIt) {
   auto view = await(*one, [](const cluster_view& v) { return has_leaders(v, "t"); });
   EXPECT_EQ(state_of(*view, "t", 0)->leader, broker_id{2});
   // Broker 3 has caught up: the leader adds it to the ISR.
-  ASSERT_TRUE(two->topics().alter_isr({"t", partition_id{0}}, leader_epoch{0}, ids({2, 3})));
+  view = await(*two, [](const cluster_view& v) { return has_leaders(v, "t"); });
+  ASSERT_TRUE(two->alter_isr({"t", partition_id{0}}, *state_of(*view, "t", 0), ids({2, 3})));
   await(*one, [](const cluster_view& v) { return state_of(v, "t", 0)->isr == ids({2, 3}); });
 
   // The leader dies: the next replica in the ISR takes over and the ISR shrinks to it.
@@ -369,6 +371,8 @@ TEST(ClusterRegistry, DeadFollowersLeaveTheIsrAndLeadersAddThemBack) {
   ASSERT_TRUE(one->topics().create_topic("r", {{partition_id{0}, ids({1, 2})}}, {}));
   await(*one, [](const cluster_view& v) { return has_leaders(v, "r"); });
   const topic_partition tp{"r", partition_id{0}};
+  ASSERT_TRUE(one->alter_isr(tp, *state_of(*one->view(), "r", 0), ids({1, 2})));
+  await(*one, [](const cluster_view& v) { return state_of(v, "r", 0)->isr == ids({1, 2}); });
 
   two.reset();
   auto view = await(*one, [](const cluster_view& v) { return state_of(v, "r", 0)->isr == ids({1}); });
@@ -376,13 +380,171 @@ TEST(ClusterRegistry, DeadFollowersLeaveTheIsrAndLeadersAddThemBack) {
 
   two = start_broker(connect, 2);
   ASSERT_TRUE(two);
-  EXPECT_EQ(two->topics().alter_isr(tp, leader_epoch{0}, ids({1, 2})).error(), errc::fenced);  // not the leader
-  EXPECT_EQ(one->topics().alter_isr(tp, leader_epoch{7}, ids({1, 2})).error(), errc::fenced);  // stale epoch
-  EXPECT_EQ(one->topics().alter_isr(tp, leader_epoch{0}, ids({2})).error(), errc::invalid_argument);
-  auto altered = one->topics().alter_isr(tp, leader_epoch{0}, ids({1, 2}));
+  // The write is conditional on the state the leader read: one from before the follower left is stale.
+  auto current = *state_of(*view, "r", 0);
+  auto stale = current;
+  --stale.zk_version;
+  EXPECT_EQ(one->alter_isr(tp, stale, ids({1, 2})).error(), errc::bad_version);
+  auto altered = one->alter_isr(tp, current, ids({1, 2}));
   ASSERT_TRUE(altered) << altered.error().message();
-  EXPECT_EQ(altered.value().isr, ids({1, 2}));
-  await(*two, [](const cluster_view& v) { return state_of(v, "r", 0) && state_of(v, "r", 0)->isr == ids({1, 2}); });
+  // Both brokers learn it from the change log, the leader's own view included.
+  for (auto* r : {one.get(), two.get()}) {
+    view = await(*r, [](const cluster_view& v) {
+      return state_of(v, "r", 0) && state_of(v, "r", 0)->isr == ids({1, 2});
+    });
+    EXPECT_EQ(state_of(*view, "r", 0)->zk_version, current.zk_version + 1);
+  }
+}
+
+// The paths a ZooKeeper session watches, from the server's "wchc" ("0x<session>" lines, each followed by its
+// paths indented with a tab).
+std::vector<std::string> watched_paths(std::int64_t session_id) {
+  std::ostringstream hex;
+  hex << "0x" << std::hex << session_id;
+  std::istringstream answer(test::shared_server().four_letter_word("wchc"));
+  std::vector<std::string> paths;
+  bool ours = false;
+  for (std::string line; std::getline(answer, line);) {
+    if (line.empty()) continue;
+    if (line[0] != '\t') {
+      ours = line == hex.str();
+    } else if (ours) {
+      paths.push_back(line.substr(1));
+    }
+  }
+  return paths;
+}
+
+std::size_t state_change_count(zk_session& zk) {
+  auto children = zk.get_children(std::string(layout::partition_state_changes_path));
+  return children ? children.value().size() : 0;
+}
+
+// Brokers learn partition states from the change log, not from a watch per partition, and a broker failure's
+// elections reach them in one change log node per slice of partitions.
+TEST(ClusterRegistry, PartitionStatesReachBrokersWithoutAWatchPerPartition) {
+  constexpr std::int32_t partitions = 60;
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  auto two = start_broker(connect, 2);
+  auto zk = open_session(connect);
+  ASSERT_TRUE(one && two && zk);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
+  auto assignment = assign_replicas(ids({1, 2}), partitions, 2, 0);
+  ASSERT_TRUE(assignment);
+  ASSERT_TRUE(one->topics().create_topic("wide", assignment.value(), {}));
+  await(*one, [](const cluster_view& v) { return has_leaders(v, "wide"); });
+  auto view = await(*two, [](const cluster_view& v) { return has_leaders(v, "wide"); });
+  // Each leader adds its follower to the ISR.
+  for (std::int32_t p = 0; p < partitions; ++p) {
+    const auto& state = *state_of(*view, "wide", p);
+    auto& leader = state.leader == broker_id{1} ? one : two;
+    ASSERT_TRUE(leader->alter_isr({"wide", partition_id{p}}, state, ids({1, 2})));
+  }
+  const auto all_in_sync = [](const cluster_view& v) {
+    for (std::int32_t p = 0; p < partitions; ++p) {
+      if (state_of(v, "wide", p)->isr.size() != 2) return false;
+    }
+    return true;
+  };
+  await(*one, all_in_sync);
+  await(*two, all_in_sync);
+  for (auto* r : {one.get(), two.get()}) {
+    const auto paths = watched_paths(r->session_credentials().session_id);
+    EXPECT_FALSE(paths.empty()) << "wchc found no watches of broker " << r->id();
+    EXPECT_LE(paths.size(), 8u) << "broker " << r->id() << " watches " << paths.size() << " paths for " << partitions
+                                << " partitions";
+    for (const auto& path : paths) EXPECT_EQ(path.find("/state"), std::string::npos) << path;
+  }
+
+  // Broker 2 dies: broker 1 leads every partition, written in one multi-op with one change log node.
+  const auto logged_before = state_change_count(*zk);
+  two.reset();
+  view = await(*one, [](const cluster_view& v) {
+    for (std::int32_t p = 0; p < partitions; ++p) {
+      if (state_of(v, "wide", p)->leader != broker_id{1} || state_of(v, "wide", p)->isr != ids({1})) return false;
+    }
+    return true;
+  });
+  EXPECT_EQ(state_change_count(*zk), logged_before + 1);
+  // A broker that starts reads every state znode, not the log.
+  two = start_broker(connect, 2);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->view()->topics.at("wide"), view->topics.at("wide"));
+}
+
+std::unique_ptr<cluster_registry> start_balancing_broker(const std::string& connect, std::int32_t id, bool automatic) {
+  auto options = test::broker_options(connect, id);
+  options.auto_leader_rebalance = automatic;
+  options.leader_imbalance_check_interval = 100ms;
+  options.leader_imbalance_percentage = 0;
+  auto registry = cluster_registry::start(options);
+  EXPECT_TRUE(registry) << "broker " << id << ": " << registry.error().message();
+  return registry ? std::move(registry).value() : nullptr;
+}
+
+// Leadership moved to broker 2 when broker 1 died; broker 1 is back and in sync again.
+struct moved_leadership {
+  std::unique_ptr<cluster_registry> one;
+  std::unique_ptr<cluster_registry> two;  // the controller and the leader
+};
+
+moved_leadership move_leadership_away(const std::string& connect, bool automatic) {
+  moved_leadership c{start_balancing_broker(connect, 1, automatic), start_balancing_broker(connect, 2, automatic)};
+  const topic_partition tp{"p", partition_id{0}};
+  EXPECT_TRUE(c.one->topics().create_topic("p", {{partition_id{0}, ids({1, 2})}}, {}));
+  auto view = await(*c.one, [](const cluster_view& v) { return has_leaders(v, "p"); });
+  EXPECT_TRUE(c.one->alter_isr(tp, *state_of(*view, "p", 0), ids({1, 2})));
+  await(*c.two, [](const cluster_view& v) { return state_of(v, "p", 0) && state_of(v, "p", 0)->isr.size() == 2; });
+  c.one.reset();
+  view = await(*c.two, [](const cluster_view& v) { return state_of(v, "p", 0)->leader == broker_id{2}; });
+  EXPECT_TRUE(c.two->is_controller());
+  c.one = start_balancing_broker(connect, 1, automatic);
+  return c;
+}
+
+TEST(ClusterRegistry, ElectLeadersMovesLeadershipToThePreferredReplica) {
+  const auto connect = test::fresh_connect();
+  auto [one, two] = move_leadership_away(connect, false);
+  ASSERT_TRUE(one && two);
+  const topic_partition tp{"p", partition_id{0}};
+  const std::vector<topic_partition> asked = {tp, {"p", partition_id{9}}, {"nope", partition_id{0}}};
+
+  EXPECT_EQ(one->elect_leaders(election_type::preferred, asked, wait_time).error(), errc::not_controller);
+  auto elected = two->elect_leaders(election_type::preferred, asked, wait_time);
+  ASSERT_TRUE(elected) << elected.error().message();
+  ASSERT_EQ(elected.value().size(), 3u);
+  EXPECT_EQ(elected.value()[0].error, errc::preferred_leader_not_available);  // broker 1 is not in sync yet
+  EXPECT_EQ(elected.value()[1].error, errc::no_node);
+  EXPECT_EQ(elected.value()[2].error, errc::no_node);
+
+  auto view = await(*two, [](const cluster_view& v) { return v.brokers.size() == 2; });
+  ASSERT_TRUE(two->alter_isr(tp, *state_of(*view, "p", 0), ids({2, 1})));
+  await(*two, [](const cluster_view& v) { return state_of(v, "p", 0)->isr.size() == 2; });
+  elected = two->elect_leaders(election_type::preferred, std::nullopt, wait_time);
+  ASSERT_TRUE(elected);
+  ASSERT_EQ(elected.value().size(), 1u);
+  EXPECT_EQ(elected.value()[0].partition, tp);
+  EXPECT_FALSE(elected.value()[0].error) << elected.value()[0].error.message();
+  for (auto* r : {one.get(), two.get()}) {
+    view = await(*r, [](const cluster_view& v) { return state_of(v, "p", 0)->leader == broker_id{1}; });
+    EXPECT_EQ(state_of(*view, "p", 0)->epoch, leader_epoch{2});
+    EXPECT_EQ(state_of(*view, "p", 0)->isr, ids({2, 1}));
+  }
+  EXPECT_EQ(two->elect_leaders(election_type::preferred, asked, wait_time).value()[0].error, errc::election_not_needed);
+  EXPECT_EQ(two->elect_leaders(election_type::unclean, asked, wait_time).value()[0].error, errc::election_not_needed);
+}
+
+TEST(ClusterRegistry, TheControllerRebalancesLeadersByItself) {
+  const auto connect = test::fresh_connect();
+  auto [one, two] = move_leadership_away(connect, true);
+  ASSERT_TRUE(one && two);
+  // Out of sync, broker 1 cannot take its partition back.
+  auto view = await(*two, [](const cluster_view& v) { return v.brokers.size() == 2; });
+  EXPECT_EQ(state_of(*view, "p", 0)->leader, broker_id{2});
+  ASSERT_TRUE(two->alter_isr({"p", partition_id{0}}, *state_of(*view, "p", 0), ids({2, 1})));
+  view = await(*one, [](const cluster_view& v) { return state_of(v, "p", 0)->leader == broker_id{1}; });
+  EXPECT_EQ(state_of(*view, "p", 0)->epoch, leader_epoch{2});
 }
 
 TEST(ClusterRegistry, AddPartitions) {

@@ -161,6 +161,28 @@ TEST(Layout, PartitionStateHasKafkaShape) {
   EXPECT_EQ(recovering.value().leader, no_broker);
 }
 
+TEST(Layout, PartitionStateChangesCarryTheStatesWritten) {
+  const auto id = uuid::parse("pYd1RkH7QyGD6HDXNNrTnA").value();
+  const std::vector<layout::partition_state_change> changes = {
+      {"orders", id, partition_id{0}, 3, {broker_id{1}, leader_epoch{2}, {broker_id{1}, broker_id{2}}, 7}},
+      {"orders", id, partition_id{5}, 0, {no_broker, leader_epoch{1}, {broker_id{3}}, 7}}};
+  const std::string text = layout::encode_partition_state_changes(changes);
+  EXPECT_EQ(text,
+            R"({"version":1,"partitions":[{"topic":"orders","topic_id":"pYd1RkH7QyGD6HDXNNrTnA","partition":0,)"
+            R"("state_version":3,"leader":1,"leader_epoch":2,"isr":[1,2],"controller_epoch":7},)"
+            R"({"topic":"orders","topic_id":"pYd1RkH7QyGD6HDXNNrTnA","partition":5,"state_version":0,"leader":-1,)"
+            R"("leader_epoch":1,"isr":[3],"controller_epoch":7}]})");
+  EXPECT_EQ(layout::decode_partition_state_changes(text).value(), changes);
+  EXPECT_EQ(layout::partition_state_change_sequence("state_change_0000000042"), 42);
+  EXPECT_EQ(layout::partition_state_change_sequence("config_change_0000000042"), std::nullopt);
+  for (const char* bad : {R"({"version":1})", R"({"version":1,"partitions":{}})",
+                          R"({"version":1,"partitions":[{"topic":"t","partition":0}]})",
+                          R"({"version":1,"partitions":[{"topic":"t","topic_id":"x","partition":0,"state_version":1,)"
+                          R"("leader":1,"leader_epoch":0,"isr":[1],"controller_epoch":1}]})"}) {
+    EXPECT_EQ(layout::decode_partition_state_changes(bad).error(), errc::invalid_data) << bad;
+  }
+}
+
 TEST(Layout, ConfigNodesHaveKafkaShape) {
   const layout::config_map config{{"retention.ms", "86400000"}, {"cleanup.policy", "compact"}};
   const std::string text = layout::encode_topic_config(config);

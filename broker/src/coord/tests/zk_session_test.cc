@@ -133,20 +133,6 @@ TEST(ZkSession, WatchesFireOnce) {
   EXPECT_EQ(log.at(3), std::make_pair(watch_event::deleted, std::string("/later")));
 }
 
-TEST(ZkSession, RemovedWatchesDoNotFire) {
-  auto zk = open(test::fresh_connect());
-  ASSERT_TRUE(zk);
-  event_log log;
-  ASSERT_FALSE(zk->exists("/never", log.record()).value());
-  zk->remove_watches("/never");
-  ASSERT_TRUE(zk->get_children("/", log.record()));
-  ASSERT_TRUE(zk->create("/never", "", create_mode::persistent));
-  // The children watch on / fires for the same creation; only it may be reported.
-  ASSERT_TRUE(test::eventually([&] { return log.size() >= 1; }));
-  EXPECT_EQ(log.size(), 1u);
-  EXPECT_EQ(log.at(0).first, watch_event::children_changed);
-}
-
 TEST(ZkSession, MultiIsAllOrNothing) {
   auto zk = open(test::fresh_connect());
   ASSERT_TRUE(zk);

@@ -13,6 +13,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "coord/errc.h"
 #include "model/records.h"
 #include "model/testing/batch_builder.h"
 #include "server/broker_context.h"
@@ -77,8 +78,18 @@ class test_cluster final : public cluster_metadata, public cluster_writes {
     next_block_ += coord::layout::producer_id_block_size;
     return coord::layout::producer_id_block{broker_id{1}, first, first + coord::layout::producer_id_block_size - 1};
   }
+  result<std::vector<coord::election_result>> elect_leaders(
+      coord::election_type type, const std::optional<std::vector<topic_partition>>& partitions,
+      std::chrono::milliseconds) override {
+    elections_asked.emplace_back(type, partitions);
+    if (election_error) return election_error;
+    return elections;
+  }
 
   int writes = 0;
+  std::vector<std::pair<coord::election_type, std::optional<std::vector<topic_partition>>>> elections_asked;
+  std::vector<coord::election_result> elections;  // what elect_leaders answers, unless election_error is set
+  std::error_code election_error;
 
  private:
   mutable std::mutex mutex_;
@@ -252,6 +263,49 @@ TEST_F(handlers_test, create_partitions_refuses_counts_past_the_caps) {
   const auto response = run(handlers::handle_create_partitions, request, 1);
   ASSERT_EQ(response.results.size(), 1u);
   EXPECT_EQ(response.results[0].error_code, p::code(p::error_code::invalid_partitions));
+}
+
+// ElectLeaders hands the partitions to the controller and answers its outcomes by topic; a broker that is
+// not the controller says so at the top (v1+) and, for v0, for each partition.
+TEST_F(handlers_test, elect_leaders_answers_each_partitions_outcome) {
+  p::elect_leaders_request request;
+  request.election_type = 0;
+  auto& t = request.topic_partitions.emplace().emplace_back();
+  t.topic = "a";
+  t.partitions = {0, 1};
+  cluster_.elections = {{{"a", partition_id{0}}, {}},
+                        {{"a", partition_id{1}}, coord::errc::election_not_needed},
+                        {{"b", partition_id{0}}, coord::errc::preferred_leader_not_available}};
+  auto response = run(handlers::handle_elect_leaders, request, 2);
+  ASSERT_EQ(cluster_.elections_asked.size(), 1u);
+  EXPECT_EQ(cluster_.elections_asked[0].first, coord::election_type::preferred);
+  EXPECT_EQ(cluster_.elections_asked[0].second,
+            (std::vector<topic_partition>{{"a", partition_id{0}}, {"a", partition_id{1}}}));
+  EXPECT_EQ(response.error_code, 0);
+  ASSERT_EQ(response.replica_election_results.size(), 2u);
+  const auto& a = response.replica_election_results[0];
+  EXPECT_EQ(a.topic, "a");
+  ASSERT_EQ(a.partition_result.size(), 2u);
+  EXPECT_EQ(a.partition_result[0].error_code, 0);
+  EXPECT_FALSE(a.partition_result[0].error_message);
+  EXPECT_EQ(a.partition_result[1].error_code, p::code(p::error_code::election_not_needed));
+  EXPECT_EQ(response.replica_election_results[1].partition_result[0].error_code,
+            p::code(p::error_code::preferred_leader_not_available));
+
+  cluster_.election_error = coord::errc::not_controller;
+  response = run(handlers::handle_elect_leaders, request, 0);
+  ASSERT_EQ(response.replica_election_results.size(), 1u);
+  for (const auto& r : response.replica_election_results[0].partition_result)
+    EXPECT_EQ(r.error_code, p::code(p::error_code::not_controller));
+  request.election_type = 1;
+  response = run(handlers::handle_elect_leaders, request, 1);
+  EXPECT_EQ(cluster_.elections_asked.back().first, coord::election_type::unclean);
+  EXPECT_EQ(response.error_code, p::code(p::error_code::not_controller));
+
+  request.election_type = 5;
+  response = run(handlers::handle_elect_leaders, request, 1);
+  EXPECT_EQ(response.error_code, p::code(p::error_code::invalid_request));
+  EXPECT_EQ(cluster_.elections_asked.size(), 3u);
 }
 
 // acks=all with fewer in-sync replicas than min.insync.replicas is refused, not acknowledged.

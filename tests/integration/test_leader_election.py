@@ -1,0 +1,82 @@
+"""Preferred leader election: leadership that moved while a broker was down goes back to each partition's
+preferred replica (the first of its assignment) once that replica is in sync again, on request with Kafka's own
+kafka-leader-election tool (the ElectLeaders API, answered by the controller), and by itself when the controller
+checks the leader balance (auto.leader.rebalance.enable). Three brokers, real ZooKeeper, kcat producing.
+"""
+import json
+
+from conftest import kafka_tool, kcat, started_cluster, wait_until
+
+PARTITIONS = 3
+ELECTION_TOOL = "org.apache.kafka.tools.LeaderElectionCommand"
+
+
+def create(cluster, topic):
+    """Partition p prefers broker p: replicas [p, p+1, p+2] (mod 3), written to ZooKeeper as a tool would."""
+    assignment = {str(p): [(p + i) % 3 for i in range(3)] for p in range(PARTITIONS)}
+    zk = cluster.zookeeper()
+    try:
+        zk.create(f"/brokers/topics/{topic}", json.dumps({"version": 1, "partitions": assignment}).encode())
+    finally:
+        zk.stop()
+    for p in range(PARTITIONS):
+        cluster.leader(topic, p)
+
+
+def partitions(cluster, topic):
+    """{partition: (leader, sorted ISR)} as a running broker's admin API has them."""
+    broker = next(b for b in range(cluster.brokers) if cluster.pid(b) is not None)
+    status, body = cluster.admin(broker, f"/v1/topics/{topic}")
+    assert status == 200, body
+    return {p["partition"]: (p["leader"], sorted(p["isr"])) for p in body["partitions"]}
+
+
+def all_in_sync(cluster, topic):
+    return all(isr == [0, 1, 2] for _, isr in partitions(cluster, topic).values())
+
+
+def preferred_leaders(cluster, topic):
+    return all(leader == p for p, (leader, _) in partitions(cluster, topic).items())
+
+
+def move_leadership_off(cluster, topic, broker):
+    """Broker `broker` goes down and comes back: its preferred partition is led elsewhere, every replica in sync."""
+    lines = b"".join(b"record-%d\n" % i for i in range(200))
+    for p in range(PARTITIONS):
+        kcat("-b", cluster.bootstrap, "-P", "-t", topic, "-p", str(p), "-X", "topic.request.required.acks=-1",
+             input=lines)
+    wait_until(lambda: all_in_sync(cluster, topic), timeout=60, what=f"every replica of {topic} in sync")
+    cluster.stop(broker)
+    wait_until(lambda: partitions(cluster, topic)[broker][0] not in (-1, broker), timeout=60,
+               what=f"a new leader for {topic}/{broker}")
+    cluster.start(broker)
+    wait_until(lambda: all_in_sync(cluster, topic), timeout=60, what=f"broker {broker} back in every ISR")
+
+
+def elect(cluster, *args):
+    run = kafka_tool(ELECTION_TOOL, "--bootstrap-server", cluster.bootstrap, "--election-type", "PREFERRED", *args)
+    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
+    return run.stdout
+
+
+def test_kafka_leader_election_tool_restores_the_preferred_leaders():
+    # auto.leader.rebalance.enable is on, but checks every 300 s: within this test only the tool moves leaders.
+    with started_cluster(3) as c:
+        create(c, "elect")
+        move_leadership_off(c, "elect", 0)
+        assert not preferred_leaders(c, "elect")
+        out = elect(c, "--all-topic-partitions")
+        assert "Successfully completed leader election (PREFERRED) for partitions elect-0" in out, out
+        wait_until(lambda: preferred_leaders(c, "elect"), timeout=30, what="broker 0 leading elect/0 again")
+        assert all_in_sync(c, "elect")
+        # Nothing is left to move: the controller answers ELECTION_NOT_NEEDED, which the tool reports as such.
+        out = elect(c, "--topic", "elect", "--partition", "0")
+        assert "Valid replica already elected for partitions elect-0" in out, out
+
+
+def test_the_controller_restores_the_preferred_leaders_by_itself():
+    with started_cluster(3, overrides=["leader.imbalance.check.interval.seconds=1"]) as c:
+        create(c, "balance")
+        move_leadership_off(c, "balance", 1)
+        wait_until(lambda: preferred_leaders(c, "balance"), timeout=30, what="broker 1 leading balance/1 again")
+        assert "moving 1 partitions back to their preferred leaders" in "".join(c.broker_log(b) for b in range(3))
