@@ -190,6 +190,19 @@ void broker_app::run() {
 }
 
 void broker_app::stop() {
+  if (config_.controlled_shutdown_enable && registry_) {
+    // Clients keep being served meanwhile; they move to the new leaders with retriable errors.
+    FERRY_LOG(info, "app") << "controlled shutdown: asking the controller to move this broker's leaderships";
+    const auto moved =
+        registry_->controlled_shutdown(config_.controlled_shutdown_max_retries,
+                                       std::chrono::milliseconds(config_.controlled_shutdown_retry_backoff_ms));
+    if (moved) {
+      FERRY_LOG(info, "app") << "controlled shutdown: no partition left that another in-sync replica could lead";
+    } else {
+      FERRY_LOG(warn, "app") << "controlled shutdown did not complete (" << moved.error().message()
+                             << "); stopping anyway";
+    }
+  }
   asio::post(network_.main(), [this] {
     serving_ = false;
     kafka_listener_->stop();

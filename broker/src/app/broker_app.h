@@ -34,6 +34,8 @@ class broker_app {
 
   void start();
   void run();
+  // Controlled shutdown first (controlled.shutdown.enable: it waits for the controller, so call this from a
+  // thread that may block, such as the signal thread), then ends run().
   void stop();
 
  private:

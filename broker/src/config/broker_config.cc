@@ -136,6 +136,13 @@ const std::map<std::string, setter>& setters() {
         {"num.io.threads", [](auto& c, auto& k, auto& v) { c.num_io_threads = to_int<std::int32_t>(k, v, 1, 256); }},
         {"replica.lag.time.max.ms",
          [](auto& c, auto& k, auto& v) { c.replica_lag_time_max_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"controlled.shutdown.enable", [](auto& c, auto& k, auto& v) { c.controlled_shutdown_enable = to_bool(k, v); }},
+        {"controlled.shutdown.max.retries",
+         [](auto& c, auto& k, auto& v) { c.controlled_shutdown_max_retries = to_int<std::int32_t>(k, v, 1, 1000); }},
+        {"controlled.shutdown.retry.backoff.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.controlled_shutdown_retry_backoff_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
         {"auto.leader.rebalance.enable",
          [](auto& c, auto& k, auto& v) { c.auto_leader_rebalance_enable = to_bool(k, v); }},
         {"leader.imbalance.check.interval.seconds",

@@ -47,6 +47,10 @@ struct broker_config {
   std::int32_t num_network_threads = 3;          // num.network.threads
   std::int32_t num_io_threads = 4;               // num.io.threads: threads for blocking work (ZooKeeper, fsync)
   std::int32_t replica_lag_time_max_ms = 30000;  // replica.lag.time.max.ms
+  // Controlled shutdown on SIGTERM (Kafka's defaults).
+  bool controlled_shutdown_enable = true;                    // controlled.shutdown.enable
+  std::int32_t controlled_shutdown_max_retries = 3;          // controlled.shutdown.max.retries
+  std::int32_t controlled_shutdown_retry_backoff_ms = 5000;  // controlled.shutdown.retry.backoff.ms
   // The controller's preferred leader elections (Kafka's defaults).
   bool auto_leader_rebalance_enable = true;                    // auto.leader.rebalance.enable
   std::int32_t leader_imbalance_check_interval_seconds = 300;  // leader.imbalance.check.interval.seconds

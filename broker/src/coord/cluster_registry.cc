@@ -48,6 +48,8 @@ std::string describe(const task& t) {
       return std::string(layout::brokers_ids_path);
     case task_kind::deletions:
       return std::string(layout::delete_topics_path);
+    case task_kind::shutting_down:
+      return std::string(layout::controlled_shutdown_path);
     case task_kind::topics:
       return std::string(layout::brokers_topics_path);
     case task_kind::topic:
@@ -140,9 +142,9 @@ broker_endpoint cluster_registry::endpoint() const {
 // Startup
 
 result<void> cluster_registry::ensure_base_paths() {
-  for (const auto path :
-       {layout::brokers_ids_path, layout::brokers_topics_path, layout::config_topics_path, layout::config_changes_path,
-        layout::delete_topics_path, layout::producer_id_block_path, layout::partition_state_changes_path}) {
+  for (const auto path : {layout::brokers_ids_path, layout::brokers_topics_path, layout::config_topics_path,
+                          layout::config_changes_path, layout::delete_topics_path, layout::producer_id_block_path,
+                          layout::partition_state_changes_path, layout::controlled_shutdown_path}) {
     auto created = session_->create(std::string(path), "", create_mode::persistent, true);
     if (!created && created.error() != errc::node_exists) {
       FERRY_LOG(error, "coord") << "cannot create " << path << ": " << created.error().message();
@@ -288,6 +290,8 @@ result<void> cluster_registry::handle(const task& t) {
                                      [this] { return register_broker(*session_, endpoint(), std::nullopt); });
     case task_kind::deletions:
       return table_->refresh_deletions();
+    case task_kind::shutting_down:
+      return table_->refresh_shutting_down();
     case task_kind::topics:
       return table_->refresh_topics(false);
     case task_kind::topic:
@@ -405,6 +409,43 @@ result<void> cluster_registry::alter_isr(const topic_partition& tp, const partit
       zk_op::create(layout::child_path(layout::partition_state_changes_path, layout::partition_state_change_prefix),
                     layout::encode_partition_state_changes({change}), create_mode::persistent_sequential)};
   return session_->multi(ops);
+}
+
+namespace {
+
+// Partitions this broker leads that another live in-sync replica, not shutting down, could lead.
+std::size_t movable_leaderships(const cluster_view& view, broker_id self) {
+  std::size_t count = 0;
+  for (const auto& [name, topic] : view.topics) {
+    for (const auto& [p, info] : topic.partitions) {
+      if (!info.state || info.state->leader != self) continue;
+      const auto& isr = info.state->isr;
+      if (std::any_of(isr.begin(), isr.end(), [&](broker_id r) { return r != self && view.can_lead(r); })) ++count;
+    }
+  }
+  return count;
+}
+
+}  // namespace
+
+result<void> cluster_registry::controlled_shutdown(std::int32_t attempts, std::chrono::milliseconds backoff) {
+  if (!session_->connected()) return errc::connection_loss;
+  const broker_id self = options_.id;
+  auto marked = session_->create(layout::child_path(layout::controlled_shutdown_path, std::to_string(self.value())), "",
+                                 create_mode::ephemeral);
+  if (!marked && marked.error() != errc::node_exists) return marked.error();
+  const auto moved = [self](const cluster_view& v) {
+    return v.shutting_down.contains(self) && movable_leaderships(v, self) == 0;
+  };
+  for (std::int32_t attempt = 1; attempt <= attempts; ++attempt) {
+    auto done = wait_for(moved, backoff);
+    if (done) return success();
+    if (done.error() == errc::closed) return done.error();
+    FERRY_LOG(warn, "coord") << "controlled shutdown, attempt " << attempt << " of " << attempts << ": broker " << self
+                             << " still leads " << movable_leaderships(*view(), self)
+                             << " partitions another in-sync replica could lead";
+  }
+  return errc::timeout;
 }
 
 result<std::vector<election_result>> cluster_registry::elect_leaders(

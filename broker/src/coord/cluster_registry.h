@@ -99,6 +99,12 @@ class cluster_registry {
   // leader, epoch or ISR written by the controller) writes nothing and gets errc::bad_version. The same
   // multi-op logs the change in /ferry/partition_state_changes, from which every broker's view learns it.
   result<void> alter_isr(const topic_partition& tp, const partition_state& expected, std::vector<broker_id> isr);
+  // Controlled shutdown, Kafka's ControlledShutdown through ZooKeeper: marks this broker in
+  // /ferry/controlled_shutdown and waits until the controller has moved away every leadership that another
+  // in-sync replica can take (and taken this broker out of the ISRs), for up to `attempts` waits of
+  // `backoff` each. errc::timeout if leaderships remain then; errc::connection_loss at once without a
+  // ZooKeeper connection, since no controller could hear of it.
+  result<void> controlled_shutdown(std::int32_t attempts, std::chrono::milliseconds backoff);
   // ElectLeaders, run by the controller's worker (controller::elect_leaders): errc::not_controller unless
   // this broker is the controller, errc::timeout if the worker did not get to it in time.
   result<std::vector<election_result>> elect_leaders(election_type type,

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,9 @@ struct cluster_view {
   std::map<broker_id, broker_info> brokers;  // live brokers only
   std::map<std::string, topic_info, std::less<>> topics;
   broker_id controller = no_broker;
+  // Live brokers in a controlled shutdown (/ferry/controlled_shutdown): they keep their replicas, but the
+  // controller moves their leaderships away and elects none of them while another replica can lead.
+  std::set<broker_id> shutting_down;
   // Topic names by topic id (Metadata v10+ and Fetch v13+ look topics up by id), derived from `topics` by
   // index_topic_ids(), which cluster_registry runs for every view it publishes.
   std::map<uuid, std::string> topic_names_by_id;
@@ -78,6 +82,8 @@ struct cluster_view {
   }
 
   [[nodiscard]] bool is_live(broker_id id) const { return brokers.contains(id); }
+  // Live and not shutting down: a broker the controller may make a leader.
+  [[nodiscard]] bool can_lead(broker_id id) const { return is_live(id) && !shutting_down.contains(id); }
 
   [[nodiscard]] const topic_info* find_topic(std::string_view name) const {
     const auto it = topics.find(name);

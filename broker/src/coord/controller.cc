@@ -243,18 +243,19 @@ result<void> controller::create_partition_states(const std::string& name, const 
     return success();
   };
   for (const auto p : missing) {
-    std::vector<broker_id> live_replicas;
-    for (const auto r : topic.partitions.at(p).replicas) {
-      if (model.is_live(r)) live_replicas.push_back(r);
-    }
-    // Kafka's NewPartition -> OnlinePartition: the first live replica leads. Kafka also counts every live
-    // follower in sync from the start; Ferry starts the ISR with the leader alone, and followers join through
-    // alter_isr once they have caught up, so a leader failover never elects a replica that holds no data.
-    // Without any live replica the partition stays offline until one registers.
-    if (live_replicas.empty()) continue;
+    const auto& replicas = topic.partitions.at(p).replicas;
+    // Kafka's NewPartition -> OnlinePartition: the first live replica leads (one not shutting down, if any).
+    // Kafka also counts every live follower in sync from the start; Ferry starts the ISR with the leader
+    // alone, and followers join through alter_isr once they have caught up, so a leader failover never
+    // elects a replica that holds no data. Without any live replica the partition stays offline until one
+    // registers.
+    auto leader = std::find_if(replicas.begin(), replicas.end(), [&](broker_id r) { return model.can_lead(r); });
+    if (leader == replicas.end())
+      leader = std::find_if(replicas.begin(), replicas.end(), [&](broker_id r) { return model.is_live(r); });
+    if (leader == replicas.end()) continue;
     if (!existing.contains(std::to_string(p.value())))
       ops.push_back(zk_op::create(layout::partition_path(name, p), ""));
-    layout::leader_and_isr state{live_replicas.front(), leader_epoch{0}, {live_replicas.front()}, epoch_};
+    layout::leader_and_isr state{*leader, leader_epoch{0}, {*leader}, epoch_};
     ops.push_back(zk_op::create(layout::partition_state_path(name, p), layout::encode_partition_state(state)));
     created.push_back({name, topic.topic_id, p, 0, std::move(state)});
     if (created.size() == states_per_multi) {
@@ -274,38 +275,61 @@ bool controller::unclean_election_allowed(const topic_info& topic) const {
 std::optional<controller::state_update> controller::next_state(const std::string& name, partition_id p,
                                                                bool allow_unclean) const {
   const auto& model = table_.model();
-  const auto& topic = model.topics.at(name);
-  const auto& info = topic.partitions.at(p);
+  const auto& info = model.topics.at(name).partitions.at(p);
   const auto& current = *info.state;
   state_update update{name, p, {current.leader, current.epoch, current.isr, epoch_}, current.zk_version};
   auto& next = update.next;
+  // The ISR without dead brokers, and without the ones shutting down unless one of them leads.
   std::vector<broker_id> live_isr;
+  std::vector<broker_id> staying_isr;
   for (const auto r : current.isr) {
     if (model.is_live(r)) live_isr.push_back(r);
+    if (model.can_lead(r)) staying_isr.push_back(r);
   }
+  const auto first_replica = [&](const auto& eligible) {
+    return std::find_if(info.replicas.begin(), info.replicas.end(), eligible);
+  };
+  const auto in_isr = [&](broker_id r) { return contains(current.isr, r); };
+  const auto elect = [&](broker_id leader, std::vector<broker_id> isr) {
+    next.leader = leader;
+    next.epoch = leader_epoch{current.epoch.value() + 1};
+    next.isr = std::move(isr);
+  };
   if (current.leader == no_broker || !model.is_live(current.leader)) {
-    // Clean election: the first replica in assignment order that is alive and in the ISR.
-    auto candidate = std::find_if(info.replicas.begin(), info.replicas.end(),
-                                  [&](broker_id r) { return model.is_live(r) && contains(current.isr, r); });
+    // Clean election: the first replica in assignment order that is in the ISR and alive, preferably one
+    // that is not shutting down.
+    auto candidate = first_replica([&](broker_id r) { return model.can_lead(r) && in_isr(r); });
+    if (candidate == info.replicas.end())
+      candidate = first_replica([&](broker_id r) { return model.is_live(r) && in_isr(r); });
     if (candidate == info.replicas.end() && allow_unclean) {
       // Nobody in sync is alive, and the topic prefers availability to what the ISR held: any live replica.
-      candidate =
-          std::find_if(info.replicas.begin(), info.replicas.end(), [&](broker_id r) { return model.is_live(r); });
+      candidate = first_replica([&](broker_id r) { return model.is_live(r); });
       update.unclean = candidate != info.replicas.end();
     }
     if (candidate != info.replicas.end()) {
-      next.leader = *candidate;
-      next.epoch = leader_epoch{current.epoch.value() + 1};
-      next.isr = update.unclean ? std::vector<broker_id>{*candidate} : live_isr;
+      if (update.unclean) {
+        elect(*candidate, {*candidate});
+      } else {
+        elect(*candidate, model.can_lead(*candidate) ? staying_isr : live_isr);
+      }
     } else if (current.leader != no_broker) {
       // Nobody in sync is alive: no leader, and the ISR is kept so one of its members can take over later.
       next.leader = no_broker;
       next.epoch = leader_epoch{current.epoch.value() + 1};
     }
-  } else if (live_isr != current.isr) {
-    // A follower died: drop it from the ISR (the leader adds it back through alter_isr once caught up). The
-    // leader is unchanged, so is its epoch; the state znode's version still moves.
-    next.isr = live_isr;
+  } else if (!model.can_lead(current.leader)) {
+    // Controlled shutdown of the leader: the next in-sync replica that stays takes over, as Kafka's
+    // ControlledShutdownLeaderElectionStrategy does; without one, the leader keeps leading until it goes.
+    const auto candidate = first_replica([&](broker_id r) { return model.can_lead(r) && in_isr(r); });
+    if (candidate != info.replicas.end()) {
+      elect(*candidate, staying_isr);
+    } else {
+      next.isr = live_isr;
+    }
+  } else {
+    // Followers that died or are shutting down leave the ISR (the leader adds them back through alter_isr
+    // once caught up). The leader is unchanged, so is its epoch; the state znode's version still moves.
+    next.isr = staying_isr;
   }
   if (next.leader == current.leader && next.epoch == current.epoch && next.isr == current.isr) return std::nullopt;
   return update;
@@ -317,7 +341,7 @@ result<controller::state_update> controller::preferred_election(const std::strin
   const auto& current = *info.state;
   const broker_id preferred = info.replicas.front();
   if (current.leader == preferred) return errc::election_not_needed;
-  if (!model.is_live(preferred) || !contains(current.isr, preferred)) return errc::preferred_leader_not_available;
+  if (!model.can_lead(preferred) || !contains(current.isr, preferred)) return errc::preferred_leader_not_available;
   return state_update{
       name, p, {preferred, leader_epoch{current.epoch.value() + 1}, current.isr, epoch_}, current.zk_version, false};
 }
@@ -352,11 +376,12 @@ result<std::vector<election_result>> controller::elect_leaders(
         decided = errc::eligible_leaders_not_available;
       }
     }
-    if (decided) {
+    const std::error_code error = decided ? std::error_code{} : decided.error();
+    if (!error) {
       updated.push_back(results.size());
       updates.push_back(std::move(decided).value());
     }
-    results.push_back({std::move(tp), decided ? std::error_code{} : decided.error()});
+    results.push_back({std::move(tp), error});
   }
   FERRY_TRY(write_states(updates));
   // write_states leaves the model as it wrote it; a state it could not write lost a race.
@@ -386,7 +411,7 @@ result<void> controller::balance_leaders(std::int32_t percentage) {
   }
   std::vector<state_update> updates;
   for (const auto& [broker, share] : shares) {
-    if (!model.is_live(broker) || share.led_elsewhere.empty()) continue;
+    if (!model.can_lead(broker) || share.led_elsewhere.empty()) continue;
     // Kafka's imbalance ratio: the share of a broker's preferred partitions that another broker leads.
     if (share.led_elsewhere.size() * 100 <= share.total * static_cast<std::size_t>(percentage)) continue;
     for (const auto& tp : share.led_elsewhere) {

@@ -29,6 +29,9 @@ inline constexpr std::string_view producer_id_block_path = "/latest_producer_id_
 // Ferry's own: the log of partition state writes that brokers follow instead of watching every state znode.
 inline constexpr std::string_view partition_state_changes_path = "/ferry/partition_state_changes";
 inline constexpr std::string_view partition_state_change_prefix = "state_change_";
+// Ferry's own: /ferry/controlled_shutdown/<id>, ephemeral, no data: broker <id> is shutting down and asks the
+// controller to move its leaderships away (Kafka's ControlledShutdown request).
+inline constexpr std::string_view controlled_shutdown_path = "/ferry/controlled_shutdown";
 
 // Ids per block handed out by /latest_producer_id_block (Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
 inline constexpr std::int64_t producer_id_block_size = 1000;

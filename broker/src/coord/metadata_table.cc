@@ -12,6 +12,14 @@ namespace {
 std::string children_key(std::string_view path) { return "c:" + std::string(path); }
 std::string data_key(std::string_view path) { return "d:" + std::string(path); }
 
+// The broker id a child of /brokers/ids or /ferry/controlled_shutdown is named after, if it is one.
+std::optional<broker_id> broker_id_of(std::string_view child) {
+  std::int32_t id = 0;
+  const auto [end, ec] = std::from_chars(child.data(), child.data() + child.size(), id);
+  if (ec != std::errc{} || end != child.data() + child.size()) return std::nullopt;
+  return broker_id{id};
+}
+
 }  // namespace
 
 std::optional<std::string> assignment_problem(const layout::topic_assignment& assignment) {
@@ -62,6 +70,7 @@ result<std::optional<node_data>> metadata_table::read_watched(const std::string&
 
 result<void> metadata_table::resync() {
   FERRY_TRY(refresh_deletions());
+  FERRY_TRY(refresh_shutting_down());
   // Notifications first: every config and state read after this point is at least as new as they are.
   FERRY_TRY(refresh_config_changes(true));
   FERRY_TRY(refresh_state_changes(true));
@@ -70,17 +79,12 @@ result<void> metadata_table::resync() {
 
 result<void> metadata_table::refresh_brokers(broker_id self, const std::function<result<void>()>& reregister) {
   const std::string parent(layout::brokers_ids_path);
-  const std::string key = children_key(parent);
-  const bool arm = !armed_.contains(key);
-  FERRY_TRY(const auto children,
-            session_.get_children(parent, arm ? watch_for(task{task_kind::brokers}, key) : watcher{}));
-  if (arm) armed_.insert(key);
+  FERRY_TRY(const auto children, read_children_watched(parent, task_kind::brokers));
 
   std::map<broker_id, broker_info> brokers;
   for (const auto& child : children) {
-    std::int32_t id = 0;
-    const auto [end, ec] = std::from_chars(child.data(), child.data() + child.size(), id);
-    if (ec != std::errc{} || end != child.data() + child.size()) continue;
+    const auto id = broker_id_of(child);
+    if (!id) continue;
     auto got = session_.get(layout::child_path(parent, child));
     if (!got) {
       if (got.error() == errc::no_node) continue;  // left meanwhile
@@ -92,8 +96,8 @@ result<void> metadata_table::refresh_brokers(broker_id self, const std::function
       continue;
     }
     auto& r = registration.value();
-    brokers.emplace(broker_id{id}, broker_info{broker_id{id}, std::move(r.host), r.port, std::move(r.rack),
-                                               std::move(r.endpoints), got.value().stat.czxid});
+    brokers.emplace(*id, broker_info{*id, std::move(r.host), r.port, std::move(r.rack), std::move(r.endpoints),
+                                     got.value().stat.czxid});
   }
   model_.brokers = std::move(brokers);
   // Someone deleted our registration while our session lives on: put it back.
@@ -106,23 +110,23 @@ result<void> metadata_table::refresh_brokers(broker_id self, const std::function
 }
 
 result<void> metadata_table::refresh_deletions() {
-  const std::string parent(layout::delete_topics_path);
-  const std::string key = children_key(parent);
-  const bool arm = !armed_.contains(key);
-  FERRY_TRY(auto children, session_.get_children(parent, arm ? watch_for(task{task_kind::deletions}, key) : watcher{}));
-  if (arm) armed_.insert(key);
+  FERRY_TRY(auto children, read_children_watched(layout::delete_topics_path, task_kind::deletions));
   deletion_markers_ = std::set<std::string, std::less<>>(children.begin(), children.end());
   for (auto& [name, topic] : model_.topics) topic.marked_for_deletion = deletion_markers_.contains(name);
   return success();
 }
 
+result<void> metadata_table::refresh_shutting_down() {
+  FERRY_TRY(const auto children, read_children_watched(layout::controlled_shutdown_path, task_kind::shutting_down));
+  model_.shutting_down.clear();
+  for (const auto& child : children) {
+    if (const auto id = broker_id_of(child)) model_.shutting_down.insert(*id);
+  }
+  return success();
+}
+
 result<void> metadata_table::refresh_topics(bool full) {
-  const std::string parent(layout::brokers_topics_path);
-  const std::string key = children_key(parent);
-  const bool arm = !armed_.contains(key);
-  FERRY_TRY(const auto children,
-            session_.get_children(parent, arm ? watch_for(task{task_kind::topics}, key) : watcher{}));
-  if (arm) armed_.insert(key);
+  FERRY_TRY(const auto children, read_children_watched(layout::brokers_topics_path, task_kind::topics));
 
   const std::set<std::string, std::less<>> names(children.begin(), children.end());
   std::vector<std::string> gone;
@@ -238,31 +242,19 @@ result<void> metadata_table::apply_state_change(layout::partition_state_change c
 }
 
 result<std::vector<std::string>> metadata_table::refresh_state_changes(bool skip_existing) {
-  const std::string parent(layout::partition_state_changes_path);
-  FERRY_TRY(auto changes,
-            read_sequential_children(parent, task_kind::state_changes, layout::partition_state_change_sequence));
-  for (const auto& [seq, child] : changes) {
-    if (seq <= last_state_change_) continue;
-    if (!skip_existing) {
-      auto got = session_.get(layout::child_path(parent, child));
-      if (!got && got.error() != errc::no_node) return got.error();
-      if (got) {
-        auto decoded = layout::decode_partition_state_changes(got.value().data);
+  return read_new_notifications(
+      {layout::partition_state_changes_path, task_kind::state_changes, layout::partition_state_change_sequence},
+      last_state_change_, skip_existing, [this](const std::string& child, const std::string& data) -> result<void> {
+        auto decoded = layout::decode_partition_state_changes(data);
         if (!decoded) {
-          FERRY_LOG(warn, "coord") << "ignoring malformed partition state change " << child << ": " << got.value().data;
-        } else {
-          for (auto& change : decoded.value()) {
-            FERRY_TRY(apply_state_change(std::move(change)));
-          }
+          FERRY_LOG(warn, "coord") << "ignoring malformed partition state change " << child << ": " << data;
+          return success();
         }
-      }
-    }
-    last_state_change_ = seq;
-  }
-  std::vector<std::string> names;
-  names.reserve(changes.size());
-  for (auto& [seq, child] : changes) names.push_back(std::move(child));
-  return names;
+        for (auto& change : decoded.value()) {
+          FERRY_TRY(apply_state_change(std::move(change)));
+        }
+        return success();
+      });
 }
 
 result<layout::config_map> metadata_table::read_config(const std::string& name) {
@@ -279,47 +271,56 @@ result<layout::config_map> metadata_table::read_config(const std::string& name) 
   return config;
 }
 
-result<std::vector<std::pair<std::int64_t, std::string>>> metadata_table::read_sequential_children(
-    std::string_view parent, task_kind kind, std::optional<std::int64_t> (*sequence)(std::string_view)) {
+result<std::vector<std::string>> metadata_table::read_children_watched(std::string_view parent, task_kind kind) {
   const std::string key = children_key(parent);
   const bool arm = !armed_.contains(key);
   FERRY_TRY(auto children, session_.get_children(std::string(parent), arm ? watch_for(task{kind}, key) : watcher{}));
   if (arm) armed_.insert(key);
+  return children;
+}
+
+result<std::vector<std::string>> metadata_table::read_new_notifications(
+    const notification_log& log, std::int64_t& last_seen, bool skip_existing,
+    const std::function<result<void>(const std::string& child, const std::string& data)>& apply) {
+  FERRY_TRY(auto children, read_children_watched(log.parent, log.kind));
   std::vector<std::pair<std::int64_t, std::string>> numbered;
   for (auto& child : children) {
-    if (const auto seq = sequence(child)) numbered.emplace_back(*seq, std::move(child));
+    if (const auto seq = log.sequence(child)) numbered.emplace_back(*seq, std::move(child));
   }
   std::sort(numbered.begin(), numbered.end());
-  return numbered;
+  for (const auto& [seq, child] : numbered) {
+    if (seq <= last_seen) continue;
+    if (!skip_existing) {
+      auto got = session_.get(layout::child_path(log.parent, child));
+      if (!got && got.error() != errc::no_node) return got.error();
+      if (got) {
+        FERRY_TRY(apply(child, got.value().data));
+      }
+    }
+    last_seen = seq;
+  }
+  std::vector<std::string> names;
+  names.reserve(numbered.size());
+  for (auto& [seq, child] : numbered) names.push_back(std::move(child));
+  return names;
 }
 
 result<std::vector<std::string>> metadata_table::refresh_config_changes(bool skip_existing) {
-  const std::string parent(layout::config_changes_path);
-  FERRY_TRY(auto changes, read_sequential_children(parent, task_kind::config_changes, layout::config_change_sequence));
-  for (const auto& [seq, child] : changes) {
-    if (seq <= last_config_change_) continue;
-    if (!skip_existing) {
-      auto got = session_.get(layout::child_path(parent, child));
-      if (!got && got.error() != errc::no_node) return got.error();
-      if (got) {
-        auto change = layout::decode_config_change(got.value().data);
+  return read_new_notifications(
+      {layout::config_changes_path, task_kind::config_changes, layout::config_change_sequence}, last_config_change_,
+      skip_existing, [this](const std::string& child, const std::string& data) -> result<void> {
+        auto change = layout::decode_config_change(data);
         if (!change) {
-          FERRY_LOG(warn, "coord") << "ignoring malformed config change " << child << ": " << got.value().data;
-        } else if (change.value().entity_type == "topics") {
-          const auto topic = model_.topics.find(change.value().entity_name);
-          // A topic not in the model yet gets its config when it is read.
-          if (topic != model_.topics.end()) {
-            FERRY_TRY(topic->second.config, read_config(topic->first));
-          }
+          FERRY_LOG(warn, "coord") << "ignoring malformed config change " << child << ": " << data;
+          return success();
         }
-      }
-    }
-    last_config_change_ = seq;
-  }
-  std::vector<std::string> names;
-  names.reserve(changes.size());
-  for (auto& [seq, child] : changes) names.push_back(std::move(child));
-  return names;
+        if (change.value().entity_type != "topics") return success();
+        const auto topic = model_.topics.find(change.value().entity_name);
+        // A topic not in the model yet gets its config when it is read.
+        if (topic == model_.topics.end()) return success();
+        FERRY_TRY(topic->second.config, read_config(topic->first));
+        return success();
+      });
 }
 
 void metadata_table::drop_topic(const std::string& name) {

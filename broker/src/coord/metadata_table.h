@@ -50,6 +50,7 @@ class metadata_table {
   // `reregister` puts this broker's registration back when someone deleted it while the session lives.
   result<void> refresh_brokers(broker_id self, const std::function<result<void>()>& reregister);
   result<void> refresh_deletions();
+  result<void> refresh_shutting_down();
   result<void> refresh_topics(bool full);
   result<void> refresh_topic(const std::string& name, bool full);
   // Reads one state znode again (after a lost race of the controller's).
@@ -69,9 +70,19 @@ class metadata_table {
 
  private:
   [[nodiscard]] watcher watch_for(task t, std::string key) const;
-  // The children of `parent` (watched) that `sequence` numbers, oldest first.
-  result<std::vector<std::pair<std::int64_t, std::string>>> read_sequential_children(
-      std::string_view parent, task_kind kind, std::optional<std::int64_t> (*sequence)(std::string_view));
+  // The children of `parent`, setting a children watch that enqueues `kind` unless one is set already.
+  result<std::vector<std::string>> read_children_watched(std::string_view parent, task_kind kind);
+  // A parent of sequential notification nodes: /config/changes, /ferry/partition_state_changes.
+  struct notification_log {
+    std::string_view parent;
+    task_kind kind;                                             // the task its children watch enqueues
+    std::optional<std::int64_t> (*sequence)(std::string_view);  // a child's number, nullopt for other names
+  };
+  // Reads (watching) the children of `log`, hands each one numbered after `last_seen` to `apply`, oldest
+  // first, unless skip_existing, and moves `last_seen` on. Returns every child's name, oldest first.
+  result<std::vector<std::string>> read_new_notifications(
+      const notification_log& log, std::int64_t& last_seen, bool skip_existing,
+      const std::function<result<void>(const std::string& child, const std::string& data)>& apply);
   result<std::optional<partition_state>> read_partition_state(const std::string& name, partition_id p);
   result<void> apply_state_change(layout::partition_state_change change);
   result<layout::config_map> read_config(const std::string& name);

@@ -13,8 +13,9 @@ enum class task_kind {
   new_session,  // after a session expiry: re-register, forget watches, resync
   resync,       // re-read everything
   brokers,
-  deletions,  // children of /admin/delete_topics
-  topics,     // children of /brokers/topics
+  deletions,      // children of /admin/delete_topics
+  shutting_down,  // children of /ferry/controlled_shutdown
+  topics,         // children of /brokers/topics
   topic,
   partition_state,  // one state znode, read again after a lost race
   state_changes,    // children of /ferry/partition_state_changes

@@ -462,6 +462,11 @@ result<void> zk_session::multi(std::span<const zk_op> ops, std::size_t* failed_o
   });
 }
 
+bool zk_session::connected() const {
+  std::lock_guard lock(mutex_);
+  return current_ && current_->state == ZOO_CONNECTED_STATE;
+}
+
 zk_session::credentials zk_session::current_credentials() const {
   std::lock_guard lock(mutex_);
   credentials out;

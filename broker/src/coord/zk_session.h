@@ -132,6 +132,9 @@ class zk_session {
   // closed (ephemeral nodes vanish) once the last call using it returns. Idempotent; the destructor calls it.
   void close();
 
+  // Whether a connection is up right now (calls would not wait for one).
+  [[nodiscard]] bool connected() const;
+
   // The current session's id and password, 0 while there is none. Tests use them to expire the session.
   [[nodiscard]] credentials current_credentials() const;
   [[nodiscard]] std::int64_t session_id() const { return current_credentials().session_id; }

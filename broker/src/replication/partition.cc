@@ -100,7 +100,8 @@ std::optional<partition::isr_change> partition::wanted_isr_change(std::int64_t n
   for (const broker_id f : leadership_.followers) {
     if (std::find(isr.begin(), isr.end(), f) != isr.end() ||
         std::find(leadership_.isr_followers.begin(), leadership_.isr_followers.end(), f) !=
-            leadership_.isr_followers.end())
+            leadership_.isr_followers.end() ||
+        std::find(leadership_.leaving.begin(), leadership_.leaving.end(), f) != leadership_.leaving.end())
       continue;
     const auto progress = followers_.find(f);
     if (progress == followers_.end() || progress->second.log_end < hw || progress->second.log_end < epoch_start)

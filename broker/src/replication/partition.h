@@ -56,6 +56,7 @@ class partition {
     std::vector<broker_id> followers;      // every other assigned replica
     std::vector<broker_id> isr_followers;  // those of them in the ISR
     coord::partition_state state;          // as the view has it: what an ISR change is conditional on
+    std::vector<broker_id> leaving;        // followers in a controlled shutdown: they fetch, but do not join the ISR
     friend bool operator==(const leadership&, const leadership&) = default;
   };
   // Starts leading, or takes a new ISR or epoch while leading. A new epoch starts in the log at its end

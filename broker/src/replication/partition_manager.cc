@@ -111,6 +111,7 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
           for (const broker_id r : info.replicas) {
             if (r == self) continue;
             state.followers.push_back(r);
+            if (view.shutting_down.contains(r)) state.leaving.push_back(r);
             if (std::find(info.state->isr.begin(), info.state->isr.end(), r) != info.state->isr.end())
               state.isr_followers.push_back(r);
           }

@@ -547,6 +547,49 @@ TEST(ClusterRegistry, TheControllerRebalancesLeadersByItself) {
   EXPECT_EQ(state_of(*view, "p", 0)->epoch, leader_epoch{2});
 }
 
+// A broker in a controlled shutdown asks the controller to move its leaderships; the controller hands each to
+// the next in-sync replica (epoch + 1) and takes the broker out of every ISR. A partition nobody else can lead
+// stays with it.
+TEST(ClusterRegistry, ControlledShutdownMovesLeadershipAway) {
+  const auto connect = test::fresh_connect();
+  std::vector<std::unique_ptr<cluster_registry>> brokers;
+  for (std::int32_t id = 1; id <= 3; ++id) brokers.push_back(start_broker(connect, id));
+  for (const auto& b : brokers) ASSERT_TRUE(b);
+  await(*brokers[0], [](const cluster_view& v) { return v.brokers.size() == 3; });
+  layout::replica_assignment assignment;
+  for (std::int32_t p = 0; p < 3; ++p) assignment[partition_id{p}] = ids({1 + p, 1 + (p + 1) % 3, 1 + (p + 2) % 3});
+  ASSERT_TRUE(brokers[0]->topics().create_topic("cs", assignment, {}));
+  ASSERT_TRUE(brokers[0]->topics().create_topic("solo", {{partition_id{0}, ids({1})}}, {}));
+  for (const auto& b : brokers) await(*b, [](const cluster_view& v) { return has_leaders(v, "cs"); });
+  for (std::int32_t p = 0; p < 3; ++p) {
+    auto& leader = brokers[static_cast<std::size_t>(p)];
+    const auto view = await(*leader, [](const cluster_view& v) { return has_leaders(v, "cs"); });
+    ASSERT_TRUE(leader->alter_isr({"cs", partition_id{p}}, *state_of(*view, "cs", p), ids({1, 2, 3})));
+  }
+  await(*brokers[1], [](const cluster_view& v) {
+    return has_leaders(v, "solo") &&
+           std::all_of(v.topics.at("cs").partitions.begin(), v.topics.at("cs").partitions.end(),
+                       [](const auto& e) { return e.second.state->isr.size() == 3; });
+  });
+
+  auto done = brokers[0]->controlled_shutdown(3, wait_time);
+  ASSERT_TRUE(done) << done.error().message();
+  for (const auto& b : brokers) {
+    const auto view = await(*b, [](const cluster_view& v) { return state_of(v, "cs", 0)->leader == broker_id{2}; });
+    EXPECT_EQ(view->shutting_down, std::set<broker_id>{broker_id{1}});
+    EXPECT_EQ(state_of(*view, "cs", 0)->epoch, leader_epoch{1});
+    for (std::int32_t p = 0; p < 3; ++p) {
+      const auto& isr = state_of(*view, "cs", p)->isr;
+      EXPECT_EQ(std::count(isr.begin(), isr.end(), broker_id{1}), 0) << "partition " << p;
+      EXPECT_EQ(isr.size(), 2u);
+    }
+    EXPECT_EQ(state_of(*view, "solo", 0)->leader, broker_id{1});
+  }
+  // Gone, it leaves the mark behind with its session; back, it is no longer shutting down.
+  brokers[0].reset();
+  await(*brokers[1], [](const cluster_view& v) { return v.shutting_down.empty() && v.brokers.size() == 2; });
+}
+
 TEST(ClusterRegistry, AddPartitions) {
   const auto connect = test::fresh_connect();
   auto broker = start_broker(connect, 1);

@@ -164,6 +164,27 @@ TEST_F(partition_test, a_new_epoch_forgets_where_the_followers_were) {
   EXPECT_EQ(partition_->log().end_offset_for_epoch(leader_epoch{0}), (storage::epoch_end{leader_epoch{0}, offset{3}}));
 }
 
+// A follower in a controlled shutdown keeps fetching, but the leader does not take it into the ISR, however
+// caught up it is: the controller has just taken it out.
+TEST_F(partition_test, a_follower_shutting_down_does_not_join_the_isr) {
+  const broker_id one{1};
+  const broker_id two{2};
+  partition::leadership state{leader_epoch{0}, {two}, {}, coord::partition_state{one, leader_epoch{0}, {one}, 1, 0}};
+  state.leaving = {two};
+  partition_->become_leader(state);
+  auto batch = model::testing::build_simple_batch(3);
+  ASSERT_TRUE(partition_->append(batch));
+  ASSERT_TRUE(partition_->read_for_follower(two, offset{3}, 1 << 20, 1000));
+  EXPECT_FALSE(partition_->wanted_isr_change(1000, 30000));
+  // Back from its restart, it joins as any follower does.
+  state.leaving.clear();
+  partition_->become_leader(state);
+  ASSERT_TRUE(partition_->read_for_follower(two, offset{3}, 1 << 20, 2000));
+  const auto joined = partition_->wanted_isr_change(2000, 30000);
+  ASSERT_TRUE(joined);
+  EXPECT_EQ(joined->isr, (std::vector<broker_id>{one, two}));
+}
+
 // ISR changes, as Kafka's leader decides them: a follower joins once at the high watermark and the start of
 // the epoch, and leaves after replica.lag.time.max.ms without being caught up.
 TEST_F(partition_test, followers_join_the_isr_when_caught_up_and_leave_when_they_lag) {

@@ -1,9 +1,14 @@
-"""Preferred leader election: leadership that moved while a broker was down goes back to each partition's
-preferred replica (the first of its assignment) once that replica is in sync again, on request with Kafka's own
-kafka-leader-election tool (the ElectLeaders API, answered by the controller), and by itself when the controller
-checks the leader balance (auto.leader.rebalance.enable). Three brokers, real ZooKeeper, kcat producing.
+"""Where leadership goes. Controlled shutdown: a broker stopped with SIGTERM first hands its leaderships to other
+in-sync replicas, so a producer writing through it sees only retriable errors. Preferred leader election:
+leadership that moved while a broker was down goes back to each partition's preferred replica (the first of its
+assignment) once that replica is in sync again, on request with Kafka's own kafka-leader-election tool (the
+ElectLeaders API, answered by the controller), and by itself when the controller checks the leader balance
+(auto.leader.rebalance.enable). Three brokers, real ZooKeeper, kcat producing.
 """
 import json
+import subprocess
+import threading
+import time
 
 from conftest import kafka_tool, kcat, started_cluster, wait_until
 
@@ -80,3 +85,48 @@ def test_the_controller_restores_the_preferred_leaders_by_itself():
         move_leadership_off(c, "balance", 1)
         wait_until(lambda: preferred_leaders(c, "balance"), timeout=30, what="broker 1 leading balance/1 again")
         assert "moving 1 partitions back to their preferred leaders" in "".join(c.broker_log(b) for b in range(3))
+
+
+def test_a_stopped_leader_hands_its_partitions_over_before_it_goes():
+    with started_cluster(3) as c:
+        create(c, "handover")
+        assert partitions(c, "handover")[0][0] == 0  # partition 0 is led by its preferred replica, broker 0
+        kcat("-b", c.bootstrap, "-P", "-t", "handover", "-p", "0", "-X", "topic.request.required.acks=-1",
+             input=b"warm-up\n")
+        wait_until(lambda: all_in_sync(c, "handover"), timeout=60, what="every replica of handover in sync")
+
+        # A producer writes to partition 0 through broker 0 all the while broker 0 stops, and a thousand
+        # records more after it is gone, so the new leader takes records too.
+        producer = subprocess.Popen(
+            ["kcat", "-b", c.bootstrap, "-P", "-t", "handover", "-p", "0", "-X", "topic.request.required.acks=-1",
+             "-X", "linger.ms=5"], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+        written = []
+        last = [None]  # how many records to write in all, once broker 0 is down
+
+        def write():
+            while last[0] is None or len(written) < last[0]:
+                line = b"record-%d\n" % len(written)
+                producer.stdin.write(line)
+                written.append(line)
+                if len(written) % 100 == 0:
+                    producer.stdin.flush()
+                    time.sleep(0.005)  # a steady load of up to 20,000 records a second, not a flood
+            producer.stdin.close()
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        wait_until(lambda: len(written) >= 2000, timeout=60, what="the producer under way")
+        c.stop(0)
+        last[0] = len(written) + 1000
+        writer.join(timeout=120)
+        errors = producer.stderr.read()
+        producer.wait(timeout=120)
+        assert producer.returncode == 0, errors.decode(errors="replace")
+        assert b"Delivery failed" not in errors, errors.decode(errors="replace")
+
+        log = c.broker_log(0)
+        assert "controlled shutdown: no partition left that another in-sync replica could lead" in log, log[-3000:]
+        assert partitions(c, "handover")[0][0] in (1, 2)
+        # Every record is there once, in order, after the warm-up.
+        read = kcat("-b", c.bootstrap, "-C", "-t", "handover", "-p", "0", "-o", "beginning", "-e", "-q").stdout
+        assert read.splitlines() == [b"warm-up"] + [w.rstrip(b"\n") for w in written]
