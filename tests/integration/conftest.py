@@ -286,6 +286,20 @@ def broker(one):
     return one
 
 
+def create_spread_topic(cluster, topic, partitions):
+    """A topic of three replicas per partition on a three-broker cluster, written to ZooKeeper as a tool would:
+    partition p has replicas [p, p+1, p+2] (mod 3), so broker p is its preferred leader. Returns once every
+    partition's leader serves it."""
+    assignment = {str(p): [(p + i) % 3 for i in range(3)] for p in range(partitions)}
+    zk = cluster.zookeeper()
+    try:
+        zk.create(f"/brokers/topics/{topic}", json.dumps({"version": 1, "partitions": assignment}).encode())
+    finally:
+        zk.stop()
+    for p in range(partitions):
+        cluster.leader(topic, p)
+
+
 def kcat(*args, input=None, timeout=120, check=True):
     """Runs kcat (librdkafka 2.0.2) and returns its completed process."""
     result = subprocess.run(["kcat", *args], input=input, capture_output=True, timeout=timeout)

@@ -5,27 +5,14 @@ assignment) once that replica is in sync again, on request with Kafka's own kafk
 ElectLeaders API, answered by the controller), and by itself when the controller checks the leader balance
 (auto.leader.rebalance.enable). Three brokers, real ZooKeeper, kcat producing.
 """
-import json
 import subprocess
 import threading
 import time
 
-from conftest import kafka_tool, kcat, started_cluster, wait_until
+from conftest import create_spread_topic, kafka_tool, kcat, started_cluster, wait_until
 
 PARTITIONS = 3
 ELECTION_TOOL = "org.apache.kafka.tools.LeaderElectionCommand"
-
-
-def create(cluster, topic):
-    """Partition p prefers broker p: replicas [p, p+1, p+2] (mod 3), written to ZooKeeper as a tool would."""
-    assignment = {str(p): [(p + i) % 3 for i in range(3)] for p in range(PARTITIONS)}
-    zk = cluster.zookeeper()
-    try:
-        zk.create(f"/brokers/topics/{topic}", json.dumps({"version": 1, "partitions": assignment}).encode())
-    finally:
-        zk.stop()
-    for p in range(PARTITIONS):
-        cluster.leader(topic, p)
 
 
 def partitions(cluster, topic):
@@ -67,7 +54,7 @@ def elect(cluster, *args):
 def test_kafka_leader_election_tool_restores_the_preferred_leaders():
     # auto.leader.rebalance.enable is on, but checks every 300 s: within this test only the tool moves leaders.
     with started_cluster(3) as c:
-        create(c, "elect")
+        create_spread_topic(c, "elect", PARTITIONS)
         move_leadership_off(c, "elect", 0)
         assert not preferred_leaders(c, "elect")
         out = elect(c, "--all-topic-partitions")
@@ -81,7 +68,7 @@ def test_kafka_leader_election_tool_restores_the_preferred_leaders():
 
 def test_the_controller_restores_the_preferred_leaders_by_itself():
     with started_cluster(3, overrides=["leader.imbalance.check.interval.seconds=1"]) as c:
-        create(c, "balance")
+        create_spread_topic(c, "balance", PARTITIONS)
         move_leadership_off(c, "balance", 1)
         wait_until(lambda: preferred_leaders(c, "balance"), timeout=30, what="broker 1 leading balance/1 again")
         assert "moving 1 partitions back to their preferred leaders" in "".join(c.broker_log(b) for b in range(3))
@@ -89,7 +76,7 @@ def test_the_controller_restores_the_preferred_leaders_by_itself():
 
 def test_a_stopped_leader_hands_its_partitions_over_before_it_goes():
     with started_cluster(3) as c:
-        create(c, "handover")
+        create_spread_topic(c, "handover", PARTITIONS)
         assert partitions(c, "handover")[0][0] == 0  # partition 0 is led by its preferred replica, broker 0
         kcat("-b", c.bootstrap, "-P", "-t", "handover", "-p", "0", "-X", "topic.request.required.acks=-1",
              input=b"warm-up\n")

@@ -2,11 +2,10 @@
 byte, a follower that was down catches up when it comes back, and the leader's high watermark reaches the
 followers. Three brokers, real ZooKeeper, kcat producing.
 """
-import json
 
 import pytest
 
-from conftest import kcat, started_cluster, wait_until
+from conftest import create_spread_topic, kcat, started_cluster, wait_until
 
 PARTITIONS = 3
 
@@ -15,18 +14,6 @@ PARTITIONS = 3
 def three():
     with started_cluster(3) as c:
         yield c
-
-
-def create(cluster, topic):
-    """A topic of three replicas per partition, written to ZooKeeper as a tool would, leaders spread."""
-    assignment = {str(p): [(p + i) % 3 for i in range(3)] for p in range(PARTITIONS)}
-    zk = cluster.zookeeper()
-    try:
-        zk.create(f"/brokers/topics/{topic}", json.dumps({"version": 1, "partitions": assignment}).encode())
-    finally:
-        zk.stop()
-    for p in range(PARTITIONS):
-        cluster.leader(topic, p)
 
 
 def produce(cluster, topic, count, start=0, partitions=range(PARTITIONS)):
@@ -80,7 +67,7 @@ def assert_replicas_identical(cluster, topic, brokers=(0, 1, 2)):
 
 
 def test_followers_store_the_leaders_batches_byte_for_byte(three):
-    create(three, "replicated")
+    create_spread_topic(three, "replicated", PARTITIONS)
     produce(three, "replicated", 500)
     assert_replicas_identical(three, "replicated")
     # Caught up, the followers joined the ISR: acks=all from here waits for all three.
@@ -88,7 +75,7 @@ def test_followers_store_the_leaders_batches_byte_for_byte(three):
 
 
 def test_a_follower_that_was_down_catches_up(three):
-    create(three, "catch-up")
+    create_spread_topic(three, "catch-up", PARTITIONS)
     produce(three, "catch-up", 200)
     assert_replicas_identical(three, "catch-up")
     # A follower of partition 0 goes down while the leaders of the partitions it does not lead take more.
