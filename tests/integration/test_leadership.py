@@ -83,9 +83,12 @@ def test_a_stopped_leader_hands_its_partitions_over_before_it_goes():
         wait_until(lambda: all_in_sync(c, "handover"), timeout=60, what="every replica of handover in sync")
 
         # A producer writes to partition 0 through broker 0 all the while broker 0 stops, and a thousand
-        # records more after it is gone, so the new leader takes records too.
+        # records more after it is gone, so the new leader takes records too. It is idempotent: a batch the old
+        # leader stored and replicated but answered NOT_LEADER_OR_FOLLOWER for as it stepped down is sent again,
+        # and only its sequence numbers let the new leader (which replicated the producer's state) tell the
+        # retry from new records, as in Kafka.
         producer = subprocess.Popen(
-            ["kcat", "-b", c.bootstrap, "-P", "-t", "handover", "-p", "0", "-X", "topic.request.required.acks=-1",
+            ["kcat", "-b", c.bootstrap, "-P", "-t", "handover", "-p", "0", "-X", "enable.idempotence=true",
              "-X", "linger.ms=5"], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
         written = []
         last = [None]  # how many records to write in all, once broker 0 is down
