@@ -3,7 +3,8 @@ in-sync replicas, so a producer writing through it sees only retriable errors. P
 leadership that moved while a broker was down goes back to each partition's preferred replica (the first of its
 assignment) once that replica is in sync again, on request with Kafka's own kafka-leader-election tool (the
 ElectLeaders API, answered by the controller), and by itself when the controller checks the leader balance
-(auto.leader.rebalance.enable). Three brokers, real ZooKeeper, kcat producing.
+(auto.leader.rebalance.enable). Controller failover: a SIGKILLed controller is replaced, and its partitions led
+again, once its ZooKeeper session expires. Three brokers, real ZooKeeper, kcat producing.
 """
 import subprocess
 import threading
@@ -120,3 +121,36 @@ def test_a_stopped_leader_hands_its_partitions_over_before_it_goes():
         # Every record is there once, in order, after the warm-up.
         read = kcat("-b", c.bootstrap, "-C", "-t", "handover", "-p", "0", "-o", "beginning", "-e", "-q").stdout
         assert read.splitlines() == [b"warm-up"] + [w.rstrip(b"\n") for w in written]
+
+
+def test_a_killed_controller_is_replaced_and_its_partitions_get_new_leaders_within_seconds():
+    with started_cluster(3, overrides=["zookeeper.session.timeout.ms=6000"]) as c:
+        create_spread_topic(c, "failover", PARTITIONS)
+        kcat("-b", c.bootstrap, "-P", "-t", "failover", "-p", "0", "-X", "topic.request.required.acks=-1",
+             input=b"before\n")
+        wait_until(lambda: all_in_sync(c, "failover"), timeout=60, what="every replica of failover in sync")
+        status, body = c.admin(0, "/v1/brokers")
+        assert status == 200, body
+        controller = body["controller"]
+        assert controller in (0, 1, 2)
+        led = [p for p, (leader, _) in partitions(c, "failover").items() if leader == controller]
+        assert led, "the controller leads its preferred partition"
+
+        c.kill(controller)
+        killed = time.monotonic()
+        survivors = [b for b in range(3) if b != controller]
+
+        def replaced():
+            views = [c.admin(b, "/v1/brokers")[1]["controller"] for b in survivors]
+            return views[0] == views[1] and views[0] in survivors
+        wait_until(replaced, timeout=30, what="another controller")
+        wait_until(lambda: all(leader in survivors for leader, _ in partitions(c, "failover").values()), timeout=30,
+                   what="leaders for the killed controller's partitions")
+        took = time.monotonic() - killed
+        print(f"controller failover: a new controller and leaders {took:.1f} s after the SIGKILL "
+              f"(zookeeper.session.timeout.ms=6000)")
+        # The new leaders take writes and kept what was there.
+        kcat("-b", c.bootstrap, "-P", "-t", "failover", "-p", str(led[0]), "-X", "topic.request.required.acks=-1",
+             input=b"after\n")
+        read = kcat("-b", c.bootstrap, "-C", "-t", "failover", "-p", "0", "-o", "beginning", "-e", "-q").stdout
+        assert read.splitlines()[0] == b"before"

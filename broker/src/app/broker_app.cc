@@ -106,12 +106,7 @@ void broker_app::start() {
                                             .partitions = partitions_.get(),
                                             .metrics = &metrics_,
                                             .not_ready = [this] { return not_ready(); },
-                                            .refresh_metrics =
-                                                [this] {
-                                                  partitions_->refresh_metrics();
-                                                  metrics_.open_connections().Set(
-                                                      static_cast<double>(kafka_listener_->open_connections()));
-                                                }});
+                                            .refresh_metrics = [this] { refresh_metrics(); }});
   if (const auto bound = admin_->listen(config_.admin.host, config_.admin.port); !bound)
     throw std::runtime_error("cannot listen on admin.listener=" + config_.admin.host + ":" +
                              std::to_string(config_.admin.port) + ": " + bound.error().message());
@@ -214,6 +209,27 @@ void broker_app::stop() {
     isr_timer_.cancel();
     network_.stop();
   });
+}
+
+void broker_app::refresh_metrics() {
+  partitions_->refresh_metrics();
+  metrics_.open_connections().Set(static_cast<double>(kafka_listener_->open_connections()));
+  auto& replication = metrics_.replication();
+  const bool controller = registry_->is_controller();
+  replication.controller_active().Set(controller ? 1 : 0);
+  std::size_t offline = 0;
+  if (controller) {
+    const auto view = registry_->view();
+    for (const auto& [name, topic] : view->topics)
+      for (const auto& [p, info] : topic.partitions)
+        if (!info.state || !view->is_live(info.state->leader)) ++offline;
+  }
+  replication.offline_partitions().Set(static_cast<double>(offline));
+  std::lock_guard lock(scrape_mutex_);
+  const auto elections = registry_->elections();
+  replication.leader_elections().Increment(static_cast<double>(elections.elections - counted_elections_.elections));
+  replication.unclean_leader_elections().Increment(static_cast<double>(elections.unclean - counted_elections_.unclean));
+  counted_elections_ = elections;
 }
 
 }  // namespace ferry::app

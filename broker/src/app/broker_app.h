@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -47,6 +48,8 @@ class broker_app {
   void isr_tick();
   // Why /v1/ready says no (admin_sources::not_ready).
   [[nodiscard]] std::vector<std::string> not_ready() const;
+  // What /metrics reads on each scrape (admin_sources::refresh_metrics).
+  void refresh_metrics();
 
   config::broker_config config_;
   system_clock clock_;
@@ -71,6 +74,8 @@ class broker_app {
   boost::asio::steady_timer isr_timer_;
   std::unique_ptr<replication::isr_writer> isr_writer_;
   std::atomic<bool> serving_{false};
+  std::mutex scrape_mutex_;
+  coord::election_counts counted_elections_;  // guarded by scrape_mutex_: what the counters have so far
 };
 
 }  // namespace ferry::app

@@ -47,11 +47,14 @@ result<void> register_broker(zk_session& session, const broker_endpoint& self,
       signal->changed.notify_all();
     }));
     if (!stat) continue;  // gone meanwhile: create again
-    // A retried create that had in fact succeeded, or the registration of a session this process took over
-    // after a restart: the node is ours, and gets this run's endpoints.
+    // The registration of a session this process took over after a restart (or a retried create that had in
+    // fact succeeded): the node is ours, and is created again, so its czxid (the broker epoch) is this run's.
+    // The controller sees the restart by it and moves the leaderships of the earlier run, which may have
+    // acknowledged records this run's log lost.
     if (stat->ephemeral_owner == session.session_id()) {
-      FERRY_TRY(session.set(path, data));
-      return success();
+      auto removed = session.remove(path, stat->version);
+      if (!removed && removed.error() != errc::no_node && removed.error() != errc::bad_version) return removed.error();
+      continue;
     }
     if (!deadline || std::chrono::steady_clock::now() >= *deadline) {
       FERRY_LOG(error, "coord") << "broker id " << self.id << " is registered by another live broker (session 0x"

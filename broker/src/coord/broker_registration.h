@@ -21,8 +21,9 @@ struct broker_endpoint {
 
 // Creates this broker's ephemeral /brokers/ids/<id> on `session`. When the node exists from an earlier
 // session of this broker (a restart within the session timeout), waits until `deadline` for it to vanish;
-// without a deadline, or past it, errc::node_exists names the other session. A node of this very session
-// (a retried create whose reply was lost) counts as registered. Blocking.
+// without a deadline, or past it, errc::node_exists names the other session. A node of this very session (a
+// resumed one, or a retried create whose reply was lost) is created again, so every run registers with a new
+// czxid, Kafka's broker epoch. Blocking.
 result<void> register_broker(zk_session& session, const broker_endpoint& self,
                              std::optional<std::chrono::steady_clock::time_point> deadline);
 

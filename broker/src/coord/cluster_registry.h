@@ -88,6 +88,7 @@ class cluster_registry {
   [[nodiscard]] broker_id id() const { return options_.id; }
   [[nodiscard]] const std::string& cluster_id() const { return cluster_id_; }
   [[nodiscard]] bool is_controller() const { return controller_->is_active(); }
+  [[nodiscard]] election_counts elections() const { return controller_->elections(); }
   // The ZooKeeper session's id and password; tests use them to expire the session.
   [[nodiscard]] zk_session::credentials session_credentials() const { return session_->current_credentials(); }
 

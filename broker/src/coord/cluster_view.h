@@ -35,6 +35,11 @@ struct partition_state {
   std::int32_t controller_epoch = 0;
   // Data version of the state znode (Kafka's partition epoch); bumps on every change, ISR-only ones included.
   std::int32_t zk_version = 0;
+  // ZooKeeper transaction id of the write that produced this state (the znode's mzxid; the controller's own
+  // copy of what it wrote holds a lower bound). A broker whose registration (broker_info::epoch) is newer
+  // restarted or lost its session since: its place in the state is from an earlier run, whose log it may not
+  // have any more.
+  std::int64_t written_zxid = 0;
 
   bool operator==(const partition_state&) const = default;
 };
@@ -84,6 +89,13 @@ struct cluster_view {
   [[nodiscard]] bool is_live(broker_id id) const { return brokers.contains(id); }
   // Live and not shutting down: a broker the controller may make a leader.
   [[nodiscard]] bool can_lead(broker_id id) const { return is_live(id) && !shutting_down.contains(id); }
+  // Live, and registered again after `state` was written (a restart, or a new session): what the state says
+  // of it (leader, in sync) predates this registration, and the controller decides again (Kafka's bounced
+  // brokers).
+  [[nodiscard]] bool registered_since(broker_id id, const partition_state& state) const {
+    const auto it = brokers.find(id);
+    return it != brokers.end() && it->second.epoch > state.written_zxid;
+  }
 
   [[nodiscard]] const topic_info* find_topic(std::string_view name) const {
     const auto it = topics.find(name);

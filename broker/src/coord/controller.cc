@@ -235,7 +235,8 @@ result<void> controller::create_partition_states(const std::string& name, const 
     auto& partitions = model.topics.at(name).partitions;
     for (auto& c : created) {
       auto& s = c.state;
-      partitions.at(c.partition).state = partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, 0};
+      partitions.at(c.partition).state =
+          partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, 0, newest_registration()};
     }
     count += created.size();
     ops.clear();
@@ -267,6 +268,12 @@ result<void> controller::create_partition_states(const std::string& name, const 
   return success();
 }
 
+std::int64_t controller::newest_registration() const {
+  std::int64_t newest = 0;
+  for (const auto& [id, b] : table_.model().brokers) newest = std::max(newest, b.epoch);
+  return newest;
+}
+
 bool controller::unclean_election_allowed(const topic_info& topic) const {
   const auto it = topic.config.find("unclean.leader.election.enable");
   return it == topic.config.end() ? unclean_election_default_ : it->second == "true";
@@ -279,28 +286,43 @@ std::optional<controller::state_update> controller::next_state(const std::string
   const auto& current = *info.state;
   state_update update{name, p, {current.leader, current.epoch, current.isr, epoch_}, current.zk_version};
   auto& next = update.next;
-  // The ISR without dead brokers, and without the ones shutting down unless one of them leads.
+  // A replica registered again since the state was written (restarted, or a new ZooKeeper session) is out of
+  // the ISR and cannot stay leader: its log may be older than what the state says it holds (an empty disk, a
+  // tail lost in a crash), and only the leader can tell once it fetches again. Kafka's controller treats such
+  // bounced brokers as failed and started.
+  const auto returned = [&](broker_id r) { return model.registered_since(r, current); };
+  // The ISR without dead or returned brokers, and without the ones shutting down unless one of them leads.
   std::vector<broker_id> live_isr;
   std::vector<broker_id> staying_isr;
   for (const auto r : current.isr) {
+    if (returned(r)) continue;
     if (model.is_live(r)) live_isr.push_back(r);
     if (model.can_lead(r)) staying_isr.push_back(r);
   }
   const auto first_replica = [&](const auto& eligible) {
     return std::find_if(info.replicas.begin(), info.replicas.end(), eligible);
   };
-  const auto in_isr = [&](broker_id r) { return contains(current.isr, r); };
+  const auto in_isr = [&](broker_id r) { return contains(current.isr, r) && !returned(r); };
   const auto elect = [&](broker_id leader, std::vector<broker_id> isr) {
     next.leader = leader;
     next.epoch = leader_epoch{current.epoch.value() + 1};
     next.isr = std::move(isr);
   };
-  if (current.leader == no_broker || !model.is_live(current.leader)) {
+  if (current.leader == no_broker || !model.is_live(current.leader) || returned(current.leader)) {
     // Clean election: the first replica in assignment order that is in the ISR and alive, preferably one
     // that is not shutting down.
     auto candidate = first_replica([&](broker_id r) { return model.can_lead(r) && in_isr(r); });
     if (candidate == info.replicas.end())
       candidate = first_replica([&](broker_id r) { return model.is_live(r) && in_isr(r); });
+    // Every in-sync replica that is alive returned: the first of them leads, alone in the ISR, as the only
+    // candidates hold whatever the partition still has (a single-replica partition after its broker restarts).
+    if (candidate == info.replicas.end()) {
+      candidate = first_replica([&](broker_id r) { return model.is_live(r) && contains(current.isr, r); });
+      if (candidate != info.replicas.end()) {
+        elect(*candidate, {*candidate});
+        return update;
+      }
+    }
     if (candidate == info.replicas.end() && allow_unclean) {
       // Nobody in sync is alive, and the topic prefers availability to what the ISR held: any live replica.
       candidate = first_replica([&](broker_id r) { return model.is_live(r); });
@@ -341,7 +363,8 @@ result<controller::state_update> controller::preferred_election(const std::strin
   const auto& current = *info.state;
   const broker_id preferred = info.replicas.front();
   if (current.leader == preferred) return errc::election_not_needed;
-  if (!model.can_lead(preferred) || !contains(current.isr, preferred)) return errc::preferred_leader_not_available;
+  if (!model.can_lead(preferred) || !contains(current.isr, preferred) || model.registered_since(preferred, current))
+    return errc::preferred_leader_not_available;
   return state_update{
       name, p, {preferred, leader_epoch{current.epoch.value() + 1}, current.isr, epoch_}, current.zk_version, false};
 }
@@ -451,6 +474,9 @@ result<void> controller::write_states(const std::vector<state_update>& updates) 
     }
     for (std::size_t i = begin; i < end; ++i) {
       const auto& u = updates[i];
+      const auto& before = *model.topics.at(u.topic).partitions.at(u.partition).state;
+      if (u.next.leader != no_broker && u.next.epoch != before.epoch) ++elections_;
+      if (u.unclean) ++unclean_elections_;
       if (u.unclean) {
         FERRY_LOG(warn, "coord") << "partition " << u.topic << "/" << u.partition
                                  << ": unclean leader election: broker " << u.next.leader
@@ -459,7 +485,8 @@ result<void> controller::write_states(const std::vector<state_update>& updates) 
       FERRY_LOG(info, "coord") << "partition " << u.topic << "/" << u.partition << ": leader " << u.next.leader
                                << ", epoch " << u.next.epoch << ", " << u.next.isr.size() << " in sync";
       model.topics.at(u.topic).partitions.at(u.partition).state =
-          partition_state{u.next.leader, u.next.epoch, u.next.isr, u.next.controller_epoch, u.expected_version + 1};
+          partition_state{u.next.leader,           u.next.epoch,           u.next.isr,
+                          u.next.controller_epoch, u.expected_version + 1, newest_registration()};
     }
   }
   return success();

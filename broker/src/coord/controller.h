@@ -26,6 +26,13 @@ struct election_result {
   std::error_code error;
 };
 
+// Leaders a controller elected (every state it wrote with a new leader), and of those, how many were not in
+// sync: its share of the cluster's leader_elections_total and unclean_leader_elections_total.
+struct election_counts {
+  std::uint64_t elections = 0;
+  std::uint64_t unclean = 0;
+};
+
 // Controller election and duties, as Kafka's ZooKeeper-mode controller does them: the broker that creates the
 // ephemeral /controller (bumping /controller_epoch in the same multi-op) holds the role until its session
 // ends. While it does, reconcile() runs after every change the worker reads:
@@ -53,6 +60,8 @@ class controller {
         enqueue_(std::move(enqueue)) {}
 
   [[nodiscard]] bool is_active() const { return active_.load(); }
+  // Any thread.
+  [[nodiscard]] election_counts elections() const { return {elections_.load(), unclean_elections_.load()}; }
 
   // Reads /controller (watching it): runs for the role when nobody holds it, resigns when another broker does.
   result<void> refresh();
@@ -97,6 +106,9 @@ class controller {
   [[nodiscard]] result<state_update> preferred_election(const std::string& name, partition_id p) const;
   result<void> write_states(const std::vector<state_update>& updates);
   [[nodiscard]] bool unclean_election_allowed(const topic_info& topic) const;
+  // The newest registration's czxid: a lower bound of the zxid of a state this controller writes next, as
+  // every broker it decided about registered before the write (partition_state::written_zxid).
+  [[nodiscard]] std::int64_t newest_registration() const;
 
   zk_session& session_;
   metadata_table& table_;
@@ -104,6 +116,8 @@ class controller {
   const bool unclean_election_default_;  // the broker's unclean.leader.election.enable
   const task_sink enqueue_;
   std::atomic<bool> active_{false};
+  std::atomic<std::uint64_t> elections_{0};
+  std::atomic<std::uint64_t> unclean_elections_{0};
   std::int32_t epoch_ = 0;
   std::int32_t epoch_version_ = 0;
 };

@@ -214,8 +214,8 @@ result<std::optional<partition_state>> metadata_table::read_partition_state(cons
     return std::optional<partition_state>{};
   }
   auto& s = state.value();
-  return std::optional<partition_state>(
-      partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, got.value().stat.version});
+  return std::optional<partition_state>(partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch,
+                                                        got.value().stat.version, got.value().stat.mzxid});
 }
 
 result<void> metadata_table::refresh_partition_state(const std::string& name, partition_id p) {
@@ -226,7 +226,7 @@ result<void> metadata_table::refresh_partition_state(const std::string& name, pa
   return success();
 }
 
-result<void> metadata_table::apply_state_change(layout::partition_state_change change) {
+result<void> metadata_table::apply_state_change(layout::partition_state_change change, std::int64_t written_zxid) {
   const auto topic = model_.topics.find(change.topic);
   // A topic or partition not in the model yet gets its state when it is read.
   if (topic == model_.topics.end()) return success();
@@ -235,23 +235,29 @@ result<void> metadata_table::apply_state_change(layout::partition_state_change c
   // A change of an older topic of that name, or of one whose id the model has not read yet: the znode decides.
   if (topic->second.topic_id != change.topic_id) return refresh_partition_state(change.topic, change.partition);
   auto& state = partition->second.state;
-  if (state && state->zk_version >= change.state_version) return success();  // read directly, already as new
+  if (state && state->zk_version > change.state_version) return success();  // read directly, already newer
+  // The same version: the controller's own copy of what it wrote, which gets the exact zxid.
+  if (state && state->zk_version == change.state_version) {
+    state->written_zxid = written_zxid;
+    return success();
+  }
   auto& s = change.state;
-  state = partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, change.state_version};
+  state = partition_state{s.leader, s.epoch, std::move(s.isr), s.controller_epoch, change.state_version, written_zxid};
   return success();
 }
 
 result<std::vector<std::string>> metadata_table::refresh_state_changes(bool skip_existing) {
   return read_new_notifications(
       {layout::partition_state_changes_path, task_kind::state_changes, layout::partition_state_change_sequence},
-      last_state_change_, skip_existing, [this](const std::string& child, const std::string& data) -> result<void> {
-        auto decoded = layout::decode_partition_state_changes(data);
+      last_state_change_, skip_existing, [this](const std::string& child, const node_data& node) -> result<void> {
+        auto decoded = layout::decode_partition_state_changes(node.data);
         if (!decoded) {
-          FERRY_LOG(warn, "coord") << "ignoring malformed partition state change " << child << ": " << data;
+          FERRY_LOG(warn, "coord") << "ignoring malformed partition state change " << child << ": " << node.data;
           return success();
         }
+        // The change node was created in the multi-op that wrote the states: its czxid is their mzxid.
         for (auto& change : decoded.value()) {
-          FERRY_TRY(apply_state_change(std::move(change)));
+          FERRY_TRY(apply_state_change(std::move(change), node.stat.czxid));
         }
         return success();
       });
@@ -281,7 +287,7 @@ result<std::vector<std::string>> metadata_table::read_children_watched(std::stri
 
 result<std::vector<std::string>> metadata_table::read_new_notifications(
     const notification_log& log, std::int64_t& last_seen, bool skip_existing,
-    const std::function<result<void>(const std::string& child, const std::string& data)>& apply) {
+    const std::function<result<void>(const std::string& child, const node_data& node)>& apply) {
   FERRY_TRY(auto children, read_children_watched(log.parent, log.kind));
   std::vector<std::pair<std::int64_t, std::string>> numbered;
   for (auto& child : children) {
@@ -294,7 +300,7 @@ result<std::vector<std::string>> metadata_table::read_new_notifications(
       auto got = session_.get(layout::child_path(log.parent, child));
       if (!got && got.error() != errc::no_node) return got.error();
       if (got) {
-        FERRY_TRY(apply(child, got.value().data));
+        FERRY_TRY(apply(child, got.value()));
       }
     }
     last_seen = seq;
@@ -308,10 +314,10 @@ result<std::vector<std::string>> metadata_table::read_new_notifications(
 result<std::vector<std::string>> metadata_table::refresh_config_changes(bool skip_existing) {
   return read_new_notifications(
       {layout::config_changes_path, task_kind::config_changes, layout::config_change_sequence}, last_config_change_,
-      skip_existing, [this](const std::string& child, const std::string& data) -> result<void> {
-        auto change = layout::decode_config_change(data);
+      skip_existing, [this](const std::string& child, const node_data& node) -> result<void> {
+        auto change = layout::decode_config_change(node.data);
         if (!change) {
-          FERRY_LOG(warn, "coord") << "ignoring malformed config change " << child << ": " << data;
+          FERRY_LOG(warn, "coord") << "ignoring malformed config change " << child << ": " << node.data;
           return success();
         }
         if (change.value().entity_type != "topics") return success();

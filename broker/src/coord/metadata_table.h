@@ -82,9 +82,10 @@ class metadata_table {
   // first, unless skip_existing, and moves `last_seen` on. Returns every child's name, oldest first.
   result<std::vector<std::string>> read_new_notifications(
       const notification_log& log, std::int64_t& last_seen, bool skip_existing,
-      const std::function<result<void>(const std::string& child, const std::string& data)>& apply);
+      const std::function<result<void>(const std::string& child, const node_data& node)>& apply);
   result<std::optional<partition_state>> read_partition_state(const std::string& name, partition_id p);
-  result<void> apply_state_change(layout::partition_state_change change);
+  // `written_zxid`: the change node's czxid, the transaction that wrote the state.
+  result<void> apply_state_change(layout::partition_state_change change, std::int64_t written_zxid);
   result<layout::config_map> read_config(const std::string& name);
   // Keeps a topic whose znode cannot be used in the model, without partitions, and says why once.
   result<void> mark_invalid(const std::string& name, std::string why, std::int32_t version, bool is_new);

@@ -183,11 +183,23 @@ bool replica_fetcher::apply(const asked_partition& asked, const partition_data& 
     return false;
   }
   if (answer.diverging_epoch.end_offset.value() >= 0) {
+    const leader_epoch latest = partition.log().latest_epoch();
     const auto truncated =
         truncate_diverged(partition, answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset);
-    if (!truncated)
+    if (!truncated) {
       FERRY_LOG(error, "follower") << partition.id() << ": truncation failed: " << truncated.error().message();
-    return static_cast<bool>(truncated);
+      return false;
+    }
+    // Neither the log end nor the last epoch moved, so the next fetch would get the same answer: wait a backoff
+    // rather than spin on it.
+    if (partition.log_end_offset() == asked.from && partition.log().latest_epoch() == latest) {
+      FERRY_LOG_LIMITED(warn, "follower", 10000)
+          << partition.id() << ": leader " << leader_.id << " says the log diverged after epoch "
+          << answer.diverging_epoch.epoch << ", but it ends at " << asked.from << " in epoch " << latest
+          << " either way";
+      return false;
+    }
+    return true;
   }
   if (answer.records && !answer.records->bytes.empty()) {
     const auto appended = partition.append_from_leader(answer.records->bytes, answer.high_watermark);

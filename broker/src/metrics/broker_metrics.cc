@@ -34,6 +34,10 @@ broker_metrics::broker_metrics()
       topic_records_out_(
           family<prometheus::Counter>(*registry_, "ferry_topic_records_out_total",
                                       "Records sent to fetchers (the offsets the sent batches span), by topic")),
+      topic_replication_bytes_in_(family<prometheus::Counter>(*registry_, "ferry_topic_replication_bytes_in_total",
+                                                              "Record batch bytes fetched from leaders, by topic")),
+      topic_replication_bytes_out_(family<prometheus::Counter>(*registry_, "ferry_topic_replication_bytes_out_total",
+                                                               "Record batch bytes sent to followers, by topic")),
       connections_(family<prometheus::Gauge>(*registry_, "ferry_open_connections", "Open Kafka client connections")),
       log_size_(family<prometheus::Gauge>(*registry_, "ferry_partition_log_size_bytes",
                                           "Bytes on disk in a partition's log segments")),
@@ -67,7 +71,8 @@ broker_metrics::broker_metrics()
       log_dirs_offline_(&log_dirs_offline_family_.Add({})),
       fetch_waiters_(&fetch_waiters_family_.Add({})),
       accept_errors_(&accept_errors_family_.Add({})),
-      idle_connections_closed_(&idle_closed_family_.Add({})) {}
+      idle_connections_closed_(&idle_closed_family_.Add({})),
+      replication_(*registry_) {}
 
 api_metrics broker_metrics::for_api(const std::string& api_name) {
   return {&requests_.Add({{"api", api_name}}), &request_errors_.Add({{"api", api_name}}),
@@ -76,13 +81,18 @@ api_metrics broker_metrics::for_api(const std::string& api_name) {
 
 topic_metrics broker_metrics::for_topic(const std::string& topic) {
   const std::map<std::string, std::string> labels{{"topic", topic}};
-  return {&topic_bytes_in_.Add(labels), &topic_records_in_.Add(labels), &topic_bytes_out_.Add(labels),
-          &topic_records_out_.Add(labels)};
+  return {&topic_bytes_in_.Add(labels),
+          &topic_records_in_.Add(labels),
+          &topic_bytes_out_.Add(labels),
+          &topic_records_out_.Add(labels),
+          &topic_replication_bytes_in_.Add(labels),
+          &topic_replication_bytes_out_.Add(labels)};
 }
 
 void broker_metrics::forget_topic(const std::string& topic) {
   const std::map<std::string, std::string> labels{{"topic", topic}};
-  for (auto* f : {&topic_bytes_in_, &topic_records_in_, &topic_bytes_out_, &topic_records_out_})
+  for (auto* f : {&topic_bytes_in_, &topic_records_in_, &topic_bytes_out_, &topic_records_out_,
+                  &topic_replication_bytes_in_, &topic_replication_bytes_out_})
     f->Remove(&f->Add(labels));
 }
 

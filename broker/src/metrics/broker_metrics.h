@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "metrics/replication_metrics.h"
+
 namespace ferry::metrics {
 
 // Counters and histograms for one Kafka API, looked up once at startup so the request path only touches
@@ -25,6 +27,9 @@ struct topic_metrics {
   prometheus::Counter* records_in = nullptr;
   prometheus::Counter* bytes_out = nullptr;
   prometheus::Counter* records_out = nullptr;
+  // Replication traffic, counted apart from clients' (as Kafka's ReplicationBytesIn/OutPerSec are).
+  prometheus::Counter* replication_bytes_in = nullptr;   // appended here as a follower
+  prometheus::Counter* replication_bytes_out = nullptr;  // sent to followers as the leader
 };
 
 // Every metric the broker exports, in one Prometheus registry served on the admin port's /metrics. Names are
@@ -59,6 +64,7 @@ class broker_metrics {
   prometheus::Gauge& partition_log_end_offset(const std::string& topic, int partition);
   prometheus::Gauge& partition_log_start_offset(const std::string& topic, int partition);
   void forget_partition(const std::string& topic, int partition);
+  replication_metrics& replication() { return replication_; }
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -69,6 +75,8 @@ class broker_metrics {
   prometheus::Family<prometheus::Counter>& topic_records_in_;
   prometheus::Family<prometheus::Counter>& topic_bytes_out_;
   prometheus::Family<prometheus::Counter>& topic_records_out_;
+  prometheus::Family<prometheus::Counter>& topic_replication_bytes_in_;
+  prometheus::Family<prometheus::Counter>& topic_replication_bytes_out_;
   prometheus::Family<prometheus::Gauge>& connections_;
   prometheus::Family<prometheus::Gauge>& log_size_;
   prometheus::Family<prometheus::Gauge>& log_end_offset_;
@@ -89,6 +97,7 @@ class broker_metrics {
   prometheus::Gauge* fetch_waiters_;
   prometheus::Counter* accept_errors_;
   prometheus::Counter* idle_connections_closed_;
+  replication_metrics replication_;
 };
 
 }  // namespace ferry::metrics

@@ -129,6 +129,21 @@ std::size_t partition::in_sync_replicas() const {
   return 1 + leadership_.isr_followers.size();
 }
 
+std::vector<partition::follower_lag> partition::follower_lags() const {
+  std::vector<follower_lag> out;
+  if (!leader_.load()) return out;
+  const offset end = log_->log_end_offset();
+  std::lock_guard lock(followers_mutex_);
+  for (const broker_id f : leadership_.followers) {
+    const auto it = followers_.find(f);
+    // Until its first fetch in this leadership a follower is as far behind as it can be.
+    const offset at =
+        it == followers_.end() || it->second.log_end.value() < 0 ? log_->log_start_offset() : it->second.log_end;
+    out.push_back({f, std::max<std::int64_t>(0, end.value() - at.value())});
+  }
+  return out;
+}
+
 partition::leadership partition::current_leadership() const {
   std::lock_guard lock(followers_mutex_);
   return leadership_;
@@ -203,6 +218,7 @@ result<storage::append_result> partition::append_from_leader(std::span<const std
                                                              offset leader_high_watermark) {
   if (leader_.load()) return errc::not_follower;
   FERRY_TRY(auto appended, log_->append_replicated(batches));
+  counters_.replication_bytes_in->Increment(static_cast<double>(batches.size()));
   if (appended.flush_required) {
     FERRY_TRY(log_->flush(next(appended.last_offset)));
   }

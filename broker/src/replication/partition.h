@@ -70,6 +70,12 @@ class partition {
   // The ISR's size, this broker included, while it leads.
   [[nodiscard]] std::size_t in_sync_replicas() const;
   [[nodiscard]] leadership current_leadership() const;
+  // While it leads: how many records each follower is behind the log end, as its last fetch said.
+  struct follower_lag {
+    broker_id follower;
+    std::int64_t records = 0;
+  };
+  [[nodiscard]] std::vector<follower_lag> follower_lags() const;
 
   // Appends one validated client batch with the current leader epoch, then wakes waiting fetches.
   // errc::not_leader when this replica does not lead. When the result says flush_required, the batch counts

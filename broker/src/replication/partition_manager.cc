@@ -1,6 +1,7 @@
 #include "replication/partition_manager.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "base/log.h"
 #include "replication/errc.h"
@@ -104,7 +105,10 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
           opened.push_back(tp);
         }
         const leader_epoch epoch = info.state ? info.state->epoch : no_leader_epoch;
-        const broker_id leader = info.state ? info.state->leader : no_broker;
+        broker_id leader = info.state ? info.state->leader : no_broker;
+        // A leadership from before this broker's registration was an earlier run's or session's: its log may
+        // hold less than that leader acknowledged, so it waits for the controller's new election instead.
+        if (leader == self && view.registered_since(self, *info.state)) leader = no_broker;
         const bool leads = leader == self;
         if (leads) {
           partition::leadership state{epoch, {}, {}, *info.state};
@@ -200,8 +204,9 @@ void partition_manager::update_isrs(isr_writer& writer, std::int64_t now_ms) {
       p->isr_change_failed();
       continue;
     }
-    FERRY_LOG(info, "replication") << p->id() << ": ISR "
-                                   << (change->isr.size() > before.size() ? "expanded" : "shrank") << " from "
+    const bool expanded = change->isr.size() > before.size();
+    (expanded ? metrics_.replication().isr_expands() : metrics_.replication().isr_shrinks()).Increment();
+    FERRY_LOG(info, "replication") << p->id() << ": ISR " << (expanded ? "expanded" : "shrank") << " from "
                                    << before.size() << " to " << change->isr.size() << " replicas";
   }
 }
@@ -229,14 +234,34 @@ void partition_manager::refresh_metrics() {
   }
   metrics_.log_dirs_offline().Set(static_cast<double>(offline));
   metrics_.stray_logs().Set(static_cast<double>(logs_.stray_logs()));
+  std::size_t hosted = 0;
+  std::size_t led = 0;
+  std::size_t under_replicated = 0;
+  std::size_t under_min_isr = 0;
+  std::vector<metrics::follower_lag> lags;
   for (const auto& p : all()) {
     const auto& tp = p->id();
+    ++hosted;
+    if (p->is_leader()) {
+      ++led;
+      const auto isr = p->in_sync_replicas();
+      if (isr < 1 + p->current_leadership().followers.size()) ++under_replicated;
+      if (std::cmp_less(isr, p->settings()->min_insync_replicas)) ++under_min_isr;
+      for (const auto& lag : p->follower_lags())
+        lags.push_back({tp.topic, tp.partition.value(), lag.follower.value(), lag.records});
+    }
     metrics_.partition_log_size(tp.topic, tp.partition.value()).Set(static_cast<double>(p->log().size_bytes()));
     metrics_.partition_log_end_offset(tp.topic, tp.partition.value())
         .Set(static_cast<double>(p->log_end_offset().value()));
     metrics_.partition_log_start_offset(tp.topic, tp.partition.value())
         .Set(static_cast<double>(p->log_start_offset().value()));
   }
+  auto& replication = metrics_.replication();
+  replication.partitions().Set(static_cast<double>(hosted));
+  replication.leader_partitions().Set(static_cast<double>(led));
+  replication.under_replicated_partitions().Set(static_cast<double>(under_replicated));
+  replication.under_min_isr_partitions().Set(static_cast<double>(under_min_isr));
+  replication.set_follower_lags(lags);
 }
 
 result<void> partition_manager::close_all() {

@@ -54,7 +54,17 @@ result<void> disk_log::truncate(offset end, bool reset) {
   if (dir_->offline()) return offline_error();
   const offset before = log_end_offset();
   const bool emptied = reset || end <= log_start_offset();
-  if (!emptied && end >= before) return success();
+  if (!emptied && end >= before) {
+    // Nothing to cut, but an epoch may start at the log end: this broker led it and was replaced before it
+    // appended anything. A follower told that its log diverged must not name that epoch as the last it fetched
+    // again, or the leader tells it the same forever (Kafka's truncateTo drops it too).
+    std::lock_guard epochs_lock(epochs_mutex_);
+    if (epochs_.truncate_from_end(before)) {
+      epochs_dirty_ = true;
+      latest_epoch_.store(epochs_.latest_epoch().value_or(no_leader_epoch).value(), std::memory_order_relaxed);
+    }
+    return success();
+  }
   // A seal in flight must not run on a segment being cut; none starts while the writer lock is held.
   wait_for_background();
   std::lock_guard flush_lock(flush_mutex_);

@@ -34,5 +34,24 @@ TEST(broker_metrics, forgotten_topics_leave_the_exposition) {
   EXPECT_EQ(exposition(m).find("gone"), std::string::npos);
 }
 
+// Follower lag series are those of the partitions led at the last scrape: a leadership that moved away takes
+// its series with it.
+TEST(broker_metrics, follower_lag_series_are_replaced_whole) {
+  broker_metrics m;
+  m.replication().set_follower_lags({{"orders", 0, 2, 15}, {"orders", 0, 3, 0}});
+  std::string text = exposition(m);
+  EXPECT_NE(text.find("ferry_partition_follower_lag_records{follower=\"2\",partition=\"0\",topic=\"orders\"} 15"),
+            std::string::npos)
+      << text;
+  m.replication().set_follower_lags({{"orders", 0, 3, 4}});
+  text = exposition(m);
+  EXPECT_EQ(text.find("follower=\"2\""), std::string::npos) << text;
+  EXPECT_NE(text.find("ferry_partition_follower_lag_records{follower=\"3\",partition=\"0\",topic=\"orders\"} 4"),
+            std::string::npos)
+      << text;
+  m.replication().set_follower_lags({});
+  EXPECT_EQ(exposition(m).find("ferry_partition_follower_lag_records{"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ferry::metrics

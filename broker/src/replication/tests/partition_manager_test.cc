@@ -109,6 +109,26 @@ TEST_F(partition_manager_test, leadership_moves_with_the_epoch) {
   EXPECT_EQ(led.value()->epoch(), leader_epoch{1});
 }
 
+// A state naming this broker leader that was written before its registration (a restart, a new session) is
+// an earlier run's: it leads only once the controller has elected it again.
+TEST_F(partition_manager_test, a_leadership_from_before_this_brokers_registration_waits_for_the_controller) {
+  coord::cluster_view view;
+  view.brokers[broker_id{1}] = coord::broker_info{.id = broker_id{1}, .epoch = 100};
+  auto info = led_by({broker_id{1}, broker_id{2}}, broker_id{1}, 4);
+  info.state->written_zxid = 90;
+  view.topics["t"].partitions[partition_id{0}] = info;
+  manager_->reconcile(view);
+  EXPECT_EQ(manager_->leader_for({"t", partition_id{0}}).error(), errc::not_leader);
+
+  info = led_by({broker_id{1}, broker_id{2}}, broker_id{1}, 5);
+  info.state->written_zxid = 110;
+  view.topics["t"].partitions[partition_id{0}] = info;
+  manager_->reconcile(view);
+  const auto led = manager_->leader_for({"t", partition_id{0}});
+  ASSERT_TRUE(led);
+  EXPECT_EQ(led.value()->epoch(), leader_epoch{5});
+}
+
 }  // namespace
 }  // namespace ferry::replication
 

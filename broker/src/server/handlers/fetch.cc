@@ -19,6 +19,7 @@ struct served {
   std::shared_ptr<replication::partition> partition;
   std::uint64_t bytes = 0;
   std::int64_t records = 0;
+  bool to_follower = false;  // replication traffic, not the topic's bytes out (as in Kafka)
 };
 
 struct pass_result {
@@ -146,10 +147,9 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
         out.records->files.push_back(
             p::file_chunk{slice.file->native_handle(), slice.position, slice.length, slice.file});
       pass.bytes += read.value().total_bytes;
-      // Replication traffic is not the topic's bytes out (as in Kafka).
-      if (read.value().total_bytes > 0 && !from_follower)
+      if (read.value().total_bytes > 0)
         found.push_back({part.value(), read.value().total_bytes,
-                         read.value().next_offset.value() - read.value().first_offset.value()});
+                         read.value().next_offset.value() - read.value().first_offset.value(), from_follower});
       budget -= std::min(budget, read.value().total_bytes);
     }
   }
@@ -186,8 +186,13 @@ awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request
     for (auto& partition : topic.partitions)
       if (partition.error_code != 0) ++ctx.errors;
   for (const auto& s : found) {
-    s.partition->counters().bytes_out->Increment(static_cast<double>(s.bytes));
-    s.partition->counters().records_out->Increment(static_cast<double>(s.records));
+    const auto& counters = s.partition->counters();
+    if (s.to_follower) {
+      counters.replication_bytes_out->Increment(static_cast<double>(s.bytes));
+    } else {
+      counters.bytes_out->Increment(static_cast<double>(s.bytes));
+      counters.records_out->Increment(static_cast<double>(s.records));
+    }
   }
   co_return response;
 }

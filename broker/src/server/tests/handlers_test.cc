@@ -23,6 +23,10 @@ namespace {
 namespace asio = boost::asio;
 namespace p = protocol;
 
+// The zxid of every partition state the tests write: after the brokers registered (broker_info::epoch 1 and 2),
+// so the leaders they name lead.
+constexpr std::int64_t written = 10;
+
 // The cluster as the test wants it: a view it edits, and the writes handlers make, recorded and applied to it.
 class test_cluster final : public cluster_metadata, public cluster_writes {
  public:
@@ -54,8 +58,8 @@ class test_cluster final : public cluster_metadata, public cluster_writes {
       topic.topic_id = id;
       topic.config = config;
       for (const auto& [id, replicas] : assignment)
-        topic.partitions[id] = {replicas,
-                                coord::partition_state{replicas.front(), leader_epoch{0}, {replicas.front()}, 1, 0}};
+        topic.partitions[id] = {
+            replicas, coord::partition_state{replicas.front(), leader_epoch{0}, {replicas.front()}, 1, 0, written}};
     });
     return id;
   }
@@ -164,7 +168,7 @@ class handlers_test : public ::testing::Test {
       topic.config = std::move(config);
       topic.partitions[partition_id{0}] = {
           {broker_id{1}, broker_id{2}},
-          coord::partition_state{broker_id{1}, leader_epoch{0}, {broker_id{1}, broker_id{2}}, 1, 0}};
+          coord::partition_state{broker_id{1}, leader_epoch{0}, {broker_id{1}, broker_id{2}}, 1, 0, written}};
     });
     partitions_->reconcile(*cluster_.view());
   }
@@ -401,7 +405,7 @@ TEST_F(handlers_test, fetch_from_a_non_leader_answers_at_once_and_points_to_the_
   cluster_.edit([](coord::cluster_view& v) {
     v.brokers[broker_id{2}] = coord::broker_info{broker_id{2}, "127.0.0.2", 9093, "rack-b", {}, 2};
     v.topics["elsewhere"].partitions[partition_id{0}] = {
-        {broker_id{2}}, coord::partition_state{broker_id{2}, leader_epoch{4}, {broker_id{2}}, 1, 0}};
+        {broker_id{2}}, coord::partition_state{broker_id{2}, leader_epoch{4}, {broker_id{2}}, 1, 0, written}};
   });
   p::fetch_request request;
   request.max_wait_ms = 10000;

@@ -195,6 +195,19 @@ TEST_F(log_epochs_test, appends_record_where_each_epoch_starts) {
   EXPECT_EQ(l->end_offset_for_epoch(leader_epoch{3}), ends(3, 12));
 }
 
+// A leader replaced before it appended anything in its epoch: as a follower, told that its log diverged after
+// the epoch before, it has nothing to cut but must forget that empty epoch, or it names it in every fetch.
+TEST_F(log_epochs_test, truncating_at_the_log_end_drops_an_epoch_that_never_got_a_batch) {
+  auto l = open();
+  append(*l, 1, 2);  // offsets 0-5
+  l->begin_epoch(leader_epoch{2});
+  EXPECT_EQ(l->latest_epoch(), leader_epoch{2});
+  ASSERT_TRUE(l->truncate_to(offset{6}));
+  EXPECT_EQ(l->log_end_offset(), offset{6});
+  EXPECT_EQ(l->latest_epoch(), leader_epoch{1});
+  EXPECT_EQ(l->end_offset_for_epoch(leader_epoch{1}), ends(1, 6));
+}
+
 TEST_F(log_epochs_test, the_checkpoint_is_written_before_the_flushed_offset_passes_an_epoch) {
   auto l = open();
   append(*l, 0, 1);

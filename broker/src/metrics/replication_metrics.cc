@@ -1,0 +1,56 @@
+#include "metrics/replication_metrics.h"
+
+#include <algorithm>
+
+namespace ferry::metrics {
+namespace {
+
+template <typename T>
+T* single(prometheus::Registry& registry, const std::string& name, const std::string& help) {
+  return &prometheus::detail::Builder<T>().Name(name).Help(help).Register(registry).Add({});
+}
+
+}  // namespace
+
+replication_metrics::replication_metrics(prometheus::Registry& registry)
+    : lag_family_(prometheus::BuildGauge()
+                      .Name("ferry_partition_follower_lag_records")
+                      .Help("Records a follower of a partition led here is behind the leader's log end")
+                      .Register(registry)),
+      partitions_(single<prometheus::Gauge>(registry, "ferry_partitions", "Partition replicas on this broker")),
+      leader_partitions_(single<prometheus::Gauge>(registry, "ferry_leader_partitions", "Partitions led here")),
+      under_replicated_(single<prometheus::Gauge>(registry, "ferry_under_replicated_partitions",
+                                                  "Partitions led here whose ISR is smaller than their replicas")),
+      under_min_isr_(single<prometheus::Gauge>(registry, "ferry_under_min_isr_partitions",
+                                               "Partitions led here whose ISR is smaller than min.insync.replicas")),
+      isr_shrinks_(single<prometheus::Counter>(registry, "ferry_isr_shrinks_total",
+                                               "ISR shrinks this broker wrote as a leader")),
+      isr_expands_(single<prometheus::Counter>(registry, "ferry_isr_expands_total",
+                                               "ISR expansions this broker wrote as a leader")),
+      controller_active_(
+          single<prometheus::Gauge>(registry, "ferry_controller_active", "1 while this broker is the controller")),
+      offline_(single<prometheus::Gauge>(registry, "ferry_offline_partitions",
+                                         "On the controller: partitions without a live leader")),
+      elections_(
+          single<prometheus::Counter>(registry, "ferry_leader_elections_total",
+                                      "Leaders this broker elected as the controller for partitions that had a state")),
+      unclean_elections_(single<prometheus::Counter>(registry, "ferry_unclean_leader_elections_total",
+                                                     "Of those, leaders elected from outside the ISR")) {}
+
+void replication_metrics::set_follower_lags(const std::vector<follower_lag>& lags) {
+  std::lock_guard lock(lags_mutex_);
+  std::vector<prometheus::Gauge*> now;
+  now.reserve(lags.size());
+  for (const auto& l : lags) {
+    auto& gauge = lag_family_.Add(
+        {{"topic", l.topic}, {"partition", std::to_string(l.partition)}, {"follower", std::to_string(l.follower)}});
+    gauge.Set(static_cast<double>(l.records));
+    now.push_back(&gauge);
+  }
+  std::sort(now.begin(), now.end());
+  for (auto* old : lags_)
+    if (!std::binary_search(now.begin(), now.end(), old)) lag_family_.Remove(old);
+  lags_ = std::move(now);
+}
+
+}  // namespace ferry::metrics

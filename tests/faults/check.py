@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""The replication fault checker: three brokers, a topic of 6 partitions with 3 replicas and
+min.insync.replicas=2, idempotent acks=all producers writing numbered records, a consumer reading all along,
+and faults injected one after another:
+
+  kill-leader      SIGKILL of a partition's leader, restarted once another replica leads
+  kill-controller  SIGKILL of the controller, restarted once another broker is controller
+  zombie           SIGSTOP of a leader until its ZooKeeper session expired and others lead, then SIGCONT
+  isolate          a broker cut off from ZooKeeper and its peers (tests/faults/network.py) until its
+                   session expired and others lead, then reconnected
+  garbled-tail     a broker SIGKILLed, the tail of every segment it holds overwritten, restarted once others
+                   lead: it comes back as a follower and must refetch what it lost
+  quick-restart    a leader SIGKILLed, records cut off the end of its segments, restarted at once (taking its
+                   ZooKeeper session over): it must not lead on its earlier run's leadership
+  empty-disk       a broker SIGKILLed, its log dir emptied, restarted: it must never lead before it caught up
+  rolling-restart  each broker in turn SIGTERMed (controlled shutdown) and started again
+
+After each fault the checker waits until every replica is in sync again. At the end it reads every partition
+and prints what was sent, acknowledged, lost, duplicated, reordered and served differently than stored, and
+whether all replicas are byte-identical; it exits 1 if anything is off.
+
+  tests/faults/check.py                      the short form run by scripts/test: each fault once (~2 min)
+  tests/faults/check.py --duration 3600      the long form: random faults for an hour
+
+Needs root (cgroups and iptables for the network cut) and a build: $FERRY_BUILD_DIR, default build/debug.
+"""
+import argparse
+import hashlib
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+
+import conftest  # noqa: E402  (the integration tests' cluster driver: scripts/local-cluster underneath)
+import history  # noqa: E402
+from network import LoopbackCut  # noqa: E402
+
+TOPIC = "faults"
+PARTITIONS = 6
+SESSION_TIMEOUT_MS = 6000
+FAULTS = ["kill-leader", "kill-controller", "zombie", "isolate", "garbled-tail", "quick-restart", "empty-disk",
+          "rolling-restart"]
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+class Checker:
+    def __init__(self, cluster, cut, rng):
+        self.c = cluster
+        self.cut = cut
+        self.rng = rng
+        self.injected = []
+
+    # --- the cluster as the brokers report it -----------------------------------------------------------
+
+    def live(self):
+        return [b for b in range(self.c.brokers) if self.c.pid(b) is not None and b != self.cut.cut_broker]
+
+    def topic_state(self, broker):
+        try:
+            status, body = self.c.admin(broker, f"/v1/topics/{TOPIC}")
+        except OSError:
+            return None
+        return body["partitions"] if status == 200 else None
+
+    def leaders(self, broker):
+        state = self.topic_state(broker)
+        return None if state is None else {p["partition"]: p["leader"] for p in state}
+
+    def controller(self, broker):
+        try:
+            status, body = self.c.admin(broker, "/v1/brokers")
+        except OSError:
+            return None
+        return body["controller"] if status == 200 else None
+
+    def states(self):
+        """{broker: its partitions' states}, or None while a broker does not answer."""
+        states = {b: self.topic_state(b) for b in range(self.c.brokers)}
+        return None if any(s is None for s in states.values()) else states
+
+    def healed(self, states=None):
+        """Every broker agrees on each partition's leader, and has all three replicas in its ISR."""
+        states = states or self.states()
+        if states is None:
+            return False
+        for p in range(PARTITIONS):
+            views = [next(x for x in s if x["partition"] == p) for s in states.values()]
+            leader = views[0]["leader"]
+            if leader < 0 or any(v["leader"] != leader or sorted(v["isr"]) != [0, 1, 2] for v in views):
+                return False
+            if not states[leader][p]["local"]["leader"]:
+                return False
+        return True
+
+    def settled(self):
+        """Healed, and with nothing being written, every replica at the same log end, the high watermark there."""
+        states = self.states()
+        if not self.healed(states):
+            return False
+        for p in range(PARTITIONS):
+            views = {b: next(x for x in s if x["partition"] == p)["local"] for b, s in states.items()}
+            leader = states[0][p]["leader"]
+            if len({v["log_end_offset"] for v in views.values()}) != 1:
+                return False
+            if views[leader]["high_watermark"] != views[leader]["log_end_offset"]:
+                return False
+        return True
+
+    def wait_in_sync(self, timeout=180):
+        conftest.wait_until(self.healed, timeout=timeout, interval=0.2, what="every replica in sync again")
+
+    def wait_led_without(self, broker, timeout=60):
+        """Until the brokers other than `broker` agree that each partition has a leader other than it."""
+        def led():
+            others = [b for b in self.live() if b != broker]
+            views = [self.leaders(b) for b in others]
+            return all(v is not None and all(leader not in (-1, broker) for leader in v.values()) for v in views)
+        conftest.wait_until(led, timeout=timeout, interval=0.1, what=f"leaders other than broker {broker}")
+
+    def registered(self, broker):
+        zk = self.c.zookeeper()
+        try:
+            return zk.exists(f"/brokers/ids/{broker}") is not None
+        finally:
+            zk.stop()
+
+    def start(self, broker):
+        subprocess.run([conftest.LOCAL_CLUSTER, "--data", self.c.data, "start", str(broker), "--timeout", "180"],
+                       check=True, capture_output=True, preexec_fn=lambda: self.cut.enter(broker))
+
+    def leader_of(self, partition):
+        for b in self.live():
+            leaders = self.leaders(b)
+            if leaders is not None and leaders.get(partition, -1) >= 0:
+                return leaders[partition]
+        raise AssertionError(f"no leader known for partition {partition}")
+
+    # --- the faults ---------------------------------------------------------------------------------------
+
+    def kill_leader(self):
+        partition = self.rng.randrange(PARTITIONS)
+        victim = self.leader_of(partition)
+        log(f"kill-leader: SIGKILL broker {victim}, leader of {TOPIC}/{partition}")
+        self.c.kill(victim)
+        self.wait_led_without(victim)
+        self.start(victim)
+
+    def kill_controller(self):
+        victim = self.controller(self.live()[0])
+        log(f"kill-controller: SIGKILL broker {victim}, the controller")
+        self.c.kill(victim)
+        conftest.wait_until(lambda: all(self.controller(b) not in (None, -1, victim) for b in self.live()),
+                            timeout=60, interval=0.1, what="another controller")
+        self.wait_led_without(victim)
+        self.start(victim)
+
+    def zombie(self):
+        partition = self.rng.randrange(PARTITIONS)
+        victim = self.leader_of(partition)
+        pid = self.c.pid(victim)
+        log(f"zombie: SIGSTOP broker {victim}, leader of {TOPIC}/{partition}, until its session expires")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            conftest.wait_until(lambda: not self.registered(victim), timeout=60, interval=0.2,
+                                what=f"broker {victim}'s session to expire")
+            self.wait_led_without(victim)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        log(f"zombie: SIGCONT broker {victim}")
+
+    def isolate(self):
+        victim = self.rng.randrange(self.c.brokers)
+        log(f"isolate: broker {victim} cut off from ZooKeeper and its peers")
+        self.cut.cut(victim)
+        try:
+            conftest.wait_until(lambda: not self.registered(victim), timeout=60, interval=0.2,
+                                what=f"broker {victim}'s session to expire")
+            self.wait_led_without(victim)
+        finally:
+            self.cut.heal()
+        log(f"isolate: broker {victim} reconnected")
+
+    def garbled_tail(self):
+        victim = self.rng.randrange(self.c.brokers)
+        log(f"garbled-tail: SIGKILL broker {victim}, overwrite the tail of its segments, restart")
+        self.c.kill(victim)
+        garbled = 0
+        for p in range(PARTITIONS):
+            segments = self.c.segment_files(victim, TOPIC, p)
+            if not segments or os.path.getsize(segments[-1]) == 0:
+                continue
+            size = os.path.getsize(segments[-1])
+            length = min(size, self.rng.randrange(1, 300))
+            with open(segments[-1], "r+b") as f:
+                f.seek(size - length)
+                f.write(os.urandom(length))
+            garbled += 1
+        log(f"garbled-tail: {garbled} segments garbled")
+        self.wait_led_without(victim)
+        self.start(victim)
+
+    def quick_restart(self):
+        partition = self.rng.randrange(PARTITIONS)
+        victim = self.leader_of(partition)
+        log(f"quick-restart: SIGKILL broker {victim}, leader of {TOPIC}/{partition}, cut the last records off "
+            f"its segments, restart it within its ZooKeeper session")
+        self.c.kill(victim)
+        for p in range(PARTITIONS):
+            segments = self.c.segment_files(victim, TOPIC, p)
+            if segments:
+                size = os.path.getsize(segments[-1])
+                os.truncate(segments[-1], size - min(size, self.rng.randrange(1, 2000)))
+        # It takes its session over and registers again: the controller must move the leaderships of its
+        # earlier run, whose acknowledged records this run's log has lost.
+        self.start(victim)
+
+    def empty_disk(self):
+        victim = self.rng.randrange(self.c.brokers)
+        log(f"empty-disk: SIGKILL broker {victim}, empty its log dir, restart")
+        self.c.kill(victim)
+        # What each partition had committed: the returning broker must not lead any of it with less.
+        committed = {}
+        for b in self.live():
+            for p in self.topic_state(b) or []:
+                if p["local"]["leader"]:
+                    committed[p["partition"]] = p["local"]["high_watermark"]
+        shutil.rmtree(self.c.log_dir(victim))
+        os.makedirs(self.c.log_dir(victim))
+        self.wait_led_without(victim)
+        self.start(victim)
+
+        def caught_up():
+            state = self.topic_state(victim)
+            for p in state or []:
+                local = p["local"]
+                if p["leader"] == victim and local["leader"] and local["log_end_offset"] < committed.get(p["partition"], 0):
+                    raise AssertionError(f"broker {victim} leads {TOPIC}/{p['partition']} with {local['log_end_offset']} "
+                                         f"records of the {committed[p['partition']]} committed before it lost them")
+            return self.healed()
+        conftest.wait_until(caught_up, timeout=180, interval=0.1, what=f"broker {victim} to rebuild its replicas")
+
+    def rolling_restart(self):
+        log("rolling-restart: SIGTERM and start each broker in turn")
+        for b in range(self.c.brokers):
+            self.c.stop(b)
+            self.start(b)
+            self.wait_in_sync()
+
+    def inject(self, name):
+        getattr(self, name.replace("-", "_"))()
+        self.injected.append(name)
+        self.wait_in_sync()
+        log(f"{name}: every replica in sync again")
+
+
+def replica_digests(cluster):
+    """{partition: {broker: sha256 of its segments' bytes in offset order}}."""
+    out = {}
+    for p in range(PARTITIONS):
+        out[p] = {}
+        for b in range(cluster.brokers):
+            digest = hashlib.sha256()
+            for path in cluster.segment_files(b, TOPIC, p):
+                with open(path, "rb") as f:
+                    digest.update(f.read())
+            out[p][b] = digest.hexdigest()
+    return out
+
+
+def create_topic(cluster):
+    admin = __import__("confluent_kafka.admin", fromlist=["AdminClient"])
+    client = admin.AdminClient({"bootstrap.servers": cluster.bootstrap})
+    futures = client.create_topics([admin.NewTopic(TOPIC, PARTITIONS, 3, config={"min.insync.replicas": "2"})],
+                                   operation_timeout=30)
+    futures[TOPIC].result(60)
+
+
+def run(args):
+    rng = random.Random(args.seed)
+    log(f"seed {args.seed}; build {conftest.BUILD_DIR}")
+    cluster = conftest.Cluster(3, overrides=[f"zookeeper.session.timeout.ms={SESSION_TIMEOUT_MS}",
+                                             "replica.lag.time.max.ms=10000"])
+    cut = LoopbackCut(cluster.zk_port, {b: cluster.base_port + b for b in range(3)})
+    producers, reader, counts = [], None, None
+    try:
+        cluster.up()
+        checker = Checker(cluster, cut, rng)
+        # Each broker again, in a cgroup of its own: the network cut tells their sockets apart by it.
+        for b in range(3):
+            cluster.stop(b)
+            checker.start(b)
+        create_topic(cluster)
+        for p in range(PARTITIONS):
+            cluster.leader(TOPIC, p)
+        producers = [history.Producer(i, cluster.bootstrap, TOPIC, PARTITIONS, args.rate) for i in range(3)]
+        for p in producers:
+            p.start()
+        reader = history.Reader(cluster.bootstrap, TOPIC, os.path.join(cluster.data, "reader.log"))
+        checker.wait_in_sync()
+        deadline = time.monotonic() + args.duration
+        schedule = list(FAULTS) if args.duration == 0 else []
+        while schedule or time.monotonic() < deadline:
+            name = schedule.pop(0) if schedule else rng.choice(FAULTS)
+            checker.inject(name)
+            acked = sum(len(p.acked) for p in producers)
+            log(f"{len(checker.injected)} faults injected; {acked} records acknowledged so far")
+        log("stopping the producers")
+        for p in producers:
+            p.stop()
+        conftest.wait_until(checker.settled, timeout=180, interval=0.2, what="every replica at the same end")
+        final = history.read_all(cluster.bootstrap, TOPIC, PARTITIONS)
+        # The reader has seen up to the end before it stops.
+        ends = {p: rows[-1][0] for p, rows in final.items() if rows}
+        try:
+            conftest.wait_until(lambda: all((p, o) in reader.served for p, o in ends.items()), timeout=60,
+                                what="the reader to reach the end")
+        except AssertionError:
+            reached = {p: max((o for q, o in reader.served if q == p), default=-1) for p in range(PARTITIONS)}
+            log(f"the reader reached {reached} of {ends} (kcat {'running' if reader.proc.poll() is None else 'exited'})")
+            raise
+        reader.stop()
+        counts, examples = history.check(producers, reader, final)
+        digests = replica_digests(cluster)
+        differing = [p for p, by_broker in digests.items() if len(set(by_broker.values())) != 1]
+        counts["partitions with differing replicas"] = len(differing)
+        log(f"faults injected: {len(checker.injected)} ({', '.join(checker.injected)})")
+        log(", ".join(f"{k}: {v}" for k, v in counts.items()))
+        for kind, lines in examples.items():
+            for line in lines:
+                log(f"{kind}: {line}")
+        for p in differing:
+            log(f"replicas of {TOPIC}/{p} differ: {digests[p]}")
+    finally:
+        if reader is not None and reader.proc.poll() is None:
+            reader.proc.kill()
+        for p in producers:
+            p.stop()
+        for b in range(3):
+            pid = cluster.pid(b)
+            if pid is not None:
+                os.kill(pid, signal.SIGCONT)  # a zombie left stopped by a failure stops with the rest
+        cut.heal()
+        reports = cluster.cleanup() if not args.keep else []
+        cut.cleanup()
+        if args.keep:
+            log(f"cluster kept in {cluster.data}")
+    if reports:
+        log(f"sanitizer reports in broker logs (kept in {cluster.data}): {reports}")
+        return 1
+    bad = {k: v for k, v in counts.items() if k in ("lost", "duplicated", "reordered", "divergent", "failed",
+                                                     "unanswered", "partitions with differing replicas") and v}
+    if bad or counts["acknowledged"] == 0:
+        log(f"FAILED: {bad or 'nothing was acknowledged'}")
+        return 1
+    log("OK: every acknowledged record is stored once, in order, and every replica is identical")
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duration", type=float, default=0,
+                        help="seconds of random faults; 0 (the default) runs each fault once")
+    parser.add_argument("--seed", type=int, default=None, help="random seed (default: from the clock, printed)")
+    parser.add_argument("--rate", type=float, default=200, help="records a second per producer (3 producers)")
+    parser.add_argument("--keep", action="store_true", help="leave the cluster running and its directory in place, for inspection")
+    args = parser.parse_args()
+    if args.seed is None:
+        args.seed = int(time.time())
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
