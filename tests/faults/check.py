@@ -19,7 +19,7 @@ After each fault the checker waits until every replica is in sync again. At the 
 and prints what was sent, acknowledged, lost, duplicated, reordered and served differently than stored, and
 whether all replicas are byte-identical; it exits 1 if anything is off.
 
-  tests/faults/check.py                      the short form run by scripts/test: each fault once (~2 min)
+  tests/faults/check.py                      the short form: each fault once (~2 min)
   tests/faults/check.py --duration 3600      the long form: random faults for an hour
 
 Needs root (cgroups and iptables for the network cut) and a build: $FERRY_BUILD_DIR, default build/debug.
@@ -349,18 +349,22 @@ def run(args):
             if pid is not None:
                 os.kill(pid, signal.SIGCONT)  # a zombie left stopped by a failure stops with the rest
         cut.heal()
-        reports = cluster.cleanup() if not args.keep else []
-        cut.cleanup()
         if args.keep:
-            log(f"cluster kept in {cluster.data}")
+            log(f"cluster kept running in {cluster.data}")
+        else:
+            cluster.down()
+        cut.cleanup()
+    reports = cluster.sanitizer_reports()
     if reports:
         log(f"sanitizer reports in broker logs (kept in {cluster.data}): {reports}")
         return 1
     bad = {k: v for k, v in counts.items() if k in ("lost", "duplicated", "reordered", "divergent", "failed",
                                                      "unanswered", "partitions with differing replicas") and v}
     if bad or counts["acknowledged"] == 0:
-        log(f"FAILED: {bad or 'nothing was acknowledged'}")
+        log(f"FAILED: {bad or 'nothing was acknowledged'}; the brokers' logs and data are in {cluster.data}")
         return 1
+    if not args.keep:
+        shutil.rmtree(cluster.data, ignore_errors=True)
     log("OK: every acknowledged record is stored once, in order, and every replica is identical")
     return 0
 
