@@ -22,6 +22,9 @@ whether all replicas are byte-identical; it exits 1 if anything is off.
   tests/faults/check.py                      the short form: each fault once (~2 min)
   tests/faults/check.py --duration 3600      the long form: random faults for an hour
 
+Run it with ~/.cache/ferry/faults-venv/bin/python, which scripts/install-deps makes: the producers need
+librdkafka 2.3.0 or newer.
+
 Needs root (cgroups and iptables for the network cut) and a build: $FERRY_BUILD_DIR, default build/debug.
 """
 import argparse
@@ -370,6 +373,12 @@ def run(args):
 
 
 def main():
+    # Debian's librdkafka 2.0.2 makes a retry after a possibly persisted request a fatal OUT_OF_ORDER_SEQUENCE_NUMBER
+    # (librdkafka #4438, fixed in 2.3.0): the checker would report the client's bug as the cluster's.
+    if history.librdkafka_version() < (2, 3, 0):
+        sys.exit(f"{sys.argv[0]}: the producers need librdkafka 2.3.0 or newer, and this Python has "
+                 f"{'.'.join(map(str, history.librdkafka_version()))}; run it with ~/.cache/ferry/faults-venv/bin/python "
+                 f"(scripts/install-deps makes it)")
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=0,
                         help="seconds of random faults; 0 (the default) runs each fault once")

@@ -13,6 +13,12 @@ import time
 import confluent_kafka
 
 
+def librdkafka_version():
+    """(major, minor, patch) of the librdkafka that confluent_kafka uses."""
+    number = confluent_kafka.libversion()[1]
+    return (number >> 24) & 0xFF, (number >> 16) & 0xFF, (number >> 8) & 0xFF
+
+
 class Producer:
     def __init__(self, index, bootstrap, topic, partitions, rate):
         self.index = index
