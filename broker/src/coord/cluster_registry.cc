@@ -399,7 +399,8 @@ result<layout::producer_id_block> cluster_registry::allocate_producer_id_block()
 
 result<void> cluster_registry::alter_isr(const topic_partition& tp, const partition_state& expected,
                                          std::vector<broker_id> isr) {
-  const auto* topic = view()->find_topic(tp.topic);
+  const auto current = view();  // held: the topic below lives in it
+  const auto* topic = current->find_topic(tp.topic);
   if (topic == nullptr) return errc::no_node;
   const layout::leader_and_isr next{expected.leader, expected.epoch, std::move(isr), expected.controller_epoch};
   const layout::partition_state_change change{tp.topic, topic->topic_id, tp.partition, expected.zk_version + 1, next};

@@ -3,6 +3,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include "base/log.h"
 #include "model/batch_builder.h"
 #include "model/record_batch.h"
 #include "model/records.h"
@@ -37,6 +38,22 @@ std::error_code validate(std::span<std::byte> records, std::int16_t version, std
   if (header.ts_type() == model::timestamp_type::create_time && checked.value().max_timestamp != header.max_timestamp())
     model::set_max_timestamp(records, checked.value().max_timestamp);
   return {};
+}
+
+// Why a batch is OUT_OF_ORDER_SEQUENCE_NUMBER, for the response's error_message and the broker's log: which
+// sequences came, and which batch of that producer the partition holds last. Idempotence breaks in clients'
+// retry logic, and this is the broker's side of the story.
+std::string out_of_order_detail(replication::partition& partition, std::span<const std::byte> batch) {
+  const model::batch_header_view header(batch);
+  std::string detail = "sequences " + std::to_string(header.base_sequence()) + ".." +
+                       std::to_string(header.last_sequence()) + " of producer " +
+                       std::to_string(header.producer().value()) + " epoch " + std::to_string(header.epoch().value());
+  const auto entry = partition.log().producer(header.producer());
+  if (!entry || entry->batches.empty()) return detail + ": that producer has no batch here";
+  const auto& last = entry->batches.back();
+  return detail + " do not follow its last batch here, sequences " + std::to_string(last.first_sequence) + ".." +
+         std::to_string(last.last_sequence) + " of epoch " + std::to_string(entry->epoch.value()) + " at offsets " +
+         std::to_string(last.first_offset.value()) + ".." + std::to_string(last.last_offset.value());
 }
 
 std::size_t min_insync_replicas(const replication::partition& partition) {
@@ -122,8 +139,14 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
   }
   const auto appended = partition.append(bytes);
   if (!appended) {
-    out.error_code = ctx.error(to_kafka_error(appended.error()));
+    const auto code = to_kafka_error(appended.error());
+    out.error_code = ctx.error(code);
     out.error_message = appended.error().message();
+    if (code == p::error_code::out_of_order_sequence_number) {
+      out.error_message = out_of_order_detail(partition, bytes);
+      FERRY_LOG_LIMITED(info, "server", 100)
+          << partition.id() << ": OUT_OF_ORDER_SEQUENCE_NUMBER: " << *out.error_message;
+    }
     return out;
   }
   out.base_offset = appended.value().base_offset;

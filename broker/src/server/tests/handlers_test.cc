@@ -325,6 +325,29 @@ TEST_F(handlers_test, acks_all_needs_min_insync_replicas) {
   EXPECT_EQ(accepted.responses[0].partition_responses[0].base_offset, offset{0});
 }
 
+// An idempotent producer's batch that does not follow its last stored one is OUT_OF_ORDER_SEQUENCE_NUMBER, and
+// the answer says what the partition holds of that producer (the client logs it; so does the broker).
+TEST_F(handlers_test, an_out_of_order_sequence_says_what_the_partition_holds) {
+  topic("idempotent", 1);
+  const auto batch_at = [](std::int32_t sequence) {
+    return model::testing::build_batch({.records = {{.value = "v"}, {.value = "w"}},
+                                        .producer = producer_id{1000},
+                                        .epoch = producer_epoch{0},
+                                        .base_sequence = sequence});
+  };
+  auto first = batch_at(0);
+  auto in_order = produce("idempotent", first);
+  EXPECT_EQ(run(handlers::handle_produce, in_order, 7).responses[0].partition_responses[0].error_code, 0);
+  auto gap = batch_at(5);
+  auto skipped = produce("idempotent", gap);
+  const auto answer = run(handlers::handle_produce, skipped, 7).responses[0].partition_responses[0];
+  EXPECT_EQ(answer.error_code, p::code(p::error_code::out_of_order_sequence_number));
+  ASSERT_TRUE(answer.error_message);
+  EXPECT_EQ(*answer.error_message,
+            "sequences 5..6 of producer 1000 epoch 0 do not follow its last batch here, sequences 0..1 of epoch 0 at "
+            "offsets 0..1");
+}
+
 // compression.type: the batch is stored in the topic's codec, whatever the producer sent.
 TEST_F(handlers_test, produce_recompresses_for_the_topics_compression_type) {
   topic("zstd-topic", 1, {{"compression.type", "zstd"}});
