@@ -221,8 +221,9 @@ void partition_manager::checkpoint() {
 }
 
 void partition_manager::refresh_metrics() {
+  const auto hosted = all();
   std::size_t waiters = 0;
-  for (const auto& p : all()) waiters += p->waiter_count();
+  for (const auto& p : hosted) waiters += p->waiter_count();
   metrics_.fetch_waiters().Set(static_cast<double>(waiters));
   std::size_t offline = 0;
   for (const auto& dir : logs_.dirs()) {
@@ -234,20 +235,19 @@ void partition_manager::refresh_metrics() {
   }
   metrics_.log_dirs_offline().Set(static_cast<double>(offline));
   metrics_.stray_logs().Set(static_cast<double>(logs_.stray_logs()));
-  std::size_t hosted = 0;
   std::size_t led = 0;
   std::size_t under_replicated = 0;
   std::size_t under_min_isr = 0;
   std::vector<metrics::follower_lag> lags;
-  for (const auto& p : all()) {
+  for (const auto& p : hosted) {
     const auto& tp = p->id();
-    ++hosted;
     if (p->is_leader()) {
       ++led;
+      const auto followers = p->follower_lags();  // one per follower, in the ISR or not
       const auto isr = p->in_sync_replicas();
-      if (isr < 1 + p->current_leadership().followers.size()) ++under_replicated;
+      if (isr < 1 + followers.size()) ++under_replicated;
       if (std::cmp_less(isr, p->settings()->min_insync_replicas)) ++under_min_isr;
-      for (const auto& lag : p->follower_lags())
+      for (const auto& lag : followers)
         lags.push_back({tp.topic, tp.partition.value(), lag.follower.value(), lag.records});
     }
     metrics_.partition_log_size(tp.topic, tp.partition.value()).Set(static_cast<double>(p->log().size_bytes()));
@@ -257,7 +257,7 @@ void partition_manager::refresh_metrics() {
         .Set(static_cast<double>(p->log_start_offset().value()));
   }
   auto& replication = metrics_.replication();
-  replication.partitions().Set(static_cast<double>(hosted));
+  replication.partitions().Set(static_cast<double>(hosted.size()));
   replication.leader_partitions().Set(static_cast<double>(led));
   replication.under_replicated_partitions().Set(static_cast<double>(under_replicated));
   replication.under_min_isr_partitions().Set(static_cast<double>(under_min_isr));
