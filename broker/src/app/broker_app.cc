@@ -52,7 +52,14 @@ void broker_app::start() {
   if (!logs) throw std::runtime_error("cannot open log.dirs: " + logs.error().message());
   logs_ = std::move(logs.value());
   partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
-  fetchers_ = std::make_unique<follower::fetcher_manager>(broker_id{config_.broker_id}, *partitions_);
+  fetchers_ = std::make_unique<follower::fetcher_manager>(
+      broker_id{config_.broker_id}, *partitions_,
+      follower::fetch_settings{.max_wait_ms = config_.replica_fetch_wait_max_ms,
+                               .min_bytes = config_.replica_fetch_min_bytes,
+                               .partition_max_bytes = config_.replica_fetch_max_bytes,
+                               .response_max_bytes = config_.replica_fetch_response_max_bytes,
+                               .backoff_ms = config_.replica_fetch_backoff_ms,
+                               .socket_timeout_ms = config_.replica_socket_timeout_ms});
 
   const auto session_file = dirs.front() / session_file_name;
   auto registry = coord::cluster_registry::start(

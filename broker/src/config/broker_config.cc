@@ -136,6 +136,20 @@ const std::map<std::string, setter>& setters() {
         {"num.io.threads", [](auto& c, auto& k, auto& v) { c.num_io_threads = to_int<std::int32_t>(k, v, 1, 256); }},
         {"replica.lag.time.max.ms",
          [](auto& c, auto& k, auto& v) { c.replica_lag_time_max_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"replica.fetch.wait.max.ms",
+         [](auto& c, auto& k, auto& v) { c.replica_fetch_wait_max_ms = to_int<std::int32_t>(k, v, 0, INT32_MAX); }},
+        {"replica.fetch.min.bytes",
+         [](auto& c, auto& k, auto& v) { c.replica_fetch_min_bytes = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"replica.fetch.max.bytes",
+         [](auto& c, auto& k, auto& v) { c.replica_fetch_max_bytes = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"replica.fetch.response.max.bytes",
+         [](auto& c, auto& k, auto& v) {
+           c.replica_fetch_response_max_bytes = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
+        {"replica.fetch.backoff.ms",
+         [](auto& c, auto& k, auto& v) { c.replica_fetch_backoff_ms = to_int<std::int32_t>(k, v, 0, INT32_MAX); }},
+        {"replica.socket.timeout.ms",
+         [](auto& c, auto& k, auto& v) { c.replica_socket_timeout_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
         {"controlled.shutdown.enable", [](auto& c, auto& k, auto& v) { c.controlled_shutdown_enable = to_bool(k, v); }},
         {"controlled.shutdown.max.retries",
          [](auto& c, auto& k, auto& v) { c.controlled_shutdown_max_retries = to_int<std::int32_t>(k, v, 1, 1000); }},
@@ -225,6 +239,16 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
       if (precedence(key) == pass) setters().at(key)(c, key, value);
 
   if (c.broker_id < 0) throw config_exception("'broker.id' is required");
+  // Kafka's own checks: a follower waiting on its leader longer than the lag limit would drop out of the ISR
+  // while idle, and a socket timeout below the wait would cut every idle fetch.
+  if (c.replica_fetch_wait_max_ms >= c.replica_lag_time_max_ms)
+    throw config_exception("'replica.fetch.wait.max.ms' (" + std::to_string(c.replica_fetch_wait_max_ms) +
+                           ") must be less than 'replica.lag.time.max.ms' (" +
+                           std::to_string(c.replica_lag_time_max_ms) + ")");
+  if (c.replica_socket_timeout_ms < c.replica_fetch_wait_max_ms)
+    throw config_exception("'replica.socket.timeout.ms' (" + std::to_string(c.replica_socket_timeout_ms) +
+                           ") must be at least 'replica.fetch.wait.max.ms' (" +
+                           std::to_string(c.replica_fetch_wait_max_ms) + ")");
   if (c.zookeeper_connect.empty()) throw config_exception("'zookeeper.connect' is required");
   if (c.advertised.port == 0) c.advertised = c.listener;
   if (c.advertised.host.empty() || c.advertised.host == "0.0.0.0") c.advertised.host = machine_name();

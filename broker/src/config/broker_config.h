@@ -47,6 +47,13 @@ struct broker_config {
   std::int32_t num_network_threads = 3;          // num.network.threads
   std::int32_t num_io_threads = 4;               // num.io.threads: threads for blocking work (ZooKeeper, fsync)
   std::int32_t replica_lag_time_max_ms = 30000;  // replica.lag.time.max.ms
+  // How followers fetch from their leaders (Kafka's replica.fetch.* defaults).
+  std::int32_t replica_fetch_wait_max_ms = 500;              // replica.fetch.wait.max.ms
+  std::int32_t replica_fetch_min_bytes = 1;                  // replica.fetch.min.bytes
+  std::int32_t replica_fetch_max_bytes = 1048576;            // replica.fetch.max.bytes: per partition
+  std::int32_t replica_fetch_response_max_bytes = 10485760;  // replica.fetch.response.max.bytes
+  std::int32_t replica_fetch_backoff_ms = 1000;              // replica.fetch.backoff.ms
+  std::int32_t replica_socket_timeout_ms = 30000;            // replica.socket.timeout.ms
   // Controlled shutdown on SIGTERM (Kafka's defaults).
   bool controlled_shutdown_enable = true;                    // controlled.shutdown.enable
   std::int32_t controlled_shutdown_max_retries = 3;          // controlled.shutdown.max.retries

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -45,8 +46,23 @@ struct partition_state {
 };
 
 struct partition_info {
-  std::vector<broker_id> replicas;       // assignment order; the first is the preferred leader
+  // Assignment order; the first is the preferred leader. During a reassignment, the target replicas followed by
+  // the original ones that are not targets.
+  std::vector<broker_id> replicas;
   std::optional<partition_state> state;  // nullopt until the controller has created the state znode
+  // A reassignment in progress (both empty otherwise): the targets that are new, and the originals that are
+  // not targets, which leave once every target is in sync.
+  std::vector<broker_id> adding;
+  std::vector<broker_id> removing;
+
+  [[nodiscard]] bool reassigning() const { return !adding.empty() || !removing.empty(); }
+  // The replicas the partition will have when its reassignment completes (all of them when there is none).
+  [[nodiscard]] std::vector<broker_id> target_replicas() const {
+    std::vector<broker_id> target;
+    for (const auto r : replicas)
+      if (std::find(removing.begin(), removing.end(), r) == removing.end()) target.push_back(r);
+    return target;
+  }
 
   bool operator==(const partition_info&) const = default;
 };

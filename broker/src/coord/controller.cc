@@ -8,6 +8,7 @@
 
 #include "base/log.h"
 #include "coord/errc.h"
+#include "coord/reassignment.h"
 
 namespace ferry::coord {
 namespace {
@@ -168,7 +169,60 @@ result<void> controller::reconcile() {
     }
   }
   FERRY_TRY(write_states(updates));
+  for (const auto& name : names) {
+    FERRY_TRY(complete_reassignments(name));
+  }
   if (failure) return failure;
+  return success();
+}
+
+result<void> controller::complete_reassignments(const std::string& name) {
+  auto& model = table_.model();
+  auto& topic = model.topics.at(name);
+  std::vector<std::pair<partition_id, layout::leader_and_isr>> done;
+  for (const auto& [p, info] : topic.partitions) {
+    if (auto next = completed_state(model, info, epoch_)) done.emplace_back(p, std::move(*next));
+    if (done.size() == states_per_multi) break;  // the rest in the next pass, against the new topic version
+  }
+  if (done.empty()) return success();
+
+  layout::topic_assignment assignment;
+  assignment.topic_id = topic.topic_id;
+  for (const auto& [p, info] : topic.partitions)
+    set_assignment(assignment, p, {info.replicas, info.adding, info.removing});
+  std::vector<zk_op> ops;
+  std::vector<layout::partition_state_change> changes;
+  for (const auto& [p, next] : done) {
+    const auto& info = topic.partitions.at(p);
+    set_assignment(assignment, p, {info.target_replicas(), {}, {}});
+    ops.push_back(zk_op::set(layout::partition_state_path(name, p), layout::encode_partition_state(next),
+                             info.state->zk_version));
+    changes.push_back({name, topic.topic_id, p, info.state->zk_version + 1, next});
+  }
+  ops.push_back(log_state_changes(changes));
+  const std::int32_t topic_version = table_.topic_version(name);
+  ops.push_back(zk_op::set(layout::topic_path(name), layout::encode_topic(assignment), topic_version));
+  auto written = controller_write(std::move(ops));
+  if (!written) {
+    if (written.error() != errc::bad_version && written.error() != errc::no_node) return written.error();
+    // A leader changed an ISR or someone rewrote the topic meanwhile: read both again and decide anew.
+    enqueue_(task{task_kind::topic, name}, {});
+    for (const auto& [p, next] : done) enqueue_(task{task_kind::partition_state, name, p.value()}, {});
+    return success();
+  }
+  table_.set_topic_version(name, topic_version + 1);
+  for (auto& [p, next] : done) {
+    auto& info = topic.partitions.at(p);
+    if (next.leader != info.state->leader) ++elections_;
+    info.replicas = info.target_replicas();
+    info.adding.clear();
+    info.removing.clear();
+    FERRY_LOG(info, "coord") << "partition " << name << "/" << p << ": reassignment complete, " << info.replicas.size()
+                             << " replicas, leader " << next.leader << ", epoch " << next.epoch;
+    const std::int32_t version = info.state->zk_version + 1;
+    info.state = partition_state{next.leader,           next.epoch, std::move(next.isr),
+                                 next.controller_epoch, version,    newest_registration()};
+  }
   return success();
 }
 
@@ -176,7 +230,8 @@ result<void> controller::assign_topic_id(const std::string& name) {
   const auto& topic = table_.model().topics.at(name);
   layout::topic_assignment assignment;
   assignment.topic_id = uuid::random();
-  for (const auto& [p, info] : topic.partitions) assignment.partitions.emplace(p, info.replicas);
+  for (const auto& [p, info] : topic.partitions)
+    set_assignment(assignment, p, {info.replicas, info.adding, info.removing});
   auto written = controller_write(
       {zk_op::set(layout::topic_path(name), layout::encode_topic(assignment), table_.topic_version(name))});
   if (!written && written.error() == errc::bad_version) {
@@ -290,7 +345,8 @@ std::optional<controller::state_update> controller::next_state(const std::string
   // the ISR and cannot stay leader: its log may be older than what the state says it holds (an empty disk, a
   // tail lost in a crash), and only the leader can tell once it fetches again. Kafka's controller treats such
   // bounced brokers as failed and started.
-  const auto returned = [&](broker_id r) { return model.registered_since(r, current); };
+  // A broker no longer assigned (a reassignment cancelled or replaced after it joined) is out as well.
+  const auto returned = [&](broker_id r) { return model.registered_since(r, current) || !contains(info.replicas, r); };
   // The ISR without dead or returned brokers, and without the ones shutting down unless one of them leads.
   std::vector<broker_id> live_isr;
   std::vector<broker_id> staying_isr;

@@ -41,6 +41,7 @@ struct election_counts {
 //   - new partitions get a state znode, led by their first live replica (NewPartition -> OnlinePartition);
 //   - a partition whose leader died gets the next live in-sync replica, or with unclean.leader.election.enable
 //     any live replica, and dead followers leave the ISR;
+//   - a reassignment whose target replicas are all in sync completes (coord/reassignment.h);
 //   - old /config/changes and /ferry/partition_state_changes nodes are purged.
 // On request it also moves leadership back to preferred replicas (balance_leaders, elect_leaders).
 // Every write is a multi-op behind a check of /controller_epoch, so a deposed controller cannot write. State
@@ -105,6 +106,9 @@ class controller {
   // The state a preferred election would write, or why there is none.
   [[nodiscard]] result<state_update> preferred_election(const std::string& name, partition_id p) const;
   result<void> write_states(const std::vector<state_update>& updates);
+  // Completes the reassignments of `name` whose targets are all in sync (coord/reassignment.h): the new
+  // partition states, their change log node and the topic znode with only the targets, in one multi-op.
+  result<void> complete_reassignments(const std::string& name);
   [[nodiscard]] bool unclean_election_allowed(const topic_info& topic) const;
   // The newest registration's czxid: a lower bound of the zxid of a state this controller writes next, as
   // every broker it decided about registered before the write (partition_state::written_zxid).

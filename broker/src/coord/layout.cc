@@ -246,14 +246,36 @@ result<broker_registration> decode_broker(std::string_view text) {
   });
 }
 
+namespace {
+
+// {"0":[1,2],"1":[2,3]}: replica lists by partition id.
+result<replica_assignment> replicas_by_partition(const json& object) {
+  replica_assignment out;
+  for (const auto& [key, replicas] : object.items()) {
+    FERRY_TRY(const auto p, parse_decimal<std::int32_t>(key));
+    if (p < 0) return errc::invalid_data;
+    FERRY_TRY(auto ids, broker_list(replicas));
+    out.emplace(partition_id{p}, std::move(ids));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string encode_topic(const topic_assignment& t) {
   ordered_json j;
   j["version"] = 3;
   ordered_json partitions = ordered_json::object();
   for (const auto& [p, replicas] : t.partitions) partitions[std::to_string(p.value())] = broker_array(replicas);
   j["partitions"] = std::move(partitions);
-  j["adding_replicas"] = ordered_json::object();
-  j["removing_replicas"] = ordered_json::object();
+  const auto by_partition = [](const replica_assignment& a) {
+    ordered_json out = ordered_json::object();
+    for (const auto& [p, replicas] : a)
+      if (!replicas.empty()) out[std::to_string(p.value())] = broker_array(replicas);
+    return out;
+  };
+  j["adding_replicas"] = by_partition(t.adding);
+  j["removing_replicas"] = by_partition(t.removing);
   if (!t.topic_id.is_zero()) j["topic_id"] = t.topic_id.to_string();
   return j.dump();
 }
@@ -264,11 +286,15 @@ result<topic_assignment> decode_topic(std::string_view text) {
     FERRY_TRY(int_field<std::int32_t>(j, "version"));
     const auto partitions = j.find("partitions");
     if (partitions == j.end() || !partitions->is_object()) return errc::invalid_data;
-    for (const auto& [key, replicas] : partitions->items()) {
-      FERRY_TRY(const auto p, parse_decimal<std::int32_t>(key));
-      if (p < 0) return errc::invalid_data;
-      FERRY_TRY(auto ids, broker_list(replicas));
-      t.partitions.emplace(partition_id{p}, std::move(ids));
+    FERRY_TRY(t.partitions, replicas_by_partition(*partitions));
+    // Absent before version 2 (Kafka 2.4): no reassignment in progress.
+    for (const auto& [key, out] :
+         {std::pair{"adding_replicas", &t.adding}, std::pair{"removing_replicas", &t.removing}}) {
+      const auto it = j.find(key);
+      if (it == j.end() || it->is_null()) continue;
+      if (!it->is_object()) return errc::invalid_data;
+      FERRY_TRY(*out, replicas_by_partition(*it));
+      std::erase_if(*out, [](const auto& entry) { return entry.second.empty(); });
     }
     if (const auto it = j.find("topic_id"); it != j.end() && !it->is_null()) {
       if (!it->is_string()) return errc::invalid_data;

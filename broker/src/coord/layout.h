@@ -84,10 +84,15 @@ result<broker_registration> decode_broker(std::string_view json);
 using replica_assignment = std::map<partition_id, std::vector<broker_id>>;
 
 // /brokers/topics/<topic>, PERSISTENT, version 3. Versions 1 and 2 (no topic_id) decode with a zero id,
-// which the controller replaces with a random one.
+// which the controller replaces with a random one. While a partition is being reassigned (KIP-455), its
+// `partitions` entry is the target replicas followed by the original ones not in the target, `adding` lists the
+// targets that are new and `removing` the originals that are not targets; partitions not being reassigned have
+// no entry in either.
 struct topic_assignment {
   replica_assignment partitions;
   uuid topic_id;
+  replica_assignment adding;
+  replica_assignment removing;
 
   bool operator==(const topic_assignment&) const = default;
 };

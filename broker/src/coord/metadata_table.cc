@@ -32,6 +32,27 @@ std::optional<std::string> assignment_problem(const layout::topic_assignment& as
     if (sorted.front().value() < 0) return where + " names a negative broker id";
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return where + " names a broker twice";
   }
+  // A reassignment in progress: adding and removing replicas are assigned replicas, never both, and at least one
+  // replica stays (the target).
+  for (const auto* moving : {&assignment.adding, &assignment.removing}) {
+    for (const auto& [p, ids] : *moving) {
+      const std::string where = "partition " + std::to_string(p.value());
+      const auto it = assignment.partitions.find(p);
+      if (it == assignment.partitions.end()) return where + " is being reassigned but does not exist";
+      for (const auto id : ids)
+        if (std::find(it->second.begin(), it->second.end(), id) == it->second.end())
+          return where + " is being reassigned with broker " + std::to_string(id.value()) +
+                 ", which is not among its replicas";
+    }
+  }
+  for (const auto& [p, removing] : assignment.removing) {
+    const std::string where = "partition " + std::to_string(p.value());
+    if (removing.size() >= assignment.partitions.at(p).size()) return where + " would be left with no replicas";
+    if (const auto adding = assignment.adding.find(p); adding != assignment.adding.end())
+      for (const auto id : removing)
+        if (std::find(adding->second.begin(), adding->second.end(), id) != adding->second.end())
+          return where + " is both adding and removing broker " + std::to_string(id.value());
+  }
   return std::nullopt;
 }
 
@@ -172,6 +193,10 @@ result<void> metadata_table::refresh_topic(const std::string& name, bool full) {
     const bool known = updated.partitions.contains(p);
     auto& partition = updated.partitions[p];
     partition.replicas = std::move(replicas);
+    const auto adding = assignment.value().adding.find(p);
+    partition.adding = adding == assignment.value().adding.end() ? std::vector<broker_id>{} : adding->second;
+    const auto removing = assignment.value().removing.find(p);
+    partition.removing = removing == assignment.value().removing.end() ? std::vector<broker_id>{} : removing->second;
     if (!known || full) {
       FERRY_TRY(partition.state, read_partition_state(name, p));
     }

@@ -67,6 +67,8 @@ class metadata_table {
   void forget_deletion_marker(const std::string& name) { deletion_markers_.erase(name); }
   // Data version of the topic znode as last read (for conditional writes by the controller).
   [[nodiscard]] std::int32_t topic_version(const std::string& name) const { return topic_versions_.at(name); }
+  // The controller rewrote the topic znode (and updated the model to match): the version its write produced.
+  void set_topic_version(const std::string& name, std::int32_t version) { topic_versions_[name] = version; }
 
  private:
   [[nodiscard]] watcher watch_for(task t, std::string key) const;

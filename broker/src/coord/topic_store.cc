@@ -108,9 +108,25 @@ result<void> topic_store::add_partitions(std::string_view name, const layout::re
     const auto it = assignment.find(p);
     if (it == assignment.end() || it->second != replicas) return errc::invalid_argument;
   }
-  const layout::topic_assignment updated{assignment, current.topic_id};
+  auto updated = current;  // with any reassignment in progress
+  updated.partitions = assignment;
   FERRY_TRY(session_.set(path, layout::encode_topic(updated), got.stat.version));
   return success();
+}
+
+result<void> topic_store::alter_assignment(std::string_view name,
+                                           const std::function<result<bool>(layout::topic_assignment&)>& change) {
+  const std::string path = layout::topic_path(name);
+  // Conditional on the version read: a concurrent writer makes us read and change again.
+  for (int attempt = 0;; ++attempt) {
+    FERRY_TRY(const auto got, session_.get(path));
+    FERRY_TRY(auto assignment, layout::decode_topic(got.data));
+    FERRY_TRY(const bool changed, change(assignment));
+    if (!changed) return success();
+    auto written = session_.set(path, layout::encode_topic(assignment), got.stat.version);
+    if (written) return success();
+    if (written.error() != errc::bad_version || attempt == 4) return written.error();
+  }
 }
 
 result<layout::producer_id_block> allocate_producer_id_block(zk_session& session, broker_id self) {

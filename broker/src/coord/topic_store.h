@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +36,12 @@ class topic_store {
   // `assignment` is the new full assignment: the existing partitions unchanged plus new ones numbered on.
   // Conditional on the topic znode's version: errc::bad_version if it changed meanwhile.
   result<void> add_partitions(std::string_view name, const layout::replica_assignment& assignment);
+  // Read-modify-write of /brokers/topics/<name> (reassignments): `change` edits the assignment as ZooKeeper
+  // holds it now and says whether it changed anything (nothing is written if not), or fails, which ends the
+  // call with its error; the write is conditional on the version read and retried a few times on a conflict.
+  // errc::no_node if the topic does not exist.
+  result<void> alter_assignment(std::string_view name,
+                                const std::function<result<bool>(layout::topic_assignment&)>& change);
 
  private:
   zk_session& session_;

@@ -77,7 +77,7 @@ p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& as
   p::fetch_request request;
   request.replica_id = self_;
   request.max_wait_ms = settings_.max_wait_ms;
-  request.min_bytes = 1;
+  request.min_bytes = settings_.min_bytes;
   request.max_bytes = settings_.response_max_bytes;
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(mutex_);

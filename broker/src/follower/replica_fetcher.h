@@ -19,9 +19,10 @@
 
 namespace ferry::follower {
 
-// How a follower fetches (Kafka's replica.fetch.* defaults).
+// How a follower fetches (the broker's replica.fetch.* settings; Kafka's defaults).
 struct fetch_settings {
   std::int32_t max_wait_ms = 500;              // replica.fetch.wait.max.ms
+  std::int32_t min_bytes = 1;                  // replica.fetch.min.bytes
   std::int32_t partition_max_bytes = 1048576;  // replica.fetch.max.bytes
   std::int32_t response_max_bytes = 10485760;  // replica.fetch.response.max.bytes
   std::int32_t backoff_ms = 1000;              // replica.fetch.backoff.ms

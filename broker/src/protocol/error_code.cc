@@ -66,6 +66,8 @@ std::string_view name(error_code e) {
       return "ELIGIBLE_LEADERS_NOT_AVAILABLE";
     case error_code::election_not_needed:
       return "ELECTION_NOT_NEEDED";
+    case error_code::no_reassignment_in_progress:
+      return "NO_REASSIGNMENT_IN_PROGRESS";
     case error_code::invalid_request:
       return "INVALID_REQUEST";
     case error_code::unsupported_for_message_format:

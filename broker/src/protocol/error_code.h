@@ -49,6 +49,7 @@ enum class error_code : std::int16_t {
   preferred_leader_not_available = 80,
   eligible_leaders_not_available = 83,
   election_not_needed = 84,
+  no_reassignment_in_progress = 85,
   topic_deletion_disabled = 73,
   fetch_session_id_not_found = 70,
   fenced_leader_epoch = 74,

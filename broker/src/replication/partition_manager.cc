@@ -168,6 +168,26 @@ std::vector<std::shared_ptr<partition>> partition_manager::all() const {
   return out;
 }
 
+std::vector<partition_manager::log_dir_usage> partition_manager::log_dir_usages() const {
+  std::vector<log_dir_usage> out;
+  for (const auto& dir : logs_.dirs()) {
+    auto& usage = out.emplace_back();
+    usage.path = dir->path().string();
+    usage.offline = dir->offline();
+    if (dir->free_bytes() != UINT64_MAX) usage.free_bytes = dir->free_bytes();
+  }
+  std::unordered_map<topic_partition, std::size_t> dir_of;
+  for (const auto& [tp, dir] : logs_.placements()) dir_of.emplace(tp, dir);
+  for (const auto& p : all()) {
+    const auto dir = dir_of.find(p->id());
+    if (dir == dir_of.end() || dir->second >= out.size()) continue;
+    const auto lag = p->high_watermark().value() - p->log_end_offset().value();
+    out[dir->second].logs.push_back(
+        {p->id(), static_cast<std::int64_t>(p->log().size_bytes()), std::max<std::int64_t>(lag, 0)});
+  }
+  return out;
+}
+
 std::optional<std::string> partition_manager::storage_problem() const {
   std::string why;
   for (const auto& dir : logs_.dirs()) {

@@ -44,6 +44,20 @@ class partition_manager {
   [[nodiscard]] result<std::shared_ptr<partition>> leader_for(const topic_partition& tp) const;
   [[nodiscard]] std::vector<std::shared_ptr<partition>> all() const;
 
+  // DescribeLogDirs: each log dir (log.dirs order) and the partitions hosted in it.
+  struct hosted_log {
+    topic_partition id;
+    std::int64_t size_bytes = 0;
+    std::int64_t offset_lag = 0;  // how far the high watermark is past this replica's log end
+  };
+  struct log_dir_usage {
+    std::string path;
+    bool offline = false;
+    std::optional<std::uint64_t> free_bytes;  // nullopt until measured
+    std::vector<hosted_log> logs;
+  };
+  [[nodiscard]] std::vector<log_dir_usage> log_dir_usages() const;
+
   // Why no log dir here can take a new partition (all of them full or offline); nullopt when one can.
   [[nodiscard]] std::optional<std::string> storage_problem() const;
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <type_traits>
 
@@ -36,6 +37,8 @@ class cluster_writes {
   virtual result<void> set_topic_config(std::string_view name, const coord::layout::config_map& config) = 0;
   virtual result<coord::layout::config_map> read_topic_config(std::string_view name) = 0;
   virtual result<void> add_partitions(std::string_view name, const coord::layout::replica_assignment& assignment) = 0;
+  virtual result<void> alter_assignment(
+      std::string_view name, const std::function<result<bool>(coord::layout::topic_assignment&)>& change) = 0;
   virtual result<coord::layout::producer_id_block> allocate_producer_id_block() = 0;
   // coord::cluster_registry::elect_leaders.
   virtual result<std::vector<coord::election_result>> elect_leaders(
@@ -62,6 +65,10 @@ class zk_cluster final : public cluster_metadata, public cluster_writes {
   }
   result<void> add_partitions(std::string_view name, const coord::layout::replica_assignment& assignment) override {
     return registry_.topics().add_partitions(name, assignment);
+  }
+  result<void> alter_assignment(std::string_view name,
+                                const std::function<result<bool>(coord::layout::topic_assignment&)>& change) override {
+    return registry_.topics().alter_assignment(name, change);
   }
   result<coord::layout::producer_id_block> allocate_producer_id_block() override {
     return registry_.allocate_producer_id_block();

@@ -77,6 +77,9 @@ dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
   add(handlers::handle_create_partitions);
   add(handlers::handle_incremental_alter_configs);
   add(handlers::handle_elect_leaders);
+  add(handlers::handle_describe_log_dirs);
+  add(handlers::handle_alter_partition_reassignments);
+  add(handlers::handle_list_partition_reassignments);
   for (const auto& api : protocol::all_apis)
     if (!table_.at(static_cast<std::size_t>(api.key)))
       throw std::logic_error("no handler for API " + std::string(api.name));

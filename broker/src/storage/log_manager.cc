@@ -291,6 +291,14 @@ std::vector<std::pair<topic_partition, log_manager::entry>> log_manager::snapsho
   return {logs_.begin(), logs_.end()};
 }
 
+std::vector<std::pair<topic_partition, std::size_t>> log_manager::placements() const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::pair<topic_partition, std::size_t>> out;
+  out.reserve(logs_.size());
+  for (const auto& [tp, e] : logs_) out.emplace_back(tp, e.dir);
+  return out;
+}
+
 result<std::size_t> log_manager::apply_retention_all() {
   std::size_t deleted = 0;
   result<void> outcome = success();

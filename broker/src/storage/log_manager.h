@@ -105,6 +105,8 @@ class log_manager {
   // The entries of `name` in every log dir as read at startup (a missing or unreadable file adds none).
   [[nodiscard]] offset_map read_checkpoint(std::string_view name) const;
 
+  // Every partition with a log here, with the index of its log dir in dirs().
+  [[nodiscard]] std::vector<std::pair<topic_partition, std::size_t>> placements() const;
   // The log dirs' health (offline, full, free space), in log.dirs order.
   [[nodiscard]] const std::vector<std::shared_ptr<log_dir_state>>& dirs() const { return dirs_; }
   // Measures each dir's free space (statvfs), which also sets or clears its full flag.

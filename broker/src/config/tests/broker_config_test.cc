@@ -81,6 +81,31 @@ TEST(broker_config, errors_name_the_setting) {
   EXPECT_NE(error_of({{"broker.id", "1"}}).find("zookeeper.connect"), std::string::npos);
 }
 
+TEST(broker_config, replica_fetch_settings_are_read_and_checked_against_each_other) {
+  auto s = minimal;
+  const auto defaults = parse_broker_config(s);
+  EXPECT_EQ(defaults.replica_fetch_wait_max_ms, 500);
+  EXPECT_EQ(defaults.replica_fetch_max_bytes, 1048576);
+  s["replica.fetch.wait.max.ms"] = "200";
+  s["replica.fetch.min.bytes"] = "4096";
+  s["replica.fetch.max.bytes"] = "65536";
+  s["replica.fetch.response.max.bytes"] = "262144";
+  s["replica.fetch.backoff.ms"] = "50";
+  s["replica.socket.timeout.ms"] = "1000";
+  const auto c = parse_broker_config(s);
+  EXPECT_EQ(c.replica_fetch_wait_max_ms, 200);
+  EXPECT_EQ(c.replica_fetch_min_bytes, 4096);
+  EXPECT_EQ(c.replica_fetch_max_bytes, 65536);
+  EXPECT_EQ(c.replica_fetch_response_max_bytes, 262144);
+  EXPECT_EQ(c.replica_fetch_backoff_ms, 50);
+  EXPECT_EQ(c.replica_socket_timeout_ms, 1000);
+  s["replica.socket.timeout.ms"] = "100";
+  EXPECT_NE(error_of(s).find("'replica.socket.timeout.ms' (100) must be at least"), std::string::npos);
+  s.erase("replica.socket.timeout.ms");
+  s["replica.lag.time.max.ms"] = "200";
+  EXPECT_NE(error_of(s).find("must be less than 'replica.lag.time.max.ms'"), std::string::npos);
+}
+
 TEST(broker_config, yaml_file_then_overrides) {
   const std::string path = ::testing::TempDir() + "/broker.yaml";
   std::ofstream(path) << "broker.id: 1\nzookeeper.connect: 127.0.0.1:2181\nnum.partitions: 4\nlog.dirs: /a,/b\n";

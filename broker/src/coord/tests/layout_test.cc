@@ -148,6 +148,30 @@ TEST(Layout, TopicAssignmentHasKafkaShape) {
   EXPECT_EQ(round_trip.value(), many);
 }
 
+TEST(Layout, AReassignmentInProgressListsAddingAndRemovingReplicas) {
+  // Partition 0 moves from [1,2,3] to [2,3,4]: the replicas are the target, then the originals left.
+  layout::topic_assignment t;
+  t.partitions = {{partition_id{0}, {broker_id{2}, broker_id{3}, broker_id{4}, broker_id{1}}},
+                  {partition_id{1}, {broker_id{2}, broker_id{3}, broker_id{1}}}};
+  t.adding = {{partition_id{0}, {broker_id{4}}}};
+  t.removing = {{partition_id{0}, {broker_id{1}}}};
+  const std::string text = layout::encode_topic(t);
+  EXPECT_EQ(text, R"({"version":3,"partitions":{"0":[2,3,4,1],"1":[2,3,1]},"adding_replicas":{"0":[4]},)"
+                  R"("removing_replicas":{"0":[1]}})");
+  auto decoded = layout::decode_topic(text);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded.value(), t);
+
+  // Kafka writes empty lists for partitions that are not moving; they are no reassignment.
+  auto empty_lists = layout::decode_topic(
+      R"({"version":2,"partitions":{"0":[1]},"adding_replicas":{"0":[]},"removing_replicas":{"0":[]}})");
+  ASSERT_TRUE(empty_lists);
+  EXPECT_TRUE(empty_lists.value().adding.empty());
+  EXPECT_TRUE(empty_lists.value().removing.empty());
+  EXPECT_EQ(layout::decode_topic(R"({"version":3,"partitions":{"0":[1]},"adding_replicas":[1]})").error(),
+            errc::invalid_data);
+}
+
 TEST(Layout, PartitionStateHasKafkaShape) {
   const layout::leader_and_isr s{broker_id{1}, leader_epoch{8}, {broker_id{1}, broker_id{2}, broker_id{3}}, 33};
   const std::string text = layout::encode_partition_state(s);

@@ -51,5 +51,11 @@ awaitable<p::create_partitions_response> handle_create_partitions(request_contex
                                                                   p::create_partitions_request& request);
 awaitable<p::incremental_alter_configs_response> handle_incremental_alter_configs(
     request_context& ctx, p::incremental_alter_configs_request& request);
+awaitable<p::describe_log_dirs_response> handle_describe_log_dirs(request_context& ctx,
+                                                                  p::describe_log_dirs_request& request);
+awaitable<p::alter_partition_reassignments_response> handle_alter_partition_reassignments(
+    request_context& ctx, p::alter_partition_reassignments_request& request);
+awaitable<p::list_partition_reassignments_response> handle_list_partition_reassignments(
+    request_context& ctx, p::list_partition_reassignments_request& request);
 
 }  // namespace ferry::server::handlers

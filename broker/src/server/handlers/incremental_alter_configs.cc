@@ -11,6 +11,9 @@ namespace ferry::server::handlers {
 namespace {
 
 enum class operation : std::int8_t { set = 0, remove = 1, append = 2, subtract = 3 };
+// Kafka's ConfigResource.Type codes.
+constexpr std::int8_t topic_resource = 2;
+constexpr std::int8_t broker_resource = 4;
 
 std::vector<std::string> split_list(const std::string& value) {
   std::vector<std::string> items;
@@ -77,7 +80,14 @@ awaitable<p::incremental_alter_configs_response> handle_incremental_alter_config
     auto& out = response.responses.emplace_back();
     out.resource_type = resource.resource_type;
     out.resource_name = resource.resource_name;
-    if (resource.resource_type != 2) {
+    if (resource.resource_type == broker_resource &&
+        std::all_of(resource.configs.begin(), resource.configs.end(),
+                    [](const auto& c) { return static_cast<operation>(c.config_operation) == operation::remove; })) {
+      // Ferry has no dynamic broker settings, so there is nothing to delete: kafka-reassign-partitions.sh
+      // --verify clears the replication throttles of every broker this way, and that succeeds.
+      continue;
+    }
+    if (resource.resource_type != topic_resource) {
       out.error_code = ctx.error(p::error_code::invalid_request);
       out.error_message = "only topic configs can be changed; broker settings need a restart";
       continue;

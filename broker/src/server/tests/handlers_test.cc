@@ -14,6 +14,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "coord/errc.h"
+#include "coord/reassignment.h"
 #include "model/records.h"
 #include "model/testing/batch_builder.h"
 #include "server/broker_context.h"
@@ -75,6 +76,27 @@ class test_cluster final : public cluster_metadata, public cluster_writes {
   result<coord::layout::config_map> read_topic_config(std::string_view) override { return coord::layout::config_map{}; }
   result<void> add_partitions(std::string_view, const coord::layout::replica_assignment&) override {
     ++writes;
+    return success();
+  }
+  // Applies the change to the view's assignment, as ZooKeeper would hold it.
+  result<void> alter_assignment(std::string_view name,
+                                const std::function<result<bool>(coord::layout::topic_assignment&)>& change) override {
+    const auto* topic = view()->find_topic(name);
+    if (topic == nullptr) return coord::errc::no_node;
+    coord::layout::topic_assignment assignment;
+    for (const auto& [p, info] : topic->partitions)
+      coord::set_assignment(assignment, p, {info.replicas, info.adding, info.removing});
+    FERRY_TRY(const bool changed, change(assignment));
+    if (!changed) return success();
+    ++writes;
+    edit([&](coord::cluster_view& v) {
+      for (auto& [p, info] : v.topics.at(std::string(name)).partitions) {
+        auto moved = coord::assignment_of(assignment, p);
+        info.replicas = std::move(moved.replicas);
+        info.adding = std::move(moved.adding);
+        info.removing = std::move(moved.removing);
+      }
+    });
     return success();
   }
   result<coord::layout::producer_id_block> allocate_producer_id_block() override {
@@ -310,6 +332,69 @@ TEST_F(handlers_test, elect_leaders_answers_each_partitions_outcome) {
   response = run(handlers::handle_elect_leaders, request, 1);
   EXPECT_EQ(response.error_code, p::code(p::error_code::invalid_request));
   EXPECT_EQ(cluster_.elections_asked.size(), 3u);
+}
+
+// AlterPartitionReassignments writes each move into the topic's assignment (target first, what is added and
+// removed), ListPartitionReassignments shows it, and a cancel restores the original replicas.
+TEST_F(handlers_test, partition_reassignments_start_list_and_cancel) {
+  replicated_topic("moving");
+  cluster_.edit([](coord::cluster_view& v) {
+    v.brokers[broker_id{3}] = coord::broker_info{broker_id{3}, "127.0.0.3", 9094, std::nullopt, {}, 3};
+  });
+  const auto alter = [&](std::int32_t partition, std::optional<std::vector<std::int32_t>> replicas) {
+    p::alter_partition_reassignments_request request;
+    auto& t = request.topics.emplace_back();
+    t.name = "moving";
+    auto& move = t.partitions.emplace_back();
+    move.partition_index = partition_id{partition};
+    move.replicas = std::move(replicas);
+    const auto response = run(handlers::handle_alter_partition_reassignments, request, 0);
+    EXPECT_EQ(response.responses.size(), 1u);
+    return response.responses.at(0).partitions.at(0).error_code;
+  };
+  EXPECT_EQ(alter(0, std::vector<std::int32_t>{2, 3}), 0);
+  const auto& moved = cluster_.view()->topics.at("moving").partitions.at(partition_id{0});
+  EXPECT_EQ(moved.replicas, (std::vector<broker_id>{broker_id{2}, broker_id{3}, broker_id{1}}));
+  EXPECT_EQ(moved.adding, std::vector<broker_id>{broker_id{3}});
+  EXPECT_EQ(moved.removing, std::vector<broker_id>{broker_id{1}});
+
+  p::list_partition_reassignments_request list;
+  auto listed = run(handlers::handle_list_partition_reassignments, list, 0);
+  ASSERT_EQ(listed.topics.size(), 1u);
+  ASSERT_EQ(listed.topics[0].partitions.size(), 1u);
+  EXPECT_EQ(listed.topics[0].partitions[0].replicas, (std::vector<std::int32_t>{2, 3, 1}));
+  EXPECT_EQ(listed.topics[0].partitions[0].adding_replicas, std::vector<std::int32_t>{3});
+  EXPECT_EQ(listed.topics[0].partitions[0].removing_replicas, std::vector<std::int32_t>{1});
+
+  EXPECT_EQ(alter(0, std::nullopt), 0);  // cancel
+  EXPECT_FALSE(cluster_.view()->topics.at("moving").partitions.at(partition_id{0}).reassigning());
+  EXPECT_TRUE(run(handlers::handle_list_partition_reassignments, list, 0).topics.empty());
+  EXPECT_EQ(alter(0, std::nullopt), p::code(p::error_code::no_reassignment_in_progress));
+  EXPECT_EQ(alter(0, std::vector<std::int32_t>{2, 7}), p::code(p::error_code::invalid_replica_assignment));
+  EXPECT_EQ(alter(0, std::vector<std::int32_t>{2, 2}), p::code(p::error_code::invalid_replica_assignment));
+  EXPECT_EQ(alter(0, std::vector<std::int32_t>{}), p::code(p::error_code::invalid_replica_assignment));
+  EXPECT_EQ(alter(5, std::vector<std::int32_t>{2}), p::code(p::error_code::unknown_topic_or_partition));
+}
+
+// DescribeLogDirs lists each log dir with the partitions in it, all of them or those asked for.
+TEST_F(handlers_test, describe_log_dirs_lists_the_partitions_of_each_dir) {
+  topic("dirs", 2);
+  p::describe_log_dirs_request request;
+  auto all = run(handlers::handle_describe_log_dirs, request, 4);
+  ASSERT_EQ(all.results.size(), 1u);
+  EXPECT_EQ(all.results[0].error_code, 0);
+  EXPECT_FALSE(all.results[0].log_dir.empty());
+  ASSERT_EQ(all.results[0].topics.size(), 1u);
+  EXPECT_EQ(all.results[0].topics[0].name, "dirs");
+  EXPECT_EQ(all.results[0].topics[0].partitions.size(), 2u);
+  auto& wanted = request.topics.emplace().emplace_back();
+  wanted.topic = "dirs";
+  wanted.partitions = {1};
+  const auto one = run(handlers::handle_describe_log_dirs, request, 4);
+  ASSERT_EQ(one.results.at(0).topics.size(), 1u);
+  ASSERT_EQ(one.results[0].topics[0].partitions.size(), 1u);
+  EXPECT_EQ(one.results[0].topics[0].partitions[0].partition_index, 1);
+  EXPECT_GE(one.results[0].topics[0].partitions[0].partition_size, 0);
 }
 
 // acks=all with fewer in-sync replicas than min.insync.replicas is refused, not acknowledged.
