@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "config/topic_config.h"
+#include "coord/errc.h"
 #include "coord/replica_placement.h"
 #include "server/error_mapping.h"
 
@@ -14,12 +15,6 @@ namespace {
 using protocol::error_code;
 
 topic_admin_result fail(error_code code, std::string message) { return {code, std::move(message)}; }
-
-std::vector<broker_id> live_brokers(const coord::cluster_view& view) {
-  std::vector<broker_id> ids;
-  for (const auto& [id, info] : view.brokers) ids.push_back(id);
-  return ids;
-}
 
 // Kafka starts placement at a random broker so leaders of many small topics spread over the cluster.
 std::int32_t random_start(std::size_t brokers) {
@@ -78,12 +73,36 @@ std::optional<topic_admin_result> check_local_storage(const broker_context& brok
   return std::nullopt;
 }
 
-// The live brokers placement may use: this one only while it has a usable log dir (others report for
-// themselves).
-std::vector<broker_id> placement_brokers(const broker_context& broker, const coord::cluster_view& view) {
-  auto ids = live_brokers(view);
-  if (broker.partitions.storage_problem() && ids.size() > 1) std::erase(ids, broker_id{broker.config.broker_id});
-  return ids;
+// The live brokers placement may use, with their racks: this one only while it has a usable log dir (others
+// report for themselves).
+std::vector<coord::placement_broker> placement_brokers(const broker_context& broker, const coord::cluster_view& view) {
+  std::vector<coord::placement_broker> out;
+  const broker_id self{broker.config.broker_id};
+  const bool skip_self = broker.partitions.storage_problem().has_value() && view.brokers.size() > 1;
+  for (const auto& [id, info] : view.brokers)
+    if (!(skip_self && id == self)) out.push_back({id, info.rack});
+  return out;
+}
+
+// Kafka's placement (rack-aware when the brokers have racks), with its refusal of a cluster where only some do.
+result<coord::layout::replica_assignment> place(const std::vector<coord::placement_broker>& brokers,
+                                                std::int32_t partitions, std::int32_t factor,
+                                                std::int32_t first_partition,
+                                                std::optional<topic_admin_result>& refusal) {
+  std::string without;
+  std::size_t with = 0;
+  for (const auto& b : brokers) {
+    if (b.rack)
+      ++with;
+    else
+      without += (without.empty() ? "" : ", ") + std::to_string(b.id.value());
+  }
+  if (with > 0 && !without.empty()) {
+    refusal = fail(error_code::invalid_replica_assignment,
+                   "rack-aware placement needs a broker.rack on every broker; broker(s) " + without + " have none");
+    return coord::errc::invalid_argument;
+  }
+  return coord::place_replicas(brokers, partitions, factor, random_start(brokers.size()), first_partition);
 }
 
 }  // namespace
@@ -122,7 +141,9 @@ topic_admin_result create_topic(broker_context& broker, const new_topic& topic, 
       return fail(error_code::invalid_replication_factor, "replication factor " + std::to_string(factor) +
                                                               " is larger than the " + std::to_string(brokers.size()) +
                                                               " live broker(s)");
-    auto placed = coord::assign_replicas(brokers, partitions, factor, random_start(brokers.size()));
+    std::optional<topic_admin_result> refusal;
+    auto placed = place(brokers, partitions, factor, 0, refusal);
+    if (refusal) return *refusal;
     if (!placed) return fail(to_kafka_error(placed.error()), placed.error().message());
     assignment = std::move(placed.value());
   }
@@ -163,8 +184,9 @@ topic_admin_result add_partitions(broker_context& broker, const std::string& top
     grown.insert(added.begin(), added.end());
   } else {
     const auto brokers = placement_brokers(broker, *view);
-    auto placed =
-        coord::assign_replicas(brokers, total - current, replication_factor, random_start(brokers.size()), current);
+    std::optional<topic_admin_result> refusal;
+    auto placed = place(brokers, total - current, replication_factor, current, refusal);
+    if (refusal) return *refusal;
     if (!placed) return fail(to_kafka_error(placed.error()), placed.error().message());
     grown.insert(placed.value().begin(), placed.value().end());
   }

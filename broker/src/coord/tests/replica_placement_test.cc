@@ -77,3 +77,62 @@ TEST(AssignReplicas, RejectsImpossibleRequests) {
 
 }  // namespace
 }  // namespace ferry::coord
+
+namespace ferry::coord {
+namespace {
+
+std::vector<placement_broker> racked(std::initializer_list<std::pair<std::int32_t, const char*>> brokers) {
+  std::vector<placement_broker> out;
+  for (const auto& [id, rack] : brokers)
+    out.push_back({broker_id{id}, rack == nullptr ? std::nullopt : std::optional<std::string>(rack)});
+  return out;
+}
+
+TEST(PlaceReplicas, RackAwareMatchesKafka) {
+  // AdminRackAwareTest.testGetRackAlternatedBrokerListAndAssignReplicasToBrokers: the rack-alternated list is
+  // 0, 3, 1, 5, 4, 2.
+  const auto brokers = racked({{0, "rack1"}, {1, "rack3"}, {2, "rack3"}, {3, "rack2"}, {4, "rack2"}, {5, "rack1"}});
+  auto assignment = place_replicas(brokers, 7, 3, 0);
+  ASSERT_TRUE(assignment);
+  const layout::replica_assignment expected = {{partition_id{0}, ids({0, 3, 1})}, {partition_id{1}, ids({3, 1, 5})},
+                                               {partition_id{2}, ids({1, 5, 4})}, {partition_id{3}, ids({5, 4, 2})},
+                                               {partition_id{4}, ids({4, 2, 0})}, {partition_id{5}, ids({2, 0, 3})},
+                                               {partition_id{6}, ids({0, 4, 2})}};
+  EXPECT_EQ(assignment.value(), expected);
+}
+
+TEST(PlaceReplicas, EveryPartitionSpansAsManyRacksAsItCanAndLeadersSpread) {
+  // Two zones of three brokers and one of two: three replicas always land in three zones.
+  const auto brokers = racked({{1, "a"}, {2, "a"}, {3, "a"}, {4, "b"}, {5, "b"}, {6, "b"}, {7, "c"}, {8, "c"}});
+  for (std::int32_t start = 0; start < 8; ++start) {
+    auto assignment = place_replicas(brokers, 16, 3, start);
+    ASSERT_TRUE(assignment);
+    std::map<broker_id, int> leaders;
+    for (const auto& [p, replicas] : assignment.value()) {
+      std::set<std::string> zones;
+      for (const auto r : replicas) zones.insert(*brokers[static_cast<std::size_t>(r.value() - 1)].rack);
+      EXPECT_EQ(zones.size(), 3u) << "partition " << p << " from start " << start;
+      EXPECT_EQ(std::set<broker_id>(replicas.begin(), replicas.end()).size(), 3u);
+      ++leaders[replicas.front()];
+    }
+    for (const auto& [broker, count] : leaders) EXPECT_EQ(count, 2) << "broker " << broker;
+  }
+  // More replicas than racks: every rack first, then the rest.
+  auto wide = place_replicas(racked({{1, "a"}, {2, "a"}, {3, "b"}, {4, "b"}}), 4, 3, 1);
+  ASSERT_TRUE(wide);
+  for (const auto& [p, replicas] : wide.value()) {
+    const bool in_a = replicas[0].value() <= 2 || replicas[1].value() <= 2;
+    const bool in_b = replicas[0].value() >= 3 || replicas[1].value() >= 3;
+    EXPECT_TRUE(in_a && in_b) << "partition " << p << ": the first two replicas share a rack";
+  }
+}
+
+TEST(PlaceReplicas, WithoutRacksIsRackUnawareAndMixedIsRefused) {
+  const auto plain = racked({{2, nullptr}, {0, nullptr}, {1, nullptr}});
+  EXPECT_EQ(place_replicas(plain, 5, 2, 1).value(), assign_replicas(ids({0, 1, 2}), 5, 2, 1).value());
+  EXPECT_EQ(place_replicas(racked({{0, "a"}, {1, nullptr}}), 1, 1, 0).error(), errc::invalid_argument);
+  EXPECT_EQ(place_replicas(racked({{0, "a"}, {1, "b"}}), 1, 3, 0).error(), errc::invalid_replication_factor);
+}
+
+}  // namespace
+}  // namespace ferry::coord

@@ -11,8 +11,8 @@ namespace ferry::server::handlers {
 // moves a replica between its own dirs, so no log is a "future" one.
 awaitable<p::describe_log_dirs_response> handle_describe_log_dirs(request_context& ctx,
                                                                   p::describe_log_dirs_request& request) {
-  using partition_entry = p::describe_log_dirs_response::describe_log_dirs_result::describe_log_dirs_topic::
-      describe_log_dirs_partition;
+  using partition_entry =
+      p::describe_log_dirs_response::describe_log_dirs_result::describe_log_dirs_topic::describe_log_dirs_partition;
   p::describe_log_dirs_response response;
   std::map<std::string, std::vector<std::int32_t>, std::less<>> wanted;
   if (request.topics)
