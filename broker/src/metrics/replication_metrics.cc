@@ -35,7 +35,10 @@ replication_metrics::replication_metrics(prometheus::Registry& registry)
           single<prometheus::Counter>(registry, "ferry_leader_elections_total",
                                       "Leaders this broker elected as the controller for partitions that had a state")),
       unclean_elections_(single<prometheus::Counter>(registry, "ferry_unclean_leader_elections_total",
-                                                     "Of those, leaders elected from outside the ISR")) {}
+                                                     "Of those, leaders elected from outside the ISR")),
+      acks_all_waiting_(
+          single<prometheus::Gauge>(registry, "ferry_produce_requests_waiting_for_replicas",
+                                    "Produce requests with acks=all waiting until the ISR has their batches")) {}
 
 void replication_metrics::set_follower_lags(const std::vector<follower_lag>& lags) {
   std::lock_guard lock(lags_mutex_);

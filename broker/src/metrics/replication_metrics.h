@@ -41,6 +41,8 @@ class replication_metrics {
   // cluster's total is their sum over brokers.
   prometheus::Counter& leader_elections() { return *elections_; }
   prometheus::Counter& unclean_leader_elections() { return *unclean_elections_; }
+  // Produce requests with acks=all waiting until the ISR has their batches (one per request).
+  prometheus::Gauge& produce_requests_waiting_for_replicas() { return *acks_all_waiting_; }
   // Replaces every follower lag series with these (the partitions led here now).
   void set_follower_lags(const std::vector<follower_lag>& lags);
 
@@ -56,6 +58,7 @@ class replication_metrics {
   prometheus::Gauge* offline_;
   prometheus::Counter* elections_;
   prometheus::Counter* unclean_elections_;
+  prometheus::Gauge* acks_all_waiting_;
   std::mutex lags_mutex_;
   std::vector<prometheus::Gauge*> lags_;  // guarded by lags_mutex_: the series set last time
 };

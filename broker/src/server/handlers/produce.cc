@@ -196,6 +196,14 @@ bool settle(request_context& ctx, p::produce_response& response, std::vector<owe
 awaitable<void> await_in_sync(request_context& ctx, std::int32_t timeout_ms, p::produce_response& response,
                               std::vector<owed>& waiting) {
   if (!settle(ctx, response, waiting)) co_return;
+  // Counted while it waits, whichever way it ends.
+  struct counted {
+    prometheus::Gauge& gauge;
+    explicit counted(prometheus::Gauge& g) : gauge(g) { gauge.Increment(); }
+    ~counted() { gauge.Decrement(); }
+    counted(const counted&) = delete;
+    counted& operator=(const counted&) = delete;
+  } waiting_request(ctx.broker.metrics.replication().produce_requests_waiting_for_replicas());
   auto waiter = std::make_shared<partition_waiter>(co_await asio::this_coro::executor);
   waiting_on waits(waiter);
   for (const auto& w : waiting)

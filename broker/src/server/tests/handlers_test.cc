@@ -256,6 +256,8 @@ TEST_F(handlers_test, acks_all_waits_until_every_replica_in_the_isr_has_the_batc
   std::optional<p::produce_response> produced;
   start_produce(io, request, produced);
   EXPECT_FALSE(produced);
+  auto& waiting = metrics_.replication().produce_requests_waiting_for_replicas();
+  EXPECT_EQ(waiting.Value(), 1);
 
   // The follower reads past the high watermark, and is told the leader's high watermark.
   auto first = follower_fetch("replicated", 0);
@@ -271,6 +273,7 @@ TEST_F(handlers_test, acks_all_waits_until_every_replica_in_the_isr_has_the_batc
   EXPECT_EQ(run(handlers::handle_fetch, next, 12).responses[0].partitions[0].high_watermark, offset{3});
   io.run();
   ASSERT_TRUE(produced);
+  EXPECT_EQ(waiting.Value(), 0);
   EXPECT_EQ(produced->responses[0].partition_responses[0].error_code, 0);
   EXPECT_EQ(produced->responses[0].partition_responses[0].base_offset, offset{0});
   // Consumers see the batch now, and the follower's reads were not counted as the topic's bytes out.
