@@ -80,3 +80,13 @@ def test_replication_metrics_follow_the_isr_and_the_controller():
         other = next(b for b in staying if b != controller)
         assert metric(c, other, "ferry_offline_partitions") == 0
         assert metric(c, other, "ferry_controller_active") == 0
+        # Records written meanwhile are what the stopped follower lacks, in records and in bytes.
+        led = next(p for p in range(PARTITIONS) if p != victim)
+        kcat("-b", c.bootstrap, "-P", "-t", "watched", "-p", str(led), input=lines)
+        leader = c.leader("watched", led)
+        wait_until(lambda: c.metric(leader, "ferry_partition_follower_lag_records", topic="watched",
+                                    partition=str(led), follower=str(victim)) == 500,
+                   timeout=30, what=f"broker {victim} 500 records behind on watched/{led}")
+        lag_bytes = c.metric(leader, "ferry_partition_follower_lag_bytes", topic="watched", partition=str(led),
+                             follower=str(victim))
+        assert len(lines) <= lag_bytes < 2 * len(lines) + 4096, lag_bytes

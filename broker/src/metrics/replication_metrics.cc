@@ -17,6 +17,11 @@ replication_metrics::replication_metrics(prometheus::Registry& registry)
                       .Name("ferry_partition_follower_lag_records")
                       .Help("Records a follower of a partition led here is behind the leader's log end")
                       .Register(registry)),
+      lag_bytes_family_(
+          prometheus::BuildGauge()
+              .Name("ferry_partition_follower_lag_bytes")
+              .Help("Bytes of batches a follower of a partition led here lacks up to the leader's log end")
+              .Register(registry)),
       partitions_(single<prometheus::Gauge>(registry, "ferry_partitions", "Partition replicas on this broker")),
       leader_partitions_(single<prometheus::Gauge>(registry, "ferry_leader_partitions", "Partitions led here")),
       under_replicated_(single<prometheus::Gauge>(registry, "ferry_under_replicated_partitions",
@@ -42,18 +47,24 @@ replication_metrics::replication_metrics(prometheus::Registry& registry)
 
 void replication_metrics::set_follower_lags(const std::vector<follower_lag>& lags) {
   std::lock_guard lock(lags_mutex_);
-  std::vector<prometheus::Gauge*> now;
-  now.reserve(lags.size());
-  for (const auto& l : lags) {
-    auto& gauge = lag_family_.Add(
-        {{"topic", l.topic}, {"partition", std::to_string(l.partition)}, {"follower", std::to_string(l.follower)}});
-    gauge.Set(static_cast<double>(l.records));
-    now.push_back(&gauge);
-  }
-  std::sort(now.begin(), now.end());
-  for (auto* old : lags_)
-    if (!std::binary_search(now.begin(), now.end(), old)) lag_family_.Remove(old);
-  lags_ = std::move(now);
+  // Sets one family's series and removes those of its last set that are gone.
+  const auto replace = [&](prometheus::Family<prometheus::Gauge>& family, std::vector<prometheus::Gauge*>& last,
+                           auto value) {
+    std::vector<prometheus::Gauge*> now;
+    now.reserve(lags.size());
+    for (const auto& l : lags) {
+      auto& gauge = family.Add(
+          {{"topic", l.topic}, {"partition", std::to_string(l.partition)}, {"follower", std::to_string(l.follower)}});
+      gauge.Set(static_cast<double>(value(l)));
+      now.push_back(&gauge);
+    }
+    std::sort(now.begin(), now.end());
+    for (auto* old : last)
+      if (!std::binary_search(now.begin(), now.end(), old)) family.Remove(old);
+    last = std::move(now);
+  };
+  replace(lag_family_, lags_, [](const follower_lag& l) { return l.records; });
+  replace(lag_bytes_family_, lag_bytes_, [](const follower_lag& l) { return l.bytes; });
 }
 
 }  // namespace ferry::metrics

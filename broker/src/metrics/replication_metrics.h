@@ -13,12 +13,13 @@
 
 namespace ferry::metrics {
 
-// Where one follower of a partition led here is, in records behind the leader's log end.
+// Where one follower of a partition led here is: records and bytes behind the leader's log end.
 struct follower_lag {
   std::string topic;
   std::int32_t partition = 0;
   std::int32_t follower = 0;
   std::int64_t records = 0;
+  std::uint64_t bytes = 0;
 };
 
 // The replication metrics (docs/metrics.md): this broker's partitions and leaderships and how healthy their
@@ -48,6 +49,7 @@ class replication_metrics {
 
  private:
   prometheus::Family<prometheus::Gauge>& lag_family_;
+  prometheus::Family<prometheus::Gauge>& lag_bytes_family_;
   prometheus::Gauge* partitions_;
   prometheus::Gauge* leader_partitions_;
   prometheus::Gauge* under_replicated_;
@@ -60,7 +62,8 @@ class replication_metrics {
   prometheus::Counter* unclean_elections_;
   prometheus::Gauge* acks_all_waiting_;
   std::mutex lags_mutex_;
-  std::vector<prometheus::Gauge*> lags_;  // guarded by lags_mutex_: the series set last time
+  std::vector<prometheus::Gauge*> lags_;       // guarded by lags_mutex_: the series set last time
+  std::vector<prometheus::Gauge*> lag_bytes_;  // guarded by lags_mutex_
 };
 
 }  // namespace ferry::metrics

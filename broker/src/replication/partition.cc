@@ -133,13 +133,22 @@ std::vector<partition::follower_lag> partition::follower_lags() const {
   std::vector<follower_lag> out;
   if (!leader_.load()) return out;
   const offset end = log_->log_end_offset();
-  std::lock_guard lock(followers_mutex_);
-  for (const broker_id f : leadership_.followers) {
-    const auto it = followers_.find(f);
-    // Until its first fetch in this leadership a follower is as far behind as it can be.
-    const offset at =
-        it == followers_.end() || it->second.log_end.value() < 0 ? log_->log_start_offset() : it->second.log_end;
-    out.push_back({f, std::max<std::int64_t>(0, end.value() - at.value())});
+  std::vector<offset> positions;
+  {
+    std::lock_guard lock(followers_mutex_);
+    for (const broker_id f : leadership_.followers) {
+      const auto it = followers_.find(f);
+      // Until its first fetch in this leadership a follower is as far behind as it can be.
+      const offset at =
+          it == followers_.end() || it->second.log_end.value() < 0 ? log_->log_start_offset() : it->second.log_end;
+      out.push_back({f, std::max<std::int64_t>(0, end.value() - at.value()), 0});
+      positions.push_back(at);
+    }
+  }
+  // Outside the lock: counting bytes may read an index.
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i].records == 0) continue;
+    if (const auto bytes = log_->size_bytes_from(positions[i])) out[i].bytes = bytes.value();
   }
   return out;
 }

@@ -70,10 +70,12 @@ class partition {
   // The ISR's size, this broker included, while it leads.
   [[nodiscard]] std::size_t in_sync_replicas() const;
   [[nodiscard]] leadership current_leadership() const;
-  // While it leads: how many records each follower is behind the log end, as its last fetch said.
+  // While it leads: how far each follower is behind the log end, as its last fetch said, in records and in
+  // bytes of the batches it lacks (0 when the log cannot tell, such as while its dir is offline).
   struct follower_lag {
     broker_id follower;
     std::int64_t records = 0;
+    std::uint64_t bytes = 0;
   };
   [[nodiscard]] std::vector<follower_lag> follower_lags() const;
 

@@ -268,7 +268,7 @@ void partition_manager::refresh_metrics() {
       if (isr < 1 + followers.size()) ++under_replicated;
       if (std::cmp_less(isr, p->settings()->min_insync_replicas)) ++under_min_isr;
       for (const auto& lag : followers)
-        lags.push_back({tp.topic, tp.partition.value(), lag.follower.value(), lag.records});
+        lags.push_back({tp.topic, tp.partition.value(), lag.follower.value(), lag.records, lag.bytes});
     }
     metrics_.partition_log_size(tp.topic, tp.partition.value()).Set(static_cast<double>(p->log().size_bytes()));
     metrics_.partition_log_end_offset(tp.topic, tp.partition.value())

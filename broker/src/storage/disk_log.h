@@ -63,6 +63,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   [[nodiscard]] offset flushed_offset() const override { return offset{flushed_.load(std::memory_order_acquire)}; }
   [[nodiscard]] offset visible_end() const override;
   [[nodiscard]] std::uint64_t size_bytes() const override;
+  result<std::uint64_t> size_bytes_from(offset from) override;
   [[nodiscard]] std::size_t segment_count() const override;
   [[nodiscard]] std::optional<producer_entry> producer(producer_id id) const override;
   void begin_epoch(leader_epoch epoch) override;

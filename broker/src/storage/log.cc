@@ -271,6 +271,28 @@ std::uint64_t disk_log::size_bytes() const {
   return total;
 }
 
+result<std::uint64_t> disk_log::size_bytes_from(offset from) {
+  if (dir_->offline()) return offline_error();
+  std::shared_ptr<segment> first;
+  std::vector<std::shared_ptr<segment>> later;
+  {
+    std::shared_lock lock(segments_mutex_);
+    if (from >= log_end_offset()) return std::uint64_t{0};
+    first = segment_for(std::max(from, log_start_offset()));
+    for (auto next = first ? segment_after(*first) : nullptr; next; next = segment_after(*next)) later.push_back(next);
+  }
+  std::uint64_t bytes = 0;
+  if (first) {
+    const auto at = first->committed();
+    if (from < at.next_offset) {
+      FERRY_TRY(const auto batch, first->locate(std::max(from, first->base_offset()), at));
+      bytes += at.size - batch.position;
+    }
+  }
+  for (const auto& seg : later) bytes += seg->committed().size;
+  return bytes;
+}
+
 std::size_t disk_log::segment_count() const {
   std::shared_lock lock(segments_mutex_);
   return segments_.size();

@@ -101,6 +101,9 @@ class log {
   // flush policy asked for is pending, when it is the flushed offset.
   [[nodiscard]] virtual offset visible_end() const = 0;
   [[nodiscard]] virtual std::uint64_t size_bytes() const = 0;
+  // Bytes of the batches from the one holding `from` to the log end (all of them below the log start, none at
+  // or past the end): how far behind a replica whose log ends at `from` is. May read a sealed segment's index.
+  virtual result<std::uint64_t> size_bytes_from(offset from) = 0;
   [[nodiscard]] virtual std::size_t segment_count() const = 0;
 
   // Leader epochs (leader_epoch_cache.h). append() records the epoch it stamps where that epoch starts. A

@@ -197,5 +197,35 @@ TEST_F(reassignment_in_zookeeper, ACancelledMoveTakesTheAddedReplicaOutOfTheIsr)
   EXPECT_EQ(partition_of(*view, "back")->state->leader, broker_id{1});
 }
 
+// The reassignment lives in the topic znode, so a controller elected while it is in progress completes it.
+TEST_F(reassignment_in_zookeeper, ANewControllerCompletesAMoveInProgress) {
+  ASSERT_TRUE(controller().topics().create_topic("handed", {{partition_id{0}, ids({2})}}, {}));
+  auto view = await([](const cluster_view& v) {
+    const auto* p = partition_of(v, "handed");
+    return p != nullptr && p->state && p->state->leader == broker_id{2};
+  });
+  ASSERT_TRUE(view);
+  ASSERT_TRUE(controller().topics().alter_assignment("handed", [](layout::topic_assignment& t) -> result<bool> {
+    set_assignment(t, partition_id{0}, reassign_to(assignment_of(t, partition_id{0}), ids({3})));
+    return true;
+  }));
+  auto& survivor = *registries_.back();  // broker 2, the leader
+  ASSERT_TRUE(survivor.wait_for([](const cluster_view& v) { return partition_of(v, "handed")->reassigning(); }, 15s));
+  registries_.front()->shutdown();  // the controller goes; broker 2 takes over
+  registries_.erase(registries_.begin());
+  ASSERT_TRUE(survivor.wait_for([](const cluster_view& v) { return v.controller == broker_id{2}; }, 30s));
+  const auto moving = survivor.view();
+  ASSERT_TRUE(survivor.alter_isr({"handed", partition_id{0}}, *partition_of(*moving, "handed")->state, ids({2, 3})));
+  const auto done = survivor.wait_for(
+      [](const cluster_view& v) {
+        const auto* p = partition_of(v, "handed");
+        return !p->reassigning() && p->state->leader == broker_id{3};
+      },
+      15s);
+  ASSERT_TRUE(done) << "the new controller did not complete the move";
+  EXPECT_EQ(partition_of(*done.value(), "handed")->replicas, ids({3}));
+  EXPECT_EQ(partition_of(*done.value(), "handed")->state->isr, ids({3}));
+}
+
 }  // namespace
 }  // namespace ferry::coord

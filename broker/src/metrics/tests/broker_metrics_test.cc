@@ -38,9 +38,12 @@ TEST(broker_metrics, forgotten_topics_leave_the_exposition) {
 // its series with it.
 TEST(broker_metrics, follower_lag_series_are_replaced_whole) {
   broker_metrics m;
-  m.replication().set_follower_lags({{"orders", 0, 2, 15}, {"orders", 0, 3, 0}});
+  m.replication().set_follower_lags({{"orders", 0, 2, 15, 1500}, {"orders", 0, 3, 0, 0}});
   std::string text = exposition(m);
   EXPECT_NE(text.find("ferry_partition_follower_lag_records{follower=\"2\",partition=\"0\",topic=\"orders\"} 15"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ferry_partition_follower_lag_bytes{follower=\"2\",partition=\"0\",topic=\"orders\"} 1500"),
             std::string::npos)
       << text;
   m.replication().set_follower_lags({{"orders", 0, 3, 4}});
@@ -51,6 +54,7 @@ TEST(broker_metrics, follower_lag_series_are_replaced_whole) {
       << text;
   m.replication().set_follower_lags({});
   EXPECT_EQ(exposition(m).find("ferry_partition_follower_lag_records{"), std::string::npos);
+  EXPECT_EQ(exposition(m).find("ferry_partition_follower_lag_bytes{"), std::string::npos);
 }
 
 }  // namespace

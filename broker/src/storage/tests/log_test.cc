@@ -118,6 +118,18 @@ TEST_F(log_test, appends_read_back_verbatim_across_many_segments) {
   for (int o = 0; o < 300; ++o) EXPECT_EQ(read_bases(*l, o, 1), std::vector<std::int64_t>{o / 3 * 3}) << o;
 }
 
+// A follower's lag in bytes: the batches from the one holding its log end to the leader's, across segments.
+TEST_F(log_test, counts_the_bytes_from_an_offset_to_the_end) {
+  auto l = open(small_segments(4));
+  for (int i = 0; i < 10; ++i) append(*l, start_ms + i);  // 30 offsets in three segments
+  EXPECT_EQ(l->size_bytes_from(offset{0}).value(), 10 * batch_size);
+  EXPECT_EQ(l->size_bytes_from(offset{3}).value(), 9 * batch_size);
+  EXPECT_EQ(l->size_bytes_from(offset{13}).value(), 6 * batch_size);  // inside the fifth batch, second segment
+  EXPECT_EQ(l->size_bytes_from(offset{29}).value(), batch_size);
+  EXPECT_EQ(l->size_bytes_from(offset{30}).value(), 0u);
+  EXPECT_EQ(l->size_bytes_from(offset{99}).value(), 0u);
+}
+
 TEST_F(log_test, reads_return_whole_batches_and_at_least_one) {
   auto l = open(small_segments(4));
   for (int i = 0; i < 10; ++i) append(*l);
