@@ -221,6 +221,14 @@ class Cluster:
         """The partition's .log files on that broker, in offset order."""
         return sorted(glob.glob(os.path.join(self.partition_dir(broker, topic, partition), "*.log")))
 
+    def segment_bytes(self, broker, topic, partition):
+        """The partition's segments on that broker, concatenated: replicas compare equal byte for byte."""
+        out = b""
+        for path in self.segment_files(broker, topic, partition):
+            with open(path, "rb") as f:
+                out += f.read()
+        return out
+
     def sanitizer_reports(self):
         reports = []
         for b in range(self.brokers):

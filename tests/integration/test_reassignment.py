@@ -6,7 +6,6 @@ kcat producing and consuming.
 """
 import json
 import os
-import signal
 import subprocess
 import tempfile
 import threading
@@ -81,22 +80,14 @@ def local_state(cluster, broker, topic, partition):
     return None
 
 
-def segment_bytes(cluster, broker, topic, partition):
-    out = b""
-    for path in cluster.segment_files(broker, topic, partition):
-        with open(path, "rb") as f:
-            out += f.read()
-    return out
-
-
 def assert_replicas_identical(cluster, topic, partition, brokers):
     def same():
         states = [local_state(cluster, b, topic, partition) for b in brokers]
         return states[0] is not None and states[0][0] > 0 and all(s == states[0] for s in states) and states
     wait_until(same, timeout=60, what=f"the replicas of {topic}/{partition} on {brokers} to reach the leader")
-    reference = segment_bytes(cluster, brokers[0], topic, partition)
+    reference = cluster.segment_bytes(brokers[0], topic, partition)
     for b in brokers[1:]:
-        assert segment_bytes(cluster, b, topic, partition) == reference, f"broker {b}, {topic}/{partition}"
+        assert cluster.segment_bytes(b, topic, partition) == reference, f"broker {b}, {topic}/{partition}"
 
 
 def consume(cluster, topic, partition):
@@ -223,25 +214,24 @@ def test_a_reassignment_in_progress_can_be_cancelled(four):
     kcat("-b", c.bootstrap, "-P", "-t", topic, "-p", "0", "-X", "topic.request.required.acks=-1",
          input=b"".join(b"record-%d\n" % i for i in range(1000)))
     wait_until(lambda: partitions(c, topic) == {0: ([0, 1], [0, 1])}, timeout=60, what="both replicas in sync")
-    # A broker that is frozen (still registered, as its session outlives the test) gets the new replica, so the
-    # move cannot finish; not the controller, which the tool asks.
-    status, body = c.admin(0, "/v1/brokers")
-    assert status == 200, body
-    target = 2 if body["controller"] != 2 else 3
-    frozen = c.pid(target)
-    os.kill(frozen, signal.SIGSTOP)
+    # A move that cannot finish, written to ZooKeeper as the operator would (docs/zookeeper-layout.md rule 5):
+    # broker 9 does not exist, so it never joins the ISR.
+    zk = c.zookeeper()
     try:
-        out = reassign(c, topic, {0: [0, 1, target]})
-        assert f"Successfully started partition reassignment for {topic}-0" in out, out
-        listed = kafka_tool(REASSIGN_TOOL, "--bootstrap-server", c.bootstrap, "--list")
-        assert f"{topic}-0: replicas: 0,1,{target}. adding: {target}.\n" in listed.stdout, listed.stdout
-        # The tool then clears throttles on every broker, which the frozen one cannot answer.
-        out = reassign(c, topic, {0: [0, 1, target]}, "--cancel", "--preserve-throttles")
-        assert f"Successfully cancelled partition reassignment for: {topic}-0" in out, out
-        wait_until(lambda: partitions(c, topic) == {0: ([0, 1], [0, 1])}, timeout=30,
-                   what="the original assignment back")
+        path = f"/brokers/topics/{topic}"
+        data, stat = zk.get(path)
+        node = json.loads(data)
+        node.update({"partitions": {"0": [0, 1, 9]}, "adding_replicas": {"0": [9]}, "removing_replicas": {}})
+        zk.set(path, json.dumps(node).encode(), version=stat.version)
     finally:
-        os.kill(frozen, signal.SIGCONT)
-    wait_until(lambda: not os.path.exists(c.partition_dir(target, topic, 0)), timeout=30,
-               what=f"broker {target} to drop the replica it was given")
+        zk.stop()
+    wait_until(lambda: partitions(c, topic) == {0: ([0, 1, 9], [0, 1])}, timeout=30, what="the move under way")
+    listed = kafka_tool(REASSIGN_TOOL, "--bootstrap-server", c.bootstrap, "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert f"{topic}-0: replicas: 0,1,9. adding: 9.\n" in listed.stdout, listed.stdout
+
+    # The tool then clears throttles on every broker the plan names, which broker 9 cannot answer.
+    out = reassign(c, topic, {0: [0, 1, 9]}, "--cancel", "--preserve-throttles")
+    assert f"Successfully cancelled partition reassignment for: {topic}-0" in out, out
+    wait_until(lambda: partitions(c, topic) == {0: ([0, 1], [0, 1])}, timeout=30, what="the original assignment back")
     assert len(consume(c, topic, 0)) == 1000

@@ -31,14 +31,6 @@ def local_state(cluster, broker, topic):
             for p in body["partitions"] if "local" in p}
 
 
-def segment_bytes(cluster, broker, topic, partition):
-    out = b""
-    for path in cluster.segment_files(broker, topic, partition):
-        with open(path, "rb") as f:
-            out += f.read()
-    return out
-
-
 def isr(cluster, topic):
     """{partition: sorted ISR} as ZooKeeper has it, through broker 0's admin API."""
     status, body = cluster.admin(0, f"/v1/topics/{topic}")
@@ -60,10 +52,10 @@ def assert_replicas_identical(cluster, topic, brokers=(0, 1, 2)):
     states = wait_until(in_sync, timeout=60, what=f"every replica of {topic} to reach its leader")
     for p in range(PARTITIONS):
         assert states[p][0] > 0 and states[p][0] == states[p][1], states
-        leader_bytes = segment_bytes(cluster, cluster.leader(topic, p), topic, p)
+        leader_bytes = cluster.segment_bytes(cluster.leader(topic, p), topic, p)
         assert leader_bytes
         for b in brokers:
-            assert segment_bytes(cluster, b, topic, p) == leader_bytes, f"broker {b}, partition {p}"
+            assert cluster.segment_bytes(b, topic, p) == leader_bytes, f"broker {b}, partition {p}"
 
 
 def test_followers_store_the_leaders_batches_byte_for_byte(three):

@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "coord/broker_registration.h"
 #include "coord/cluster_registry.h"
 #include "coord/layout.h"
 #include "coord/tests/zk_test_support.h"
@@ -100,12 +99,8 @@ class reassignment_in_zookeeper : public ::testing::Test {
       ASSERT_TRUE(registry) << registry.error().message();
       registries_.push_back(std::move(registry).value());
     }
-    zk_session_options options;
-    options.connect = connect_;
-    auto session = zk_session::connect(options);
-    ASSERT_TRUE(session) << session.error().message();
-    three_ = std::move(session).value();
-    ASSERT_TRUE(register_broker(*three_, {broker_id{3}, "broker-3.test", 9093, std::nullopt}, std::nullopt));
+    three_ = test::registered_session(connect_, 3);
+    ASSERT_TRUE(three_);
     ASSERT_TRUE(await([](const cluster_view& v) { return v.brokers.size() == 3; }));
   }
 

@@ -43,12 +43,8 @@ class returning_broker : public ::testing::Test {
     connect_ = test::fresh_connect();
     one_ = start(1);
     two_ = start(2);
-    zk_session_options options;
-    options.connect = connect_;
-    auto session = zk_session::connect(options);
-    ASSERT_TRUE(session) << session.error().message();
-    three_ = std::move(session).value();
-    ASSERT_TRUE(register_broker(*three_, {broker_id{3}, "broker-3.test", 9093, std::nullopt}, std::nullopt));
+    three_ = test::registered_session(connect_, 3);
+    ASSERT_TRUE(three_);
     await(*one_, [](const cluster_view& v) { return v.brokers.size() == 3; });
   }
 

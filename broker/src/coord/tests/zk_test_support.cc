@@ -5,6 +5,8 @@
 #include <atomic>
 #include <memory>
 
+#include "coord/broker_registration.h"
+
 namespace ferry::coord::test {
 
 testing::zookeeper_server& shared_server() {
@@ -28,6 +30,18 @@ registry_options broker_options(const std::string& connect, std::int32_t id) {
   options.host = "broker-" + std::to_string(id) + ".test";
   options.port = 9090 + id;
   return options;
+}
+
+std::unique_ptr<zk_session> registered_session(const std::string& connect, std::int32_t id) {
+  zk_session_options options;
+  options.connect = connect;
+  auto session = zk_session::connect(options);
+  EXPECT_TRUE(session) << session.error().message();
+  if (!session) return nullptr;
+  const broker_endpoint self{broker_id{id}, "broker-" + std::to_string(id) + ".test", 9090 + id, std::nullopt};
+  const auto registered = register_broker(*session.value(), self, std::nullopt);
+  EXPECT_TRUE(registered) << registered.error().message();
+  return registered ? std::move(session).value() : nullptr;
 }
 
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {

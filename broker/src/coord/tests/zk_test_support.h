@@ -19,6 +19,10 @@ std::string fresh_connect();
 
 registry_options broker_options(const std::string& connect, std::int32_t id);
 
+// A broker registration without a broker process: broker `id` registered on a session of the caller's own
+// (nullptr, with a test failure, if that fails).
+std::unique_ptr<zk_session> registered_session(const std::string& connect, std::int32_t id);
+
 // Polls `condition` until it holds or `timeout` passes; for state that has no notification to wait on.
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = std::chrono::seconds(15));
 
