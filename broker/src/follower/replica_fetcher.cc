@@ -73,6 +73,23 @@ awaitable<void> replica_fetcher::pause(std::chrono::milliseconds duration) {
   co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
+void replica_fetcher::drop_damaged_tails() {
+  std::vector<std::shared_ptr<replication::partition>> followed;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& f : partitions_) followed.push_back(f.partition);
+  }
+  for (const auto& partition : followed) {
+    const auto damaged = partition->log().damaged_from();
+    if (!damaged || partition->is_leader()) continue;
+    FERRY_LOG(warn, "follower")
+        << partition->id() << ": recovery could not read this log from offset " << *damaged
+        << " on (records after it are kept); truncating there to fetch it all again from leader " << leader_.id;
+    if (const auto cut = partition->truncate_to(*damaged); !cut)
+      FERRY_LOG(error, "follower") << partition->id() << ": truncation failed: " << cut.error().message();
+  }
+}
+
 p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& asked) {
   p::fetch_request request;
   request.replica_id = self_;
@@ -108,6 +125,7 @@ awaitable<void> replica_fetcher::run() {
   std::vector<std::byte> body;
   const auto backoff = std::chrono::milliseconds(settings_.backoff_ms);
   while (!stopped_) {
+    drop_damaged_tails();
     std::vector<asked_partition> asked;
     const auto request = build_request(asked);
     if (asked.empty()) {

@@ -72,6 +72,9 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
     offset from;
   };
   // What to fetch now: the partitions not backing off.
+  // A followed replica whose recovery left a hole in flushed data (storage::log::damaged_from) drops everything
+  // from the hole on, so it fetches the leader's records instead of keeping a log that skips some.
+  void drop_damaged_tails();
   [[nodiscard]] protocol::fetch_request build_request(std::vector<asked_partition>& asked);
   // Applies one partition's answer; false when the partition should back off.
   bool apply(const asked_partition& asked,

@@ -64,6 +64,13 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   [[nodiscard]] offset visible_end() const override;
   [[nodiscard]] std::uint64_t size_bytes() const override;
   result<std::uint64_t> size_bytes_from(offset from) override;
+  [[nodiscard]] std::optional<offset> damaged_from() const override {
+    // Retention may have removed the hole since.
+    const auto from = damaged_from_.load();
+    return from < 0 || from < log_start_offset().value() ? std::nullopt : std::optional<offset>(offset{from});
+  }
+  // Set by open_log when recovery left a hole (damaged_from()).
+  void note_damage(offset from) { damaged_from_.store(from.value()); }
   [[nodiscard]] std::size_t segment_count() const override;
   [[nodiscard]] std::optional<producer_entry> producer(producer_id id) const override;
   void begin_epoch(leader_epoch epoch) override;
@@ -106,6 +113,8 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   // truncate_to's cut of the segment that holds `end`, and removal of the later ones; returns the new end.
   // Call with write_mutex_ and flush_mutex_ held.
   result<offset> cut_segments_at(offset end);
+  // Replaces the empty active segment with one based at `base`, past the log end. Call with write_mutex_ held.
+  result<void> rebase_empty_active(offset base);
   // Removes every segment and starts an empty one at `start`. Call with write_mutex_ and flush_mutex_ held.
   result<void> restart_at(offset start);
   // Rebuilds the producer state from the snapshots and batches below the log end, after a truncation.
@@ -141,6 +150,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   std::vector<std::shared_ptr<segment>> segments_;
   std::atomic<std::int64_t> log_start_;
   std::atomic<std::int64_t> log_end_;
+  std::atomic<std::int64_t> damaged_from_{-1};  // damaged_from(), -1 for none
   // Everything below it is fsynced. Moved by flushes and background seals, under flush_mutex_.
   std::atomic<std::int64_t> flushed_;
   // The end of the last batch whose append asked for a flush; nothing at or past flushed_ is visible while

@@ -642,7 +642,12 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
 
   // Recovery fsynced what it scanned, and what it trusted was flushed before: all of it is on disk.
   const offset flushed = segments.back()->committed().next_offset;
+  // A damaged segment that is not the last one is a hole that later records follow.
+  std::optional<offset> damaged_from;
+  for (std::size_t i = 0; i + 1 < segments.size() && !damaged_from; ++i)
+    if (segments[i]->damaged()) damaged_from = segments[i]->committed().next_offset;
   auto opened = std::make_shared<disk_log>(options, std::move(segments), flushed);
+  if (damaged_from) opened->note_damage(*damaged_from);
   FERRY_TRY(opened->load_producer_state());
   FERRY_TRY(opened->load_leader_epochs(options.needs_recovery ? recovery_point : offset{INT64_MAX}));
   return std::shared_ptr<log>(std::move(opened));

@@ -104,6 +104,10 @@ class log {
   // Bytes of the batches from the one holding `from` to the log end (all of them below the log start, none at
   // or past the end): how far behind a replica whose log ends at `from` is. May read a sealed segment's index.
   virtual result<std::uint64_t> size_bytes_from(offset from) = 0;
+  // Where recovery found damage in flushed data that later records follow (reads go around the hole): the first
+  // offset it could not read, until a truncation at or below it; nullopt for a log without such a hole. A
+  // follower drops everything from there and fetches it again rather than keep a hole its leader does not have.
+  [[nodiscard]] virtual std::optional<offset> damaged_from() const = 0;
   [[nodiscard]] virtual std::size_t segment_count() const = 0;
 
   // Leader epochs (leader_epoch_cache.h). append() records the epoch it stamps where that epoch starts. A

@@ -21,10 +21,17 @@ result<append_result> disk_log::append_replicated(std::span<const std::byte> bat
     if (const auto invalid = model::validate_batch(batch, {.max_batch_bytes = SIZE_MAX, .from_client = false}))
       return invalid;
     const model::batch_header_view header(batch);
-    if (header.base_offset() != log_end_offset()) {
+    // Past the log end is a gap in the leader's log (Kafka's followers take those too: compaction leaves them, and
+    // so does a leader's recovery that reads around damaged flushed data); before it would reuse offsets.
+    if (header.base_offset() < log_end_offset()) {
       FERRY_LOG(error, "storage") << directory_.string() << ": a replicated batch starts at " << header.base_offset()
-                                  << ", not at the log end " << log_end_offset();
+                                  << ", before the log end " << log_end_offset();
       return errc::out_of_order_offsets;
+    }
+    // A segment is named after its first batch: an empty active segment moves to where the batch after a gap
+    // starts (Kafka's roll replaces an empty active segment the same way).
+    if (header.base_offset() > log_end_offset() && segments_.back()->committed().size == 0) {
+      FERRY_TRY(rebase_empty_active(header.base_offset()));
     }
     const offset last = header.last_offset();
     FERRY_TRY(maybe_roll(size, last));
@@ -46,6 +53,24 @@ result<append_result> disk_log::append_replicated(std::span<const std::byte> bat
     batches = batches.subspan(size);
   }
   return out;
+}
+
+result<void> disk_log::rebase_empty_active(offset base) {
+  const auto empty = segments_.back();
+  auto created = segment::create(*fs_, directory_, base, config_.segment_index_bytes);
+  if (!created) return io_failed("creating segment " + std::to_string(base.value()), created.error());
+  {
+    std::unique_lock lock(segments_mutex_);
+    segments_.back() = std::move(created).value();
+    // Nothing is below the new segment: the log starts there.
+    if (segments_.size() == 1) log_start_.store(base.value(), std::memory_order_release);
+  }
+  for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+    if (auto removed = fs_->remove(directory_ / offset_file_name(empty->base_offset(), suffix)); !removed)
+      return io_failed("removing an empty segment", removed.error());
+  }
+  directory_dirty_ = true;
+  return success();
 }
 
 result<void> disk_log::truncate(offset end, bool reset) {
@@ -75,6 +100,7 @@ result<void> disk_log::truncate(offset end, bool reset) {
     FERRY_TRY(new_end, cut_segments_at(end));
   }
   log_end_.store(new_end.value(), std::memory_order_release);
+  if (emptied || damaged_from_.load() >= new_end.value()) damaged_from_.store(-1);
   if (flushed_.load() > new_end.value()) flushed_.store(new_end.value(), std::memory_order_release);
   if (flush_owed_.load() > new_end.value()) flush_owed_.store(new_end.value(), std::memory_order_release);
   FERRY_TRY(reload_producer_state());

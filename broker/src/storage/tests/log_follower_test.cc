@@ -15,7 +15,8 @@ const std::uint64_t batch_size = build_simple_batch(3).size();
 
 class log_follower_test : public ::testing::Test {
  protected:
-  std::shared_ptr<log> open(const std::filesystem::path& dir, bool recovery = false) {
+  std::shared_ptr<log> open(const std::filesystem::path& dir, bool recovery = false,
+                            offset recovery_point = offset{0}) {
     log_config config;
     config.segment_bytes = static_cast<std::int64_t>(4 * batch_size);
     auto opened = open_log({.fs = fs_,
@@ -23,7 +24,7 @@ class log_follower_test : public ::testing::Test {
                             .directory = dir,
                             .config = config,
                             .needs_recovery = recovery,
-                            .recovery_point = recovery ? offset{0} : offset{INT64_MAX}});
+                            .recovery_point = recovery ? recovery_point : offset{INT64_MAX}});
     EXPECT_TRUE(opened) << opened.error().message();
     return std::move(opened).value();
   }
@@ -74,15 +75,43 @@ TEST_F(log_follower_test, replicated_batches_are_stored_as_the_leader_has_them) 
   EXPECT_EQ(follower->log_end_offset(), offset{24});
 }
 
-TEST_F(log_follower_test, a_batch_that_is_not_next_or_not_intact_is_refused) {
+TEST_F(log_follower_test, a_batch_before_the_log_end_or_not_intact_is_refused_and_one_past_it_leaves_a_gap) {
   auto leader = open(leader_dir_);
   append(*leader, 0, 3);
   auto follower = open(follower_dir_);
-  EXPECT_EQ(follower->append_replicated(bytes_from(*leader, 3)).error(), errc::out_of_order_offsets);
   auto damaged = bytes_from(*leader, 0);
   damaged[batch_size - 1] ^= std::byte{1};
   EXPECT_FALSE(follower->append_replicated(damaged));
   EXPECT_EQ(follower->log_end_offset(), offset{0});
+  // The leader's log skips offsets 0..2 (compaction, or a hole its recovery reads around): so does this one.
+  ASSERT_TRUE(follower->append_replicated(bytes_from(*leader, 3)));
+  EXPECT_EQ(follower->log_end_offset(), offset{9});
+  EXPECT_EQ(bases(*follower), (std::vector<std::int64_t>{3, 6}));
+  EXPECT_EQ(follower->append_replicated(bytes_from(*leader, 6)).error(), errc::out_of_order_offsets);
+  EXPECT_EQ(follower->log_end_offset(), offset{9});
+}
+
+// A replica whose recovery found damage in flushed data reads around the hole; as a follower it truncates there
+// (damaged_from) and fetches the rest again, ending with the leader's log.
+TEST_F(log_follower_test, a_hole_recovery_left_is_reported_until_a_truncation_removes_it) {
+  auto leader = open(leader_dir_);
+  append(*leader, 0, 12);  // segments 0, 12 and 24 of four batches each
+  {
+    auto follower = open(follower_dir_);
+    ASSERT_TRUE(follower->append_replicated(bytes_from(*leader, 0)));
+    EXPECT_FALSE(follower->damaged_from());
+  }
+  testing::flip_byte(follower_dir_ / offset_file_name(offset{12}, log_suffix), batch_size + 70);  // in batch 15
+  // Without its index the segment is scanned at the next start; the recovery point says all of it was flushed,
+  // so the damage is kept and read around.
+  std::filesystem::remove(follower_dir_ / offset_file_name(offset{12}, index_suffix));
+  auto follower = open(follower_dir_, true, offset{36});
+  ASSERT_EQ(follower->damaged_from(), offset{15});
+  EXPECT_EQ(follower->log_end_offset(), offset{36});
+  ASSERT_TRUE(follower->truncate_to(offset{15}));
+  EXPECT_FALSE(follower->damaged_from());
+  ASSERT_TRUE(follower->append_replicated(bytes_from(*leader, 15)));
+  EXPECT_EQ(bytes_from(*follower, 0), bytes_from(*leader, 0));
 }
 
 TEST_F(log_follower_test, truncation_cuts_at_a_batch_boundary_and_the_log_goes_on_from_there) {
