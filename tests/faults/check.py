@@ -304,7 +304,10 @@ def run(args):
         create_topic(cluster)
         for p in range(PARTITIONS):
             cluster.leader(TOPIC, p)
-        producers = [history.Producer(i, cluster.bootstrap, TOPIC, PARTITIONS, args.rate) for i in range(3)]
+        producers = [history.Producer(i, cluster.bootstrap, TOPIC, PARTITIONS, args.rate,
+                                      debug_log=os.path.join(cluster.data, f"producer-{i}.log") if args.client_debug
+                                      else None)
+                     for i in range(3)]
         for p in producers:
             p.start()
         reader = history.Reader(cluster.bootstrap, TOPIC, os.path.join(cluster.data, "reader.log"))
@@ -366,7 +369,9 @@ def run(args):
     if bad or counts["acknowledged"] == 0:
         log(f"FAILED: {bad or 'nothing was acknowledged'}; the brokers' logs and data are in {cluster.data}")
         return 1
-    if not args.keep:
+    if args.client_debug:
+        log(f"the brokers' and producers' logs are in {cluster.data}")
+    elif not args.keep:
         shutil.rmtree(cluster.data, ignore_errors=True)
     log("OK: every acknowledged record is stored once, in order, and every replica is identical")
     return 0
@@ -384,6 +389,9 @@ def main():
                         help="seconds of random faults; 0 (the default) runs each fault once")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: from the clock, printed)")
     parser.add_argument("--rate", type=float, default=200, help="records a second per producer (3 producers)")
+    parser.add_argument("--client-debug", action="store_true",
+                        help="librdkafka's eos,msg,broker debug log of each producer in producer-<i>.log beside the "
+                             "brokers' logs, kept also when the run passes (to see why a producer bumped its epoch)")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running and its directory in place, for inspection")
     args = parser.parse_args()
     if args.seed is None:

@@ -6,6 +6,7 @@ went. Reader: kcat consuming every partition all along, remembering the value it
 check() compares both with a final read of every partition.
 """
 import collections
+import logging
 import subprocess
 import threading
 import time
@@ -19,8 +20,19 @@ def librdkafka_version():
     return (number >> 24) & 0xFF, (number >> 16) & 0xFF, (number >> 8) & 0xFF
 
 
+def _file_logger(name, path):
+    """A logger that writes librdkafka's log lines (handed over on poll()) to `path`, with the time."""
+    logger = logging.getLogger(name)
+    logger.propagate = False
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    return logger
+
+
 class Producer:
-    def __init__(self, index, bootstrap, topic, partitions, rate):
+    def __init__(self, index, bootstrap, topic, partitions, rate, debug_log=None):
         self.index = index
         self.topic = topic
         self.partitions = partitions
@@ -28,7 +40,10 @@ class Producer:
         self.client = confluent_kafka.Producer({
             "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
             "message.timeout.ms": 600000, "reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 1000,
-            "topic.metadata.refresh.interval.ms": 5000, "log_level": 2})
+            "topic.metadata.refresh.interval.ms": 5000, "log_level": 2,
+            # With debug_log, librdkafka's idempotence, message and connection debug lines go there.
+            **({"debug": "eos,msg,broker", "log_level": 7, "logger": _file_logger(f"producer-{index}", debug_log)}
+               if debug_log else {})})
         self.sent = 0
         self.acked = {}   # seq -> (partition, offset)
         self.failed = {}  # seq -> error

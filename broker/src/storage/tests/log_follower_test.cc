@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "model/testing/batch_builder.h"
+#include "storage/errc.h"
 #include "storage/file_names.h"
 #include "storage/log.h"
 #include "storage/tests/fixture.h"
@@ -173,6 +174,67 @@ TEST_F(log_follower_test, truncation_rebuilds_the_producer_state_from_what_is_le
   ASSERT_EQ(follower->producer(producer_id{7})->batches.back().last_offset, offset{5});
   ASSERT_TRUE(follower->truncate_to(offset{3}));
   EXPECT_EQ(follower->producer(producer_id{7})->batches.back().last_offset, offset{2});
+}
+
+// One record from producer 7, epoch 0, at `sequence`.
+std::vector<std::byte> produced(std::int32_t sequence) {
+  model::testing::batch_spec spec;
+  spec.records.push_back({"k", "v", {}, 0});
+  spec.producer = producer_id{7};
+  spec.epoch = producer_epoch{0};
+  spec.base_sequence = sequence;
+  return model::testing::build_batch(spec);
+}
+
+// A follower that becomes leader answers a retry of a batch it got by replication as the old leader would:
+// one of the producer's last five batches is a duplicate with its original offsets (so the producer's
+// retry after a leader change is not stored twice), an older one or a gap is out of order (as in Kafka).
+// Also after a restart (snapshot plus replay) and after a truncation, from what is left.
+TEST_F(log_follower_test, a_new_leader_answers_a_retry_of_a_replicated_batch_as_a_duplicate) {
+  auto leader = open(leader_dir_);
+  for (int seq = 0; seq < 9; ++seq) {
+    auto bytes = produced(seq);
+    ASSERT_TRUE(leader->append(bytes, leader_epoch{3}));
+  }
+  auto retry = [](log& l, std::int32_t seq) {
+    auto bytes = produced(seq);
+    return l.append(bytes, leader_epoch{4});
+  };
+  auto expect_retries_answered = [&](log& l) {
+    for (std::int32_t seq = 4; seq < 9; ++seq) {
+      const auto answered = retry(l, seq);
+      ASSERT_TRUE(answered) << seq << ": " << answered.error().message();
+      EXPECT_TRUE(answered.value().duplicate) << seq;
+      EXPECT_EQ(answered.value().base_offset, offset{seq}) << seq;
+    }
+    EXPECT_EQ(retry(l, 3).error(), errc::out_of_order_sequence);   // older than the last five
+    EXPECT_EQ(retry(l, 10).error(), errc::out_of_order_sequence);  // a gap
+    EXPECT_EQ(l.log_end_offset(), offset{9});
+  };
+  {
+    auto follower = open(follower_dir_);
+    ASSERT_TRUE(follower->append_replicated(bytes_from(*leader, 0)));
+    ASSERT_GT(follower->segment_count(), 1u);  // a producer snapshot is written at the roll
+    expect_retries_answered(*follower);        // leading right away, on the state replication built
+  }
+  {
+    // Reopened after a crash: rebuilt from the snapshots on disk and a replay of the batches after them.
+    auto follower = open(follower_dir_, true);
+    expect_retries_answered(*follower);
+    ASSERT_TRUE(follower->close());
+  }
+  {
+    // Reopened after a clean close: the snapshot at the log end.
+    auto follower = open(follower_dir_);
+    expect_retries_answered(*follower);
+    // Truncated (a diverged tail): what was cut is no longer a duplicate but the next batch.
+    ASSERT_TRUE(follower->truncate_to(offset{7}));
+    const auto again = retry(*follower, 7);
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_FALSE(again.value().duplicate);
+    EXPECT_EQ(again.value().base_offset, offset{7});
+    EXPECT_TRUE(retry(*follower, 6).value().duplicate);
+  }
 }
 
 }  // namespace
