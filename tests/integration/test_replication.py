@@ -3,6 +3,9 @@ byte, a follower that was down catches up when it comes back, and the leader's h
 followers. Three brokers, real ZooKeeper, kcat producing.
 """
 
+import json
+import os
+
 import pytest
 
 from conftest import create_spread_topic, kcat, started_cluster, wait_until
@@ -85,3 +88,37 @@ def test_a_follower_that_was_down_catches_up(three):
     # Caught up again, it is back in every ISR.
     assert_all_in_sync(three, "catch-up")
     assert "fetching" in three.broker_log(follower)
+
+
+def test_a_follower_whose_recovery_found_a_hole_fetches_it_again(three):
+    # Segments of about 16 KiB, so that the damage below is in a segment that later ones follow.
+    zk = three.zookeeper()
+    try:
+        zk.create("/config/topics/holed", json.dumps({"version": 1, "config": {"segment.bytes": "16384"}}).encode(),
+                  makepath=True)
+    finally:
+        zk.stop()
+    create_spread_topic(three, "holed", PARTITIONS)
+    lines = b"".join(b"record-%d-%s\n" % (i, b"x" * 100) for i in range(1000))
+    for p in range(PARTITIONS):
+        # Small batches, so that many segments fill.
+        kcat("-b", three.bootstrap, "-P", "-t", "holed", "-p", str(p), "-X", "topic.request.required.acks=-1",
+             "-X", "batch.num.messages=20", input=lines)
+    assert_replicas_identical(three, "holed")
+    leader = three.leader("holed", 0)
+    follower = next(b for b in range(3) if b != leader)
+    three.stop(follower)  # a clean stop: everything it holds counts as flushed
+    segments = three.segment_files(follower, "holed", 0)
+    assert len(segments) >= 3, segments
+    # Flushed data damaged on disk, found at the next start (a missing index makes it scan the segment): the
+    # log reads around the hole, and as a follower it must not keep it.
+    with open(segments[1], "r+b") as f:
+        f.seek(200)
+        byte = f.read(1)
+        f.seek(200)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    os.remove(segments[1][:-len(".log")] + ".index")
+    three.start(follower)
+    assert_replicas_identical(three, "holed")
+    log = three.broker_log(follower)
+    assert "truncating there to fetch it all again" in log, log[-3000:]
