@@ -41,6 +41,15 @@ zk_op log_state_changes(const std::vector<layout::partition_state_change>& chang
                        layout::encode_partition_state_changes(changes), create_mode::persistent_sequential);
 }
 
+// The topic znode as the model has it (any reassignment in progress included), for the controller's rewrites.
+layout::topic_assignment znode_of(const topic_info& topic) {
+  layout::topic_assignment assignment;
+  assignment.topic_id = topic.topic_id;
+  for (const auto& [p, info] : topic.partitions)
+    set_assignment(assignment, p, {info.replicas, info.adding, info.removing});
+  return assignment;
+}
+
 }  // namespace
 
 result<void> controller::refresh() {
@@ -186,10 +195,7 @@ result<void> controller::complete_reassignments(const std::string& name) {
   }
   if (done.empty()) return success();
 
-  layout::topic_assignment assignment;
-  assignment.topic_id = topic.topic_id;
-  for (const auto& [p, info] : topic.partitions)
-    set_assignment(assignment, p, {info.replicas, info.adding, info.removing});
+  auto assignment = znode_of(topic);
   std::vector<zk_op> ops;
   std::vector<layout::partition_state_change> changes;
   for (const auto& [p, next] : done) {
@@ -228,10 +234,8 @@ result<void> controller::complete_reassignments(const std::string& name) {
 
 result<void> controller::assign_topic_id(const std::string& name) {
   const auto& topic = table_.model().topics.at(name);
-  layout::topic_assignment assignment;
+  auto assignment = znode_of(topic);
   assignment.topic_id = uuid::random();
-  for (const auto& [p, info] : topic.partitions)
-    set_assignment(assignment, p, {info.replicas, info.adding, info.removing});
   auto written = controller_write(
       {zk_op::set(layout::topic_path(name), layout::encode_topic(assignment), table_.topic_version(name))});
   if (!written && written.error() == errc::bad_version) {

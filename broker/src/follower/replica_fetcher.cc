@@ -73,24 +73,23 @@ awaitable<void> replica_fetcher::pause(std::chrono::milliseconds duration) {
   co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
-void replica_fetcher::drop_damaged_tails() {
-  std::vector<std::shared_ptr<replication::partition>> followed;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& f : partitions_) followed.push_back(f.partition);
-  }
-  for (const auto& partition : followed) {
-    const auto damaged = partition->log().damaged_from();
-    if (!damaged || partition->is_leader()) continue;
+void replica_fetcher::drop_damaged_tails(const std::vector<std::shared_ptr<replication::partition>>& damaged) {
+  for (const auto& partition : damaged) {
+    const auto from = partition->log().damaged_from();
+    if (!from) continue;
     FERRY_LOG(warn, "follower")
-        << partition->id() << ": recovery could not read this log from offset " << *damaged
+        << partition->id() << ": recovery could not read this log from offset " << *from
         << " on (records after it are kept); truncating there to fetch it all again from leader " << leader_.id;
-    if (const auto cut = partition->truncate_to(*damaged); !cut)
+    // A failure (or a leadership taken meanwhile) waits a backoff before the next try, like a failed fetch.
+    if (const auto cut = partition->truncate_to(*from); !cut) {
       FERRY_LOG(error, "follower") << partition->id() << ": truncation failed: " << cut.error().message();
+      back_off(partition);
+    }
   }
 }
 
-p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& asked) {
+p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& asked,
+                                                std::vector<std::shared_ptr<replication::partition>>& damaged) {
   p::fetch_request request;
   request.replica_id = self_;
   request.max_wait_ms = settings_.max_wait_ms;
@@ -101,6 +100,10 @@ p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& as
   for (const auto& f : partitions_) {
     if (f.not_before > now) continue;
     auto& partition = *f.partition;
+    if (partition.log().damaged_from()) {
+      damaged.push_back(f.partition);  // asked for once its tail is dropped
+      continue;
+    }
     const auto& id = partition.id();
     auto topic =
         std::find_if(request.topics.begin(), request.topics.end(), [&](const auto& t) { return t.topic == id.topic; });
@@ -125,9 +128,13 @@ awaitable<void> replica_fetcher::run() {
   std::vector<std::byte> body;
   const auto backoff = std::chrono::milliseconds(settings_.backoff_ms);
   while (!stopped_) {
-    drop_damaged_tails();
     std::vector<asked_partition> asked;
-    const auto request = build_request(asked);
+    std::vector<std::shared_ptr<replication::partition>> damaged;
+    const auto request = build_request(asked, damaged);
+    if (!damaged.empty()) {
+      drop_damaged_tails(damaged);
+      continue;
+    }
     if (asked.empty()) {
       co_await pause(backoff);  // set_partitions wakes it sooner
       continue;

@@ -71,11 +71,13 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
     leader_epoch epoch;
     offset from;
   };
-  // What to fetch now: the partitions not backing off.
-  // A followed replica whose recovery left a hole in flushed data (storage::log::damaged_from) drops everything
-  // from the hole on, so it fetches the leader's records instead of keeping a log that skips some.
-  void drop_damaged_tails();
-  [[nodiscard]] protocol::fetch_request build_request(std::vector<asked_partition>& asked);
+  // What to fetch now: the partitions not backing off, except those whose recovery left a hole in flushed data
+  // (storage::log::damaged_from), which go to `damaged` instead.
+  [[nodiscard]] protocol::fetch_request build_request(std::vector<asked_partition>& asked,
+                                                      std::vector<std::shared_ptr<replication::partition>>& damaged);
+  // Such replicas drop everything from the hole on, so they fetch the leader's records instead of keeping a log
+  // that skips some (blocking: the fetcher's thread).
+  void drop_damaged_tails(const std::vector<std::shared_ptr<replication::partition>>& damaged);
   // Applies one partition's answer; false when the partition should back off.
   bool apply(const asked_partition& asked,
              const protocol::fetch_response::fetchable_topic_response::partition_data& answer);

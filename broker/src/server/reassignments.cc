@@ -75,10 +75,9 @@ std::vector<topic_admin_result> reassign_partitions(broker_context& broker, cons
       }
       auto next = coord::reassign_to(current, move.target ? *move.target : coord::original_replicas(current));
       // Replicas that a replaced or cancelled move drops may be the only ones in sync: refuse rather than lose them.
-      const auto* partition =
-          info->partitions.contains(move.partition) ? &info->partitions.at(move.partition) : nullptr;
-      if (partition != nullptr && partition->state) {
-        const auto& isr = partition->state->isr;
+      const auto& partition = info->partitions.at(move.partition);  // checked above, against the view
+      if (partition.state) {
+        const auto& isr = partition.state->isr;
         const bool keeps_one = std::any_of(isr.begin(), isr.end(), [&](broker_id r) {
           return view->is_live(r) && std::find(next.replicas.begin(), next.replicas.end(), r) != next.replicas.end();
         });

@@ -5,7 +5,6 @@
 
 #include "base/log.h"
 #include "config/topic_config.h"
-#include "coord/errc.h"
 #include "coord/replica_placement.h"
 #include "server/error_mapping.h"
 
@@ -84,25 +83,15 @@ std::vector<coord::placement_broker> placement_brokers(const broker_context& bro
   return out;
 }
 
-// Kafka's placement (rack-aware when the brokers have racks), with its refusal of a cluster where only some do.
-result<coord::layout::replica_assignment> place(const std::vector<coord::placement_broker>& brokers,
-                                                std::int32_t partitions, std::int32_t factor,
-                                                std::int32_t first_partition,
-                                                std::optional<topic_admin_result>& refusal) {
+// Kafka's rack-aware placement needs a rack on every broker or on none: which brokers lack one, if some do.
+std::optional<topic_admin_result> mixed_racks(const std::vector<coord::placement_broker>& brokers) {
   std::string without;
-  std::size_t with = 0;
-  for (const auto& b : brokers) {
-    if (b.rack)
-      ++with;
-    else
-      without += (without.empty() ? "" : ", ") + std::to_string(b.id.value());
-  }
-  if (with > 0 && !without.empty()) {
-    refusal = fail(error_code::invalid_replica_assignment,
-                   "rack-aware placement needs a broker.rack on every broker; broker(s) " + without + " have none");
-    return coord::errc::invalid_argument;
-  }
-  return coord::place_replicas(brokers, partitions, factor, random_start(brokers.size()), first_partition);
+  for (const auto& b : brokers)
+    if (!b.rack) without += (without.empty() ? "" : ", ") + std::to_string(b.id.value());
+  if (without.empty() || std::none_of(brokers.begin(), brokers.end(), [](const auto& b) { return b.rack; }))
+    return std::nullopt;
+  return fail(error_code::invalid_replica_assignment,
+              "rack-aware placement needs a broker.rack on every broker; broker(s) " + without + " have none");
 }
 
 }  // namespace
@@ -141,9 +130,8 @@ topic_admin_result create_topic(broker_context& broker, const new_topic& topic, 
       return fail(error_code::invalid_replication_factor, "replication factor " + std::to_string(factor) +
                                                               " is larger than the " + std::to_string(brokers.size()) +
                                                               " live broker(s)");
-    std::optional<topic_admin_result> refusal;
-    auto placed = place(brokers, partitions, factor, 0, refusal);
-    if (refusal) return *refusal;
+    if (auto bad = mixed_racks(brokers)) return *bad;
+    auto placed = coord::place_replicas(brokers, partitions, factor, random_start(brokers.size()));
     if (!placed) return fail(to_kafka_error(placed.error()), placed.error().message());
     assignment = std::move(placed.value());
   }
@@ -184,9 +172,9 @@ topic_admin_result add_partitions(broker_context& broker, const std::string& top
     grown.insert(added.begin(), added.end());
   } else {
     const auto brokers = placement_brokers(broker, *view);
-    std::optional<topic_admin_result> refusal;
-    auto placed = place(brokers, total - current, replication_factor, current, refusal);
-    if (refusal) return *refusal;
+    if (auto bad = mixed_racks(brokers)) return *bad;
+    auto placed =
+        coord::place_replicas(brokers, total - current, replication_factor, random_start(brokers.size()), current);
     if (!placed) return fail(to_kafka_error(placed.error()), placed.error().message());
     grown.insert(placed.value().begin(), placed.value().end());
   }
