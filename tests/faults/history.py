@@ -1,89 +1,92 @@
 """What the clients saw, and what the cluster holds at the end.
 
-Producers: librdkafka (confluent-kafka), idempotent, acks=all, each writing numbered values "<producer>-<seq>"
-round-robin over the partitions and remembering, from the delivery reports, where each acknowledged record
-went. Reader: kcat consuming every partition all along, remembering the value it was served at each offset.
+Producers: the Java client's, idempotent, acks=all, each writing numbered values "<producer>-<seq>"
+round-robin over the partitions and remembering, from its callbacks, where each acknowledged record went.
+Reader: kcat consuming every partition all along, remembering the value it was served at each offset.
 check() compares both with a final read of every partition.
 """
 import collections
-import logging
+import json
+import os
 import subprocess
 import threading
-import time
 
-import confluent_kafka
-
-
-def librdkafka_version():
-    """(major, minor, patch) of the librdkafka that confluent_kafka uses."""
-    number = confluent_kafka.libversion()[1]
-    return (number >> 24) & 0xFF, (number >> 16) & 0xFF, (number >> 8) & 0xFF
+import conftest
 
 
-def _file_logger(name, path):
-    """A logger that writes librdkafka's log lines (handed over on poll()) to `path`, with the time."""
-    logger = logging.getLogger(name)
-    logger.propagate = False
-    handler = logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    return logger
+class ProducerRecord:
+    """What one producer sent and which answers it got."""
 
-
-class Producer:
-    def __init__(self, index, bootstrap, topic, partitions, rate, debug_log=None):
+    def __init__(self, index):
         self.index = index
-        self.topic = topic
-        self.partitions = partitions
-        self.interval = 1.0 / rate
-        self.client = confluent_kafka.Producer({
-            "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
-            "message.timeout.ms": 600000, "reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 1000,
-            "topic.metadata.refresh.interval.ms": 5000, "log_level": 2,
-            # With debug_log, librdkafka's idempotence, message and connection debug lines go there.
-            **({"debug": "eos,msg,broker", "log_level": 7, "logger": _file_logger(f"producer-{index}", debug_log)}
-               if debug_log else {})})
         self.sent = 0
         self.acked = {}   # seq -> (partition, offset)
         self.failed = {}  # seq -> error
         self.unanswered = None
-        self.fatal = None  # the error that ended the producer (librdkafka raises fatal idempotence errors)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"producer-{index}", daemon=True)
+        self.fatal = None  # why the producer stopped early, if it did
 
-    def _report(self, seq):
-        def report(err, msg):
-            if err is None:
-                self.acked[seq] = (msg.partition(), msg.offset())
-            else:
-                self.failed[seq] = str(err)
-        return report
 
-    def _run(self):
-        next_send = time.monotonic()
-        while not self._stop.is_set():
-            seq = self.sent
-            try:
-                self.client.produce(self.topic, value=b"%d-%d" % (self.index, seq), partition=seq % self.partitions,
-                                    on_delivery=self._report(seq))
-            except BufferError:
-                self.client.poll(0.1)
-                continue
-            except confluent_kafka.KafkaException as e:
-                self.fatal = str(e)
-                break
-            self.sent += 1
-            next_send += self.interval
-            self.client.poll(max(0.0, next_send - time.monotonic()))
-        self.unanswered = self.client.flush(180)
+class Producers:
+    """Java producers (tests/java, ferry.NumberedProducers: KafkaProducer with its defaults, idempotent and
+    acks=all) in one JVM, each writing numbered values "<producer>-<seq>" round-robin over the partitions and
+    remembering, from its callbacks, where each acknowledged record went. The Java client, because librdkafka
+    (up to 2.16 at least) bumps the producer epoch on an OUT_OF_ORDER_SEQUENCE_NUMBER that Kafka gives as well
+    and then sends stored but unanswered batches again as new records (librdkafka #4953): the checker would
+    count the client's duplicates as the cluster's."""
 
-    def start(self):
+    CLOSE_TIMEOUT_S = 180
+
+    def __init__(self, count, bootstrap, topic, partitions, rate, work_dir, client_debug=False):
+        version = conftest.JAVA_CLIENT_VERSIONS[-1]
+        build_dir = os.path.join(work_dir, "java-producers")
+        os.makedirs(build_dir, exist_ok=True)
+        classpath = conftest.java_checks_classpath(version, build_dir)
+        self.records = [ProducerRecord(i) for i in range(count)]
+        self.log = open(os.path.join(work_dir, "producers.log"), "wb")
+        # With client_debug, the producer internals (sequence numbers, epoch bumps, retries) log at debug level.
+        levels = ["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.showDateTime=true"]
+        if client_debug:
+            levels.append("-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals=debug")
+        self.proc = subprocess.Popen(
+            ["java", *levels, "-cp", classpath, "ferry.NumberedProducers", "--bootstrap", bootstrap, "--topic", topic,
+             "--partitions", str(partitions), "--producers", str(count), "--rate", str(rate),
+             "--close-timeout", str(self.CLOSE_TIMEOUT_S)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
+        self._thread = threading.Thread(target=self._read, name="producers", daemon=True)
         self._thread.start()
 
+    def _read(self):
+        for line in self.proc.stdout:
+            answer = json.loads(line)
+            record = self.records[answer["producer"]]
+            kind = answer["check"]
+            if kind == "acked":
+                record.acked[answer["seq"]] = (answer["partition"], answer["offset"])
+            elif kind == "failed":
+                record.failed[answer["seq"]] = answer["error"]
+            elif kind == "fatal":
+                record.fatal = answer["error"]
+            elif kind == "done":
+                record.sent = answer["sent"]
+                record.unanswered = record.sent - len(record.acked) - len(record.failed)
+
+    def acknowledged(self):
+        return sum(len(r.acked) for r in self.records)
+
     def stop(self):
-        self._stop.set()
-        self._thread.join(240)
+        """Stops sending and waits until every record is answered (or failed by the producer's close)."""
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(self.CLOSE_TIMEOUT_S + 60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._thread.join(60)
+        self.log.close()
+        for record in self.records:
+            if record.unanswered is None and record.fatal is None:
+                record.fatal = f"the producer did not finish (exit status {self.proc.returncode}, see producers.log)"
 
 
 class Reader:
@@ -127,7 +130,7 @@ def read_all(bootstrap, topic, partitions):
     return records
 
 
-def check(producers, reader, final):
+def check(records, reader, final):
     """The checker's counts and the first few examples of each kind of violation."""
     stored = collections.defaultdict(list)  # value -> [(partition, offset)]
     for partition, rows in final.items():
@@ -140,7 +143,7 @@ def check(producers, reader, final):
             examples[kind].append(what)
 
     acknowledged = lost = reordered = failed = unanswered = 0
-    for p in producers:
+    for p in records:
         failed += len(p.failed) + (1 if p.fatal else 0)
         if p.fatal:
             note("failed", f"producer {p.index} stopped: {p.fatal}")
@@ -152,11 +155,6 @@ def check(producers, reader, final):
             acknowledged += 1
             partition, offset = p.acked[seq]
             value = b"%d-%d" % (p.index, seq)
-            if offset is None:  # acknowledged without an offset: it must be stored somewhere all the same
-                if not stored.get(value):
-                    lost += 1
-                    note("lost", f"{value.decode()} acknowledged (no offset), not stored")
-                continue
             if (partition, offset) not in stored.get(value, []):
                 lost += 1
                 note("lost", f"{value.decode()} acknowledged at {partition}/{offset}, stored at {stored.get(value)}")
@@ -187,7 +185,7 @@ def check(producers, reader, final):
         if final_at.get(key) != value:
             divergent += 1
             note("divergent", f"{key[0]}/{key[1]} served as {value!r}, holds {final_at.get(key)!r} at the end")
-    counts = {"sent": sum(p.sent for p in producers), "acknowledged": acknowledged, "lost": lost,
+    counts = {"sent": sum(p.sent for p in records), "acknowledged": acknowledged, "lost": lost,
               "duplicated": duplicated, "reordered": reordered, "divergent": divergent, "failed": failed,
               "unanswered": unanswered, "served": len(reader.served)}
     return counts, examples

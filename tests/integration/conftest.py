@@ -316,6 +316,35 @@ def kcat(*args, input=None, timeout=120, check=True):
     return result
 
 
+JAVA_PROJECT = os.path.join(SOURCE_DIR, "tests", "java")
+
+
+def _java_client_versions():
+    with open(os.path.join(JAVA_PROJECT, "versions.txt")) as f:
+        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
+
+
+# The kafka-clients versions the Java programs of tests/java run with, oldest first.
+JAVA_CLIENT_VERSIONS = _java_client_versions()
+
+
+def java_checks_classpath(version, out_dir):
+    """Compiles the Java programs of tests/java against kafka-clients `version` (offline) into `out_dir` and
+    returns their class path."""
+    for tool in ("mvn", "java"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is not installed; run scripts/install-deps")
+    classpath_file = os.path.join(out_dir, "classpath.txt")
+    cmd = ["mvn", "-o", "-q", "-B", "-f", os.path.join(JAVA_PROJECT, "pom.xml"), f"-Dkafka.version={version}",
+           f"-Dferry.out={out_dir}", "compile", "dependency:build-classpath", f"-Dmdep.outputFile={classpath_file}"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:
+        pytest.fail(f"building the Java client checks failed (are the Maven dependencies of kafka-clients {version} "
+                    f"fetched? run scripts/install-deps):\n{' '.join(cmd)}\n{result.stdout}\n{result.stderr}")
+    with open(classpath_file) as f:
+        return os.path.join(out_dir, "classes") + os.pathsep + f.read().strip()
+
+
 _KAFKA_TOOLS_CLASSPATH = []
 
 

@@ -17,19 +17,12 @@ import time
 
 import pytest
 
-from conftest import SOURCE_DIR
+from conftest import JAVA_CLIENT_VERSIONS as VERSIONS, java_checks_classpath
 
-JAVA_PROJECT = os.path.join(SOURCE_DIR, "tests", "java")
 RECORDS = 10_000
 PARTITIONS = 6  # of the records topic, as JavaClients creates it
 
 
-def _versions():
-    with open(os.path.join(JAVA_PROJECT, "versions.txt")) as f:
-        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
-
-
-VERSIONS = _versions()
 
 
 class JavaRun:
@@ -60,29 +53,13 @@ class JavaRun:
         return {int(v) for v in re.findall(rf"apiKey={api}, apiVersion=(\d+)", self.stderr)}
 
 
-def _build(version, out_dir):
-    """Compiles the program against kafka-clients `version` (offline) and returns its class path."""
-    for tool in ("mvn", "java"):
-        if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is not installed; run scripts/install-deps")
-    classpath_file = os.path.join(out_dir, "classpath.txt")
-    cmd = ["mvn", "-o", "-q", "-B", "-f", os.path.join(JAVA_PROJECT, "pom.xml"), f"-Dkafka.version={version}",
-           f"-Dferry.out={out_dir}", "compile", "dependency:build-classpath", f"-Dmdep.outputFile={classpath_file}"]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if result.returncode != 0:
-        pytest.fail(f"building the Java client checks failed (are the Maven dependencies of kafka-clients {version} "
-                    f"fetched? run scripts/install-deps):\n{' '.join(cmd)}\n{result.stdout}\n{result.stderr}")
-    with open(classpath_file) as f:
-        return os.path.join(out_dir, "classes") + os.pathsep + f.read().strip()
-
-
 @pytest.fixture(scope="module", params=VERSIONS)
 def java(request, cluster):
     """Runs the Java program once per client version; every test of that version reads its output."""
     version = request.param
     out_dir = tempfile.mkdtemp(prefix=f"ferry-java-{version}-")
     try:
-        classpath = _build(version, out_dir)
+        classpath = java_checks_classpath(version, out_dir)
         prefix = "java-" + version.replace(".", "-")
         cmd = ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=debug", "-cp", classpath,
