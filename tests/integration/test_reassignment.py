@@ -12,6 +12,7 @@ import threading
 import time
 
 import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource
 
 from conftest import kafka_tool, kcat, started_cluster, wait_until
 
@@ -235,3 +236,74 @@ def test_a_reassignment_in_progress_can_be_cancelled(four):
     assert f"Successfully cancelled partition reassignment for: {topic}-0" in out, out
     wait_until(lambda: partitions(c, topic) == {0: ([0, 1], [0, 1])}, timeout=30, what="the original assignment back")
     assert len(consume(c, topic, 0)) == 1000
+
+
+def broker_configs(cluster, broker, names):
+    """{name: (value, source)} of `names` as DescribeConfigs reports them for `broker`."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    resource = ConfigResource("broker", str(broker))
+    described = admin.describe_configs([resource])[resource].result(30)
+    return {n: (described[n].value, ConfigSource(described[n].source).value) for n in names if n in described}
+
+
+THROTTLE_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+UNLIMITED = str(2**63 - 1)  # the rates' default, as Kafka reports it
+
+
+def test_a_throttled_move_replicates_no_faster_than_its_rate(four):
+    c = four
+    topic = "throttled"
+    create_topic(c, topic, {0: [0]})
+    size = 24_000_000
+    record = b"x" * 999 + b"\n"
+    kcat("-b", c.bootstrap, "-P", "-t", topic, "-p", "0", "-X", "topic.request.required.acks=-1",
+         input=record * (size // len(record)))
+    rate = 1_000_000
+    def throttle_counters():
+        """{(broker, side, what): value}, for the leader (0) and the new follower (1)."""
+        return {(b, side, what): c.metric(b, f"ferry_replication_throttled_{what}_total", side=side) or 0
+                for b, side in ((0, "leader"), (1, "follower")) for what in ("bytes", "skips")}
+    before = throttle_counters()
+
+    started = time.monotonic()
+    out = reassign(c, topic, {0: [0, 1]}, "--execute", "--throttle", str(rate))
+    assert f"The inter-broker throttle limit was set to {rate} B/s" in out, out
+    # The tool set the rates as dynamic broker configs and named the replicas to throttle in topic configs
+    # (docs/zookeeper-layout.md, /config/brokers).
+    for b in (0, 1):
+        assert broker_configs(c, b, THROTTLE_RATES) == {n: (str(rate), ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+                                                         for n in THROTTLE_RATES}, b
+    zk = c.zookeeper()
+    try:
+        topic_config = json.loads(zk.get(f"/config/topics/{topic}")[0])["config"]
+        assert json.loads(zk.get("/config/brokers/1")[0])["config"]["follower.replication.throttled.rate"] == str(rate)
+    finally:
+        zk.stop()
+    assert topic_config["leader.replication.throttled.replicas"] == "0:0", topic_config
+    assert topic_config["follower.replication.throttled.replicas"] == "0:1", topic_config
+
+    wait_moved(c, topic, {0: [0, 1]})
+    elapsed = time.monotonic() - started
+    # Kafka's quota measures over 11 one-second windows and lets about ten seconds' worth through at first; the
+    # rest goes no faster than the rate, give or take the fetch (up to replica.fetch.max.bytes, 1 MiB) that each
+    # side admits before it counts the bytes. Unthrottled, this copy takes a few seconds.
+    fetch_max = 1 << 20
+    assert elapsed >= (size - 11 * rate - 2 * fetch_max) / rate, f"{size} bytes moved in {elapsed:.1f} s at {rate} B/s"
+    # Both sides counted the copy against their rate, and at least one of them held it back.
+    after = throttle_counters()
+    assert after[(0, "leader", "bytes")] - before[(0, "leader", "bytes")] >= size * 0.9, after
+    assert after[(1, "follower", "bytes")] - before[(1, "follower", "bytes")] >= size * 0.9, after
+    assert after[(0, "leader", "skips")] + after[(1, "follower", "skips")] > \
+        before[(0, "leader", "skips")] + before[(1, "follower", "skips")], after
+    assert_replicas_identical(c, topic, 0, [0, 1])
+
+    # --verify, once the move is done, removed the throttles again.
+    for b in (0, 1):
+        assert broker_configs(c, b, THROTTLE_RATES) == {n: (UNLIMITED, ConfigSource.DEFAULT_CONFIG.value)
+                                                         for n in THROTTLE_RATES}, b
+    zk = c.zookeeper()
+    try:
+        topic_config = json.loads(zk.get(f"/config/topics/{topic}")[0])["config"]
+    finally:
+        zk.stop()
+    assert not any(name.endswith(".replication.throttled.replicas") for name in topic_config), topic_config

@@ -7,6 +7,7 @@
 
 #include "app/session_file.h"
 #include "base/log.h"
+#include "config/dynamic_broker_config.h"
 
 namespace ferry::app {
 namespace asio = boost::asio;
@@ -53,7 +54,7 @@ void broker_app::start() {
   logs_ = std::move(logs.value());
   partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
   fetchers_ = std::make_unique<follower::fetcher_manager>(
-      broker_id{config_.broker_id}, *partitions_,
+      broker_id{config_.broker_id}, *partitions_, follower_quota_,
       follower::fetch_settings{.max_wait_ms = config_.replica_fetch_wait_max_ms,
                                .min_bytes = config_.replica_fetch_min_bytes,
                                .partition_max_bytes = config_.replica_fetch_max_bytes,
@@ -87,13 +88,18 @@ void broker_app::start() {
   // fetchers with what they follow.
   registry_->add_listener([this](const std::shared_ptr<const coord::cluster_view>& view) {
     partitions_->reconcile(*view);
+    const broker_id self{config_.broker_id};
+    leader_quota_.set_limit(config::replication_throttle_rate(
+        view->dynamic_broker_setting(self, config::leader_replication_throttled_rate)));
+    follower_quota_.set_limit(config::replication_throttle_rate(
+        view->dynamic_broker_setting(self, config::follower_replication_throttled_rate)));
     fetchers_->update(*view);
   });
 
   cluster_ = std::make_unique<server::zk_cluster>(*registry_);
   producer_ids_ = std::make_unique<server::producer_ids>(*cluster_);
   context_ = std::make_unique<server::broker_context>(server::broker_context{
-      config_, *cluster_, *cluster_, *partitions_, metrics_, *producer_ids_, blocking_pool_, clock_});
+      config_, *cluster_, *cluster_, *partitions_, metrics_, *producer_ids_, blocking_pool_, clock_, leader_quota_});
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   kafka_listener_ = std::make_unique<net::tcp_server>(

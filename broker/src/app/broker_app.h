@@ -57,6 +57,9 @@ class broker_app {
   net::io_context_pool network_;
   boost::asio::thread_pool blocking_pool_;
   pool_background background_;
+  // The replication throttles: leader.replication.throttled.rate and follower.replication.throttled.rate.
+  replication::replication_quota leader_quota_{clock_, metrics_.replication().leader_throttle()};
+  replication::replication_quota follower_quota_{clock_, metrics_.replication().follower_throttle()};
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<replication::partition_manager> partitions_;
   std::unique_ptr<follower::fetcher_manager> fetchers_;

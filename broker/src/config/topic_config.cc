@@ -57,6 +57,20 @@ definition choice(std::string_view name, std::string_view broker_setting, std::s
           [field](const topic_settings& s) { return s.*field; }, type};
 }
 
+definition throttled(std::string_view name, throttled_replicas topic_settings::*field) {
+  return {name, "",
+          [field](topic_settings& s, std::string_view v, std::string& why) {
+            auto parsed = throttled_replicas::parse(v);
+            if (!parsed) {
+              why = "must be '*' or a comma-separated list of partition:broker pairs";
+              return false;
+            }
+            s.*field = std::move(*parsed);
+            return true;
+          },
+          [field](const topic_settings& s) { return (s.*field).to_string(); }, config_type::list};
+}
+
 const std::vector<definition>& definitions() {
   static const std::vector<definition> all = [] {
     std::vector<definition> d{
@@ -90,6 +104,8 @@ const std::vector<definition>& definitions() {
         integer("flush.ms", "log.flush.interval.ms", &topic_settings::flush_ms, std::int64_t{0}),
         integer("index.interval.bytes", "log.index.interval.bytes", &topic_settings::index_interval_bytes,
                 std::int32_t{0}),
+        throttled("follower.replication.throttled.replicas", &topic_settings::follower_replication_throttled_replicas),
+        throttled("leader.replication.throttled.replicas", &topic_settings::leader_replication_throttled_replicas),
         integer("max.message.bytes", "message.max.bytes", &topic_settings::max_message_bytes, std::int32_t{0}),
         choice("message.timestamp.type", "log.message.timestamp.type", &topic_settings::message_timestamp_type,
                {"CreateTime", "LogAppendTime"}, "must be CreateTime or LogAppendTime"),
@@ -125,6 +141,41 @@ const definition* find(std::string_view name) {
 }
 
 }  // namespace
+
+bool throttled_replicas::covers(std::int32_t partition, std::int32_t broker) const {
+  return all || std::find(replicas.begin(), replicas.end(), std::pair{partition, broker}) != replicas.end();
+}
+
+std::optional<throttled_replicas> throttled_replicas::parse(std::string_view text) {
+  throttled_replicas out;
+  if (text == "*") {
+    out.all = true;
+    return out;
+  }
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    const auto colon = item.find(':');
+    std::int32_t partition = 0;
+    std::int32_t broker = 0;
+    if (colon == std::string_view::npos || !parse_int(item.substr(0, colon), partition) ||
+        !parse_int(item.substr(colon + 1), broker) || partition < 0 || broker < 0)
+      return std::nullopt;
+    out.replicas.emplace_back(partition, broker);
+  }
+  return out;
+}
+
+std::string throttled_replicas::to_string() const {
+  if (all) return "*";
+  std::string out;
+  for (const auto& [partition, broker] : replicas)
+    out += (out.empty() ? "" : ",") + std::to_string(partition) + ":" + std::to_string(broker);
+  return out;
+}
 
 const std::vector<std::string_view>& topic_config_names() {
   static const std::vector<std::string_view> names = [] {

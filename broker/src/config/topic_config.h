@@ -5,32 +5,50 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
 
 namespace ferry::config {
 
+// A topic's leader.replication.throttled.replicas or follower.replication.throttled.replicas: the replicas
+// whose replication counts against that side's throttle (replication/replication_quota.h), as
+// "partition:broker" pairs or "*" for every replica. Kafka's reassignment tool writes them for a move.
+struct throttled_replicas {
+  bool all = false;
+  std::vector<std::pair<std::int32_t, std::int32_t>> replicas;  // (partition, broker)
+
+  [[nodiscard]] bool covers(std::int32_t partition, std::int32_t broker) const;
+  // nullopt for text that is neither "*" nor a comma-separated list of "partition:broker" pairs.
+  [[nodiscard]] static std::optional<throttled_replicas> parse(std::string_view text);
+  [[nodiscard]] std::string to_string() const;
+
+  bool operator==(const throttled_replicas&) const = default;
+};
+
 // The topic-level settings Ferry honours, by Kafka's names (retention.ms, segment.bytes, ...). A topic's
 // effective settings are the broker's defaults (from log.* broker settings) overlaid with the overrides
 // stored for the topic in ZooKeeper (/config/topics/<topic>).
 struct topic_settings {
-  std::string cleanup_policy = "delete";              // cleanup.policy
-  std::string compression_type = "producer";          // compression.type
-  std::int64_t delete_retention_ms = 86400000;        // delete.retention.ms
-  std::int64_t file_delete_delay_ms = 60000;          // file.delete.delay.ms
-  std::int64_t flush_messages = INT64_MAX;            // flush.messages
-  std::int64_t flush_ms = INT64_MAX;                  // flush.ms
-  std::int32_t index_interval_bytes = 4096;           // index.interval.bytes
-  std::int32_t max_message_bytes = 1048588;           // max.message.bytes
-  std::string message_timestamp_type = "CreateTime";  // message.timestamp.type
-  std::int32_t min_insync_replicas = 1;               // min.insync.replicas
-  std::int64_t retention_bytes = -1;                  // retention.bytes
-  std::int64_t retention_ms = 604800000;              // retention.ms
-  std::int32_t segment_bytes = 1073741824;            // segment.bytes
-  std::int32_t segment_index_bytes = 10485760;        // segment.index.bytes
-  std::int64_t segment_ms = 604800000;                // segment.ms
-  bool unclean_leader_election_enable = false;        // unclean.leader.election.enable
+  std::string cleanup_policy = "delete";                       // cleanup.policy
+  std::string compression_type = "producer";                   // compression.type
+  std::int64_t delete_retention_ms = 86400000;                 // delete.retention.ms
+  std::int64_t file_delete_delay_ms = 60000;                   // file.delete.delay.ms
+  std::int64_t flush_messages = INT64_MAX;                     // flush.messages
+  std::int64_t flush_ms = INT64_MAX;                           // flush.ms
+  std::int32_t index_interval_bytes = 4096;                    // index.interval.bytes
+  std::int32_t max_message_bytes = 1048588;                    // max.message.bytes
+  std::string message_timestamp_type = "CreateTime";           // message.timestamp.type
+  std::int32_t min_insync_replicas = 1;                        // min.insync.replicas
+  std::int64_t retention_bytes = -1;                           // retention.bytes
+  std::int64_t retention_ms = 604800000;                       // retention.ms
+  std::int32_t segment_bytes = 1073741824;                     // segment.bytes
+  std::int32_t segment_index_bytes = 10485760;                 // segment.index.bytes
+  std::int64_t segment_ms = 604800000;                         // segment.ms
+  bool unclean_leader_election_enable = false;                 // unclean.leader.election.enable
+  throttled_replicas leader_replication_throttled_replicas;    // leader.replication.throttled.replicas
+  throttled_replicas follower_replication_throttled_replicas;  // follower.replication.throttled.replicas
 
   bool operator==(const topic_settings&) const = default;
 };
@@ -55,7 +73,7 @@ struct config_entry {
   std::string value;
   bool is_default = true;  // false when the topic overrides it
   bool is_sensitive = false;
-  std::string broker_setting;  // the broker setting that supplies the default, e.g. "log.retention.ms"
+  std::string broker_setting;  // the broker setting that supplies the default, e.g. "log.retention.ms"; may be empty
   std::string default_value;   // what the broker setting gives when the topic does not override it
   config_type type = config_type::unknown;
 };

@@ -93,6 +93,7 @@ result<std::unique_ptr<cluster_registry>> cluster_registry::start(registry_optio
   self->controller_ = std::make_unique<controller>(*self->session_, *self->table_, self->options_.id,
                                                    self->options_.unclean_leader_election_default, sink);
   self->topics_ = std::make_unique<topic_store>(*self->session_);
+  self->configs_ = std::make_unique<config_store>(*self->session_);
 
   FERRY_TRY(self->ensure_base_paths());
   FERRY_TRY(self->load_cluster_id());
@@ -142,9 +143,10 @@ broker_endpoint cluster_registry::endpoint() const {
 // Startup
 
 result<void> cluster_registry::ensure_base_paths() {
-  for (const auto path : {layout::brokers_ids_path, layout::brokers_topics_path, layout::config_topics_path,
-                          layout::config_changes_path, layout::delete_topics_path, layout::producer_id_block_path,
-                          layout::partition_state_changes_path, layout::controlled_shutdown_path}) {
+  for (const auto path :
+       {layout::brokers_ids_path, layout::brokers_topics_path, layout::config_topics_path, layout::config_brokers_path,
+        layout::config_changes_path, layout::delete_topics_path, layout::producer_id_block_path,
+        layout::partition_state_changes_path, layout::controlled_shutdown_path}) {
     auto created = session_->create(std::string(path), "", create_mode::persistent, true);
     if (!created && created.error() != errc::node_exists) {
       FERRY_LOG(error, "coord") << "cannot create " << path << ": " << created.error().message();

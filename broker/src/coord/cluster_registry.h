@@ -16,6 +16,7 @@
 #include "base/result.h"
 #include "coord/broker_registration.h"
 #include "coord/cluster_view.h"
+#include "coord/config_store.h"
 #include "coord/controller.h"
 #include "coord/layout.h"
 #include "coord/metadata_table.h"
@@ -94,6 +95,8 @@ class cluster_registry {
 
   // Topic writes (topic_store.h) and producer id blocks (allocate_producer_id_block), on this session.
   [[nodiscard]] topic_store& topics() { return *topics_; }
+  // Dynamic config writes (config_store.h), on this session.
+  [[nodiscard]] config_store& configs() { return *configs_; }
   result<layout::producer_id_block> allocate_producer_id_block();
   // A leader's change of its partition's ISR (Kafka's direct write, before AlterPartition): the state znode
   // is set only while it still has `expected`'s data version, so a leader whose state moved on (a new
@@ -135,6 +138,7 @@ class cluster_registry {
   std::unique_ptr<zk_session> session_;
   std::string cluster_id_;
   std::unique_ptr<topic_store> topics_;
+  std::unique_ptr<config_store> configs_;
 
   // Worker-thread state.
   std::unique_ptr<metadata_table> table_;

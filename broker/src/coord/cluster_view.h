@@ -92,6 +92,8 @@ struct cluster_view {
   // Live brokers in a controlled shutdown (/ferry/controlled_shutdown): they keep their replicas, but the
   // controller moves their leaderships away and elects none of them while another replica can lead.
   std::set<broker_id> shutting_down;
+  // Dynamic broker settings (/config/brokers) by entity: a broker id, or layout::default_broker_entity.
+  std::map<std::string, layout::config_map, std::less<>> broker_configs;
   // Topic names by topic id (Metadata v10+ and Fetch v13+ look topics up by id), derived from `topics` by
   // index_topic_ids(), which cluster_registry runs for every view it publishes.
   std::map<uuid, std::string> topic_names_by_id;
@@ -111,6 +113,17 @@ struct cluster_view {
   [[nodiscard]] bool registered_since(broker_id id, const partition_state& state) const {
     const auto it = brokers.find(id);
     return it != brokers.end() && it->second.epoch > state.written_zxid;
+  }
+
+  // A dynamic setting of broker `id`: its own override, else the one for every broker; nullopt if neither.
+  [[nodiscard]] std::optional<std::string> dynamic_broker_setting(broker_id id, std::string_view name) const {
+    for (const auto& entity : {std::to_string(id.value()), std::string(layout::default_broker_entity)}) {
+      const auto configs = broker_configs.find(entity);
+      if (configs == broker_configs.end()) continue;
+      const auto value = configs->second.find(std::string(name));
+      if (value != configs->second.end()) return value->second;
+    }
+    return std::nullopt;
   }
 
   [[nodiscard]] const topic_info* find_topic(std::string_view name) const {

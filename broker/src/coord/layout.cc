@@ -122,8 +122,10 @@ std::string partition_path(std::string_view topic, partition_id p) {
 
 std::string partition_state_path(std::string_view topic, partition_id p) { return partition_path(topic, p) + "/state"; }
 
-std::string topic_config_path(std::string_view topic) {
-  return std::string(config_topics_path) + "/" + std::string(topic);
+std::string topic_config_path(std::string_view topic) { return entity_config_path("topics", topic); }
+
+std::string entity_config_path(std::string_view entity_type, std::string_view name) {
+  return "/config/" + std::string(entity_type) + "/" + std::string(name);
 }
 
 std::string delete_topic_path(std::string_view topic) {
@@ -365,7 +367,7 @@ result<std::vector<partition_state_change>> decode_partition_state_changes(std::
   });
 }
 
-std::string encode_topic_config(const config_map& config) {
+std::string encode_entity_config(const config_map& config) {
   ordered_json j;
   j["version"] = 1;
   ordered_json entries = ordered_json::object();
@@ -374,7 +376,7 @@ std::string encode_topic_config(const config_map& config) {
   return j.dump();
 }
 
-result<config_map> decode_topic_config(std::string_view text) {
+result<config_map> decode_entity_config(std::string_view text) {
   return decode_object(text, [](const json& j) -> result<config_map> {
     FERRY_TRY(int_field<std::int32_t>(j, "version"));
     const auto entries = j.find("config");

@@ -19,6 +19,9 @@ namespace ferry::coord::layout {
 inline constexpr std::string_view brokers_ids_path = "/brokers/ids";
 inline constexpr std::string_view brokers_topics_path = "/brokers/topics";
 inline constexpr std::string_view config_topics_path = "/config/topics";
+inline constexpr std::string_view config_brokers_path = "/config/brokers";
+// The /config/brokers entity whose dynamic settings apply to every broker without its own.
+inline constexpr std::string_view default_broker_entity = "<default>";
 inline constexpr std::string_view config_changes_path = "/config/changes";
 inline constexpr std::string_view config_change_prefix = "config_change_";
 inline constexpr std::string_view delete_topics_path = "/admin/delete_topics";
@@ -42,6 +45,8 @@ std::string topic_partitions_path(std::string_view topic);
 std::string partition_path(std::string_view topic, partition_id p);
 std::string partition_state_path(std::string_view topic, partition_id p);
 std::string topic_config_path(std::string_view topic);
+// /config/<entity_type>/<name>: entity_type "topics" or "brokers".
+std::string entity_config_path(std::string_view entity_type, std::string_view name);
 std::string delete_topic_path(std::string_view topic);
 // "<parent>/<child>".
 std::string child_path(std::string_view parent, std::string_view child);
@@ -127,15 +132,16 @@ struct partition_state_change {
 std::string encode_partition_state_changes(const std::vector<partition_state_change>& changes);
 result<std::vector<partition_state_change>> decode_partition_state_changes(std::string_view json);
 
-// /config/topics/<topic>, PERSISTENT, version 1; every value is a string.
+// /config/topics/<topic> and /config/brokers/<id or "<default>">, PERSISTENT, version 1; every value is a
+// string.
 using config_map = std::map<std::string, std::string>;
-std::string encode_topic_config(const config_map& config);
-result<config_map> decode_topic_config(std::string_view json);
+std::string encode_entity_config(const config_map& config);
+result<config_map> decode_entity_config(std::string_view json);
 
 // /config/changes/config_change_<seq>, PERSISTENT_SEQUENTIAL. Written as version 2
 // ({"entity_path":"topics/<t>"}); version 1 ({"entity_type":"topics","entity_name":"<t>"}) also decodes.
 struct config_change {
-  std::string entity_type;  // "topics"
+  std::string entity_type;  // "topics" or "brokers"
   std::string entity_name;
 
   bool operator==(const config_change&) const = default;

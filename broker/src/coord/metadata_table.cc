@@ -95,6 +95,7 @@ result<void> metadata_table::resync() {
   // Notifications first: every config and state read after this point is at least as new as they are.
   FERRY_TRY(refresh_config_changes(true));
   FERRY_TRY(refresh_state_changes(true));
+  FERRY_TRY(refresh_broker_configs());
   return refresh_topics(true);
 }
 
@@ -294,12 +295,44 @@ result<layout::config_map> metadata_table::read_config(const std::string& name) 
     if (got.error() != errc::no_node) return got.error();
     return layout::config_map{};
   }
-  auto config = layout::decode_topic_config(got.value().data);
+  auto config = layout::decode_entity_config(got.value().data);
   if (!config) {
     FERRY_LOG(warn, "coord") << "ignoring malformed " << layout::topic_config_path(name) << ": " << got.value().data;
     return layout::config_map{};
   }
   return config;
+}
+
+result<void> metadata_table::read_broker_config(const std::string& entity) {
+  const auto path = layout::entity_config_path("brokers", entity);
+  auto got = session_.get(path);
+  if (!got) {
+    if (got.error() != errc::no_node) return got.error();
+    model_.broker_configs.erase(entity);
+    return success();
+  }
+  auto config = layout::decode_entity_config(got.value().data);
+  if (!config) {
+    FERRY_LOG(warn, "coord") << "ignoring malformed " << path << ": " << got.value().data;
+    model_.broker_configs.erase(entity);
+    return success();
+  }
+  model_.broker_configs[entity] = std::move(config).value();
+  return success();
+}
+
+result<void> metadata_table::refresh_broker_configs() {
+  auto children = session_.get_children(std::string(layout::config_brokers_path));
+  if (!children) {
+    if (children.error() != errc::no_node) return children.error();
+    model_.broker_configs.clear();
+    return success();
+  }
+  model_.broker_configs.clear();
+  for (const auto& entity : children.value()) {
+    FERRY_TRY(read_broker_config(entity));
+  }
+  return success();
 }
 
 result<std::vector<std::string>> metadata_table::read_children_watched(std::string_view parent, task_kind kind) {
@@ -345,6 +378,7 @@ result<std::vector<std::string>> metadata_table::refresh_config_changes(bool ski
           FERRY_LOG(warn, "coord") << "ignoring malformed config change " << child << ": " << node.data;
           return success();
         }
+        if (change.value().entity_type == "brokers") return read_broker_config(change.value().entity_name);
         if (change.value().entity_type != "topics") return success();
         const auto topic = model_.topics.find(change.value().entity_name);
         // A topic not in the model yet gets its config when it is read.

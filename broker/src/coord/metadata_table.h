@@ -62,6 +62,8 @@ class metadata_table {
   // them (a resync reads every config anyway). Returns the notification znodes' names, oldest first, for
   // the controller to purge old ones.
   result<std::vector<std::string>> refresh_config_changes(bool skip_existing);
+  // Reads every dynamic broker config (/config/brokers/*); notifications keep them current afterwards.
+  result<void> refresh_broker_configs();
 
   [[nodiscard]] const std::set<std::string, std::less<>>& deletion_markers() const { return deletion_markers_; }
   void forget_deletion_marker(const std::string& name) { deletion_markers_.erase(name); }
@@ -89,6 +91,8 @@ class metadata_table {
   // `written_zxid`: the change node's czxid, the transaction that wrote the state.
   result<void> apply_state_change(layout::partition_state_change change, std::int64_t written_zxid);
   result<layout::config_map> read_config(const std::string& name);
+  // One /config/brokers entity into the model (removed from it when the node is gone).
+  result<void> read_broker_config(const std::string& entity);
   // Keeps a topic whose znode cannot be used in the model, without partitions, and says why once.
   result<void> mark_invalid(const std::string& name, std::string why, std::int32_t version, bool is_new);
   void drop_topic(const std::string& name);

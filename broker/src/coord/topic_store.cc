@@ -35,8 +35,8 @@ result<uuid> topic_store::create_topic(std::string_view name, const layout::repl
   for (int attempt = 0;; ++attempt) {
     FERRY_TRY(const auto existing_config, session_.exists(config_path));
     const std::vector<zk_op> ops = {zk_op::create(topic_path, layout::encode_topic(topic)),
-                                    existing_config ? zk_op::set(config_path, layout::encode_topic_config(config))
-                                                    : zk_op::create(config_path, layout::encode_topic_config(config))};
+                                    existing_config ? zk_op::set(config_path, layout::encode_entity_config(config))
+                                                    : zk_op::create(config_path, layout::encode_entity_config(config))};
     std::size_t failed = ops.size();
     auto written = session_.multi(ops, &failed);
     if (written) return topic.topic_id;
@@ -68,33 +68,14 @@ result<void> topic_store::set_topic_config(std::string_view name, const layout::
   if (!layout::is_valid_topic_name(name)) return errc::invalid_argument;
   FERRY_TRY(const auto topic, session_.exists(layout::topic_path(name)));
   if (!topic) return errc::no_node;
-  const std::string path = layout::topic_config_path(name);
-  const std::string data = layout::encode_topic_config(config);
-  auto written = session_.set(path, data);
-  if (!written) {
-    if (written.error() != errc::no_node) return written.error();
-    auto created = session_.create(path, data, create_mode::persistent);
-    if (!created) {
-      if (created.error() != errc::node_exists) return created.error();
-      FERRY_TRY(session_.set(path, data));
-    }
-  }
-  FERRY_TRY(session_.create(std::string(layout::config_changes_path) + "/" + std::string(layout::config_change_prefix),
-                            layout::encode_config_change({"topics", std::string(name)}),
-                            create_mode::persistent_sequential));
-  return success();
+  return configs_.write("topics", name, config);
 }
 
 result<layout::config_map> topic_store::read_topic_config(std::string_view name) {
   if (!layout::is_valid_topic_name(name)) return errc::invalid_argument;
   FERRY_TRY(const auto topic, session_.exists(layout::topic_path(name)));
   if (!topic) return errc::no_node;
-  auto got = session_.get(layout::topic_config_path(name));
-  if (!got) {
-    if (got.error() == errc::no_node) return layout::config_map{};
-    return got.error();
-  }
-  return layout::decode_topic_config(got.value().data);
+  return configs_.read("topics", name);
 }
 
 result<void> topic_store::add_partitions(std::string_view name, const layout::replica_assignment& assignment) {

@@ -19,7 +19,9 @@ namespace ferry::follower {
 // partition_manager::reconcile and hands each fetcher the partitions that now follow its broker.
 class fetcher_manager {
  public:
-  fetcher_manager(broker_id self, replication::partition_manager& partitions, fetch_settings settings = {});
+  // `quota`: follower.replication.throttled.rate, which every fetcher's throttled partitions share.
+  fetcher_manager(broker_id self, replication::partition_manager& partitions, replication::replication_quota& quota,
+                  fetch_settings settings = {});
   ~fetcher_manager();
   fetcher_manager(const fetcher_manager&) = delete;
   fetcher_manager& operator=(const fetcher_manager&) = delete;
@@ -29,8 +31,12 @@ class fetcher_manager {
   void stop();
 
  private:
+  // Whether following `partition` counts against the follower throttle (replica_fetcher::follow).
+  [[nodiscard]] bool throttled_here(const coord::cluster_view& view, const replication::partition& partition) const;
+
   const broker_id self_;
   replication::partition_manager& partitions_;
+  replication::replication_quota& quota_;
   const fetch_settings settings_;
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;

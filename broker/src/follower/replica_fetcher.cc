@@ -29,8 +29,9 @@ std::error_code to_std(const boost::system::error_code& ec) { return {ec.value()
 
 }  // namespace
 
-replica_fetcher::replica_fetcher(asio::io_context& io, broker_id self, leader_address leader, fetch_settings settings)
-    : io_(io), self_(self), leader_(std::move(leader)), settings_(settings), socket_(io), wake_(io) {}
+replica_fetcher::replica_fetcher(asio::io_context& io, broker_id self, leader_address leader, fetch_settings settings,
+                                 replication::replication_quota& quota)
+    : io_(io), self_(self), leader_(std::move(leader)), settings_(settings), quota_(quota), socket_(io), wake_(io) {}
 
 void replica_fetcher::start() {
   asio::co_spawn(
@@ -46,12 +47,12 @@ void replica_fetcher::stop() {
   });
 }
 
-void replica_fetcher::set_partitions(const std::vector<std::shared_ptr<replication::partition>>& partitions) {
+void replica_fetcher::set_partitions(const std::vector<follow>& partitions) {
   {
     std::lock_guard lock(mutex_);
     std::vector<followed> next;
-    for (const auto& partition : partitions) {
-      followed entry{partition, {}};
+    for (const auto& [partition, throttled] : partitions) {
+      followed entry{partition, throttled, {}};
       for (const auto& old : partitions_)
         if (old.partition == partition) entry.not_before = old.not_before;
       next.push_back(std::move(entry));
@@ -104,6 +105,7 @@ p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& as
       damaged.push_back(f.partition);  // asked for once its tail is dropped
       continue;
     }
+    if (f.throttled && !quota_.admits()) continue;
     const auto& id = partition.id();
     auto topic =
         std::find_if(request.topics.begin(), request.topics.end(), [&](const auto& t) { return t.topic == id.topic; });
@@ -118,7 +120,7 @@ p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& as
     wanted.last_fetched_epoch = partition.log().latest_epoch();
     wanted.log_start_offset = partition.log_start_offset();
     wanted.partition_max_bytes = settings_.partition_max_bytes;
-    asked.push_back({f.partition, wanted.current_leader_epoch, wanted.fetch_offset});
+    asked.push_back({f.partition, wanted.current_leader_epoch, wanted.fetch_offset, f.throttled});
   }
   return request;
 }
@@ -227,6 +229,7 @@ bool replica_fetcher::apply(const asked_partition& asked, const partition_data& 
     return true;
   }
   if (answer.records && !answer.records->bytes.empty()) {
+    if (asked.throttled) quota_.record(answer.records->bytes.size());
     const auto appended = partition.append_from_leader(answer.records->bytes, answer.high_watermark);
     if (!appended) {
       FERRY_LOG_LIMITED(error, "follower", 10000)

@@ -16,6 +16,7 @@
 #include "model/ids.h"
 #include "protocol/api_table.h"
 #include "replication/partition.h"
+#include "replication/replication_quota.h"
 
 namespace ferry::follower {
 
@@ -47,17 +48,25 @@ struct leader_address {
 // coroutine on the io_context given; set_partitions and stop may be called from any thread.
 class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
  public:
-  replica_fetcher(boost::asio::io_context& io, broker_id self, leader_address leader, fetch_settings settings);
+  replica_fetcher(boost::asio::io_context& io, broker_id self, leader_address leader, fetch_settings settings,
+                  replication::replication_quota& quota);
 
   void start();
   // Ends the loop and closes the connection; the coroutine finishes soon after.
   void stop();
-  void set_partitions(const std::vector<std::shared_ptr<replication::partition>>& partitions);
+  // A partition to follow; `throttled` when its fetches count against follower.replication.throttled.rate (the
+  // topic names this replica in follower.replication.throttled.replicas and it is not in the ISR).
+  struct follow {
+    std::shared_ptr<replication::partition> partition;
+    bool throttled = false;
+  };
+  void set_partitions(const std::vector<follow>& partitions);
   [[nodiscard]] const leader_address& leader() const { return leader_; }
 
  private:
   struct followed {
     std::shared_ptr<replication::partition> partition;
+    bool throttled = false;
     std::chrono::steady_clock::time_point not_before{};  // backing off after a failed fetch until then
   };
 
@@ -70,9 +79,10 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
     std::shared_ptr<replication::partition> partition;
     leader_epoch epoch;
     offset from;
+    bool throttled = false;
   };
-  // What to fetch now: the partitions not backing off, except those whose recovery left a hole in flushed data
-  // (storage::log::damaged_from), which go to `damaged` instead.
+  // What to fetch now: the partitions not backing off, and throttled ones only while the throttle admits them;
+  // those whose recovery left a hole in flushed data (storage::log::damaged_from) go to `damaged` instead.
   [[nodiscard]] protocol::fetch_request build_request(std::vector<asked_partition>& asked,
                                                       std::vector<std::shared_ptr<replication::partition>>& damaged);
   // Such replicas drop everything from the hole on, so they fetch the leader's records instead of keeping a log
@@ -90,6 +100,7 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
   const broker_id self_;
   const leader_address leader_;
   const fetch_settings settings_;
+  replication::replication_quota& quota_;
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer wake_;  // cancelled when the partitions change or the fetcher stops
   std::atomic<bool> stopped_{false};

@@ -43,7 +43,22 @@ replication_metrics::replication_metrics(prometheus::Registry& registry)
                                                      "Of those, leaders elected from outside the ISR")),
       acks_all_waiting_(
           single<prometheus::Gauge>(registry, "ferry_produce_requests_waiting_for_replicas",
-                                    "Produce requests with acks=all waiting until the ISR has their batches")) {}
+                                    "Produce requests with acks=all waiting until the ISR has their batches")) {
+  auto& bytes = prometheus::BuildCounter()
+                    .Name("ferry_replication_throttled_bytes_total")
+                    .Help(
+                        "Bytes replicated for throttled replicas (*.replication.throttled.replicas), by side: "
+                        "served as a leader, fetched as a follower")
+                    .Register(registry);
+  auto& skips = prometheus::BuildCounter()
+                    .Name("ferry_replication_throttled_skips_total")
+                    .Help(
+                        "Times a throttled replica was left out of a fetch (follower side) or of a fetch "
+                        "response (leader side) because that side's *.replication.throttled.rate was exceeded")
+                    .Register(registry);
+  leader_throttle_ = {&bytes.Add({{"side", "leader"}}), &skips.Add({{"side", "leader"}})};
+  follower_throttle_ = {&bytes.Add({{"side", "follower"}}), &skips.Add({{"side", "follower"}})};
+}
 
 void replication_metrics::set_follower_lags(const std::vector<follower_lag>& lags) {
   std::lock_guard lock(lags_mutex_);

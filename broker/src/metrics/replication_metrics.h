@@ -25,6 +25,13 @@ struct follower_lag {
 // The replication metrics (docs/metrics.md): this broker's partitions and leaderships and how healthy their
 // ISRs are, ISR changes, and the controller's view of the cluster. The gauges are set on each scrape from the
 // partitions and the cluster view; the counters count as things happen. Thread-safe.
+// One side of replication throttling (leader or follower): replicated bytes of throttled replicas, and the
+// times one was left out because the side's rate was exceeded.
+struct throttle_counters {
+  prometheus::Counter* bytes = nullptr;
+  prometheus::Counter* skips = nullptr;
+};
+
 class replication_metrics {
  public:
   explicit replication_metrics(prometheus::Registry& registry);
@@ -44,6 +51,8 @@ class replication_metrics {
   prometheus::Counter& unclean_leader_elections() { return *unclean_elections_; }
   // Produce requests with acks=all waiting until the ISR has their batches (one per request).
   prometheus::Gauge& produce_requests_waiting_for_replicas() { return *acks_all_waiting_; }
+  [[nodiscard]] throttle_counters leader_throttle() const { return leader_throttle_; }
+  [[nodiscard]] throttle_counters follower_throttle() const { return follower_throttle_; }
   // Replaces every follower lag series with these (the partitions led here now).
   void set_follower_lags(const std::vector<follower_lag>& lags);
 
@@ -61,6 +70,8 @@ class replication_metrics {
   prometheus::Counter* elections_;
   prometheus::Counter* unclean_elections_;
   prometheus::Gauge* acks_all_waiting_;
+  throttle_counters leader_throttle_;
+  throttle_counters follower_throttle_;
   std::mutex lags_mutex_;
   std::vector<prometheus::Gauge*> lags_;       // guarded by lags_mutex_: the series set last time
   std::vector<prometheus::Gauge*> lag_bytes_;  // guarded by lags_mutex_

@@ -14,6 +14,7 @@
 #include "coord/cluster_registry.h"
 #include "metrics/broker_metrics.h"
 #include "replication/partition_manager.h"
+#include "replication/replication_quota.h"
 #include "server/producer_ids.h"
 
 namespace ferry::server {
@@ -36,6 +37,9 @@ class cluster_writes {
   virtual result<void> delete_topic(std::string_view name) = 0;
   virtual result<void> set_topic_config(std::string_view name, const coord::layout::config_map& config) = 0;
   virtual result<coord::layout::config_map> read_topic_config(std::string_view name) = 0;
+  // The dynamic settings of one /config/brokers entity: a broker id or coord::layout::default_broker_entity.
+  virtual result<void> set_broker_config(std::string_view entity, const coord::layout::config_map& config) = 0;
+  virtual result<coord::layout::config_map> read_broker_config(std::string_view entity) = 0;
   virtual result<void> add_partitions(std::string_view name, const coord::layout::replica_assignment& assignment) = 0;
   virtual result<void> alter_assignment(
       std::string_view name, const std::function<result<bool>(coord::layout::topic_assignment&)>& change) = 0;
@@ -62,6 +66,12 @@ class zk_cluster final : public cluster_metadata, public cluster_writes {
   }
   result<coord::layout::config_map> read_topic_config(std::string_view name) override {
     return registry_.topics().read_topic_config(name);
+  }
+  result<void> set_broker_config(std::string_view entity, const coord::layout::config_map& config) override {
+    return registry_.configs().write("brokers", entity, config);
+  }
+  result<coord::layout::config_map> read_broker_config(std::string_view entity) override {
+    return registry_.configs().read("brokers", entity);
   }
   result<void> add_partitions(std::string_view name, const coord::layout::replica_assignment& assignment) override {
     return registry_.topics().add_partitions(name, assignment);
@@ -95,6 +105,8 @@ struct broker_context {
   // Threads for calls that block (ZooKeeper round trips), so network threads never wait on them.
   boost::asio::thread_pool& blocking_pool;
   const ferry::clock& clock;
+  // leader.replication.throttled.rate: what this broker serves to followers of throttled replicas.
+  replication::replication_quota& leader_replication_quota;
 };
 
 // Runs a blocking call on the blocking pool and resumes the calling coroutine on its own executor.

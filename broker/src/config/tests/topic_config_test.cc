@@ -77,5 +77,29 @@ TEST(topic_config, settings_for_compaction_are_refused_until_it_exists) {
   ASSERT_TRUE(apply_topic_override(s, "cleanup.policy", "compact"));
 }
 
+// What kafka-reassign-partitions --throttle writes: the replicas each side throttles, as partition:broker pairs.
+TEST(topic_config, throttled_replicas_name_partitions_and_brokers) {
+  topic_settings s;
+  ASSERT_FALSE(apply_topic_override(s, "leader.replication.throttled.replicas", "0:0,0:1, 2:5"));
+  EXPECT_TRUE(s.leader_replication_throttled_replicas.covers(0, 1));
+  EXPECT_TRUE(s.leader_replication_throttled_replicas.covers(2, 5));
+  EXPECT_FALSE(s.leader_replication_throttled_replicas.covers(1, 0));
+  EXPECT_FALSE(s.follower_replication_throttled_replicas.covers(0, 0));  // nothing by default
+  EXPECT_EQ(s.leader_replication_throttled_replicas.to_string(), "0:0,0:1,2:5");
+
+  ASSERT_FALSE(apply_topic_override(s, "follower.replication.throttled.replicas", "*"));
+  EXPECT_TRUE(s.follower_replication_throttled_replicas.covers(7, 3));
+  EXPECT_EQ(s.follower_replication_throttled_replicas.to_string(), "*");
+
+  ASSERT_FALSE(apply_topic_override(s, "leader.replication.throttled.replicas", ""));
+  EXPECT_FALSE(s.leader_replication_throttled_replicas.covers(0, 0));
+
+  for (const auto* bad : {"0", "0:", "a:1", "1:-2", "0:1,,", "*,0:1"}) {
+    const auto refused = apply_topic_override(s, "leader.replication.throttled.replicas", bad);
+    ASSERT_TRUE(refused) << bad;
+    EXPECT_NE(refused->message.find("partition:broker"), std::string::npos) << refused->message;
+  }
+}
+
 }  // namespace
 }  // namespace ferry::config

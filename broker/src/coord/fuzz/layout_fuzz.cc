@@ -51,7 +51,7 @@ void run(char selector, std::string_view data) {
       break;
     }
     case 'c':
-      round_trip(data, decode_topic_config, encode_topic_config);
+      round_trip(data, decode_entity_config, encode_entity_config);
       break;
     case 'n': {
       // Version 1 names the entity type and name apart, so a type holding '/', or an empty type or name, cannot

@@ -209,10 +209,10 @@ TEST(Layout, PartitionStateChangesCarryTheStatesWritten) {
 
 TEST(Layout, ConfigNodesHaveKafkaShape) {
   const layout::config_map config{{"retention.ms", "86400000"}, {"cleanup.policy", "compact"}};
-  const std::string text = layout::encode_topic_config(config);
+  const std::string text = layout::encode_entity_config(config);
   EXPECT_EQ(text, R"({"version":1,"config":{"cleanup.policy":"compact","retention.ms":"86400000"}})");
-  EXPECT_EQ(layout::decode_topic_config(text).value(), config);
-  EXPECT_EQ(layout::decode_topic_config(R"({"version":1,"config":{}})").value(), layout::config_map{});
+  EXPECT_EQ(layout::decode_entity_config(text).value(), config);
+  EXPECT_EQ(layout::decode_entity_config(R"({"version":1,"config":{}})").value(), layout::config_map{});
 
   const layout::config_change change{"topics", "orders"};
   EXPECT_EQ(layout::encode_config_change(change), R"({"version":2,"entity_path":"topics/orders"})");
@@ -253,7 +253,7 @@ TEST(Layout, MalformedJsonIsInvalidData) {
     EXPECT_EQ(layout::decode_broker(text).error(), errc::invalid_data) << text;
     EXPECT_EQ(layout::decode_topic(text).error(), errc::invalid_data) << text;
     EXPECT_EQ(layout::decode_partition_state(text).error(), errc::invalid_data) << text;
-    EXPECT_EQ(layout::decode_topic_config(text).error(), errc::invalid_data) << text;
+    EXPECT_EQ(layout::decode_entity_config(text).error(), errc::invalid_data) << text;
     EXPECT_EQ(layout::decode_config_change(text).error(), errc::invalid_data) << text;
     EXPECT_EQ(layout::decode_controller(text).error(), errc::invalid_data) << text;
     EXPECT_EQ(layout::decode_cluster_id(text).error(), errc::invalid_data) << text;
@@ -278,7 +278,7 @@ TEST(Layout, MalformedJsonIsInvalidData) {
                                                R"({"version":3})"};
   for (const auto& text : bad_topics) EXPECT_EQ(layout::decode_topic(text).error(), errc::invalid_data) << text;
 
-  EXPECT_EQ(layout::decode_topic_config(R"({"version":1,"config":{"retention.ms":86400000}})").error(),
+  EXPECT_EQ(layout::decode_entity_config(R"({"version":1,"config":{"retention.ms":86400000}})").error(),
             errc::invalid_data);
   EXPECT_EQ(layout::decode_config_change(R"({"version":2,"entity_path":"topics"})").error(), errc::invalid_data);
   EXPECT_EQ(layout::decode_broker(R"({"version":5,"host":"h","port":1,"endpoints":["nonsense"]})").error(),

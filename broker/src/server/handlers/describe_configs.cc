@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "config/dynamic_broker_config.h"
 #include "config/topic_config.h"
 #include "server/handlers/handlers.h"
 
@@ -13,6 +14,8 @@ constexpr std::int8_t topic_resource = 2;
 constexpr std::int8_t broker_resource = 4;
 // DescribeConfigs config sources.
 constexpr std::int8_t source_topic = 1;
+constexpr std::int8_t source_dynamic_broker = 2;
+constexpr std::int8_t source_dynamic_default_broker = 3;
 constexpr std::int8_t source_static_broker = 4;
 constexpr std::int8_t source_default = 5;
 
@@ -41,7 +44,8 @@ void describe_topic(request_context& ctx, const p::describe_configs_request& req
     // supplies the default, with its value.
     if (request.include_synonyms) {
       if (!entry.is_default) c.synonyms.push_back({entry.name, entry.value, source_topic});
-      c.synonyms.push_back({entry.broker_setting, entry.default_value, source_default});
+      if (!entry.broker_setting.empty())
+        c.synonyms.push_back({entry.broker_setting, entry.default_value, source_default});
     }
   }
 }
@@ -76,15 +80,42 @@ void describe_broker(request_context& ctx, const p::describe_configs_request::de
     auto& c = out.configs.emplace_back();
     c.name = name;
     c.value = value;
-    c.read_only = true;  // broker settings change only with a restart
+    c.read_only = true;  // these change only with a restart
     c.config_source = source_static_broker;
+  }
+  // The dynamic settings: this broker's own value, else the one for every broker, else the default. The
+  // resource with an empty name is the one for every broker.
+  const auto view = ctx.broker.cluster.view();
+  const bool every_broker = resource.resource_name.empty();
+  for (const auto& setting : config::dynamic_broker_settings()) {
+    const std::string name(setting.name);
+    if (!wanted(resource.configuration_keys, name)) continue;
+    auto& c = out.configs.emplace_back();
+    c.name = name;
+    c.value = std::string(setting.default_value);
+    c.is_default = true;
+    c.config_source = source_default;
+    c.config_type = static_cast<std::int8_t>(setting.type);
+    for (const auto& [entity, source] :
+         {std::pair{std::to_string(config.broker_id), source_dynamic_broker},
+          std::pair{std::string(coord::layout::default_broker_entity), source_dynamic_default_broker}}) {
+      if (every_broker && source == source_dynamic_broker) continue;
+      const auto configs = view->broker_configs.find(entity);
+      if (configs == view->broker_configs.end()) continue;
+      const auto value = configs->second.find(name);
+      if (value == configs->second.end()) continue;
+      c.value = value->second;
+      c.is_default = false;
+      c.config_source = source;
+      break;
+    }
   }
 }
 
 }  // namespace
 
 // Topic configs: every topic setting with its effective value, marked default or topic override. Broker
-// configs: the main static settings, read-only.
+// configs: the main static settings, read-only, and the dynamic ones with where their value comes from.
 awaitable<p::describe_configs_response> handle_describe_configs(request_context& ctx,
                                                                 p::describe_configs_request& request) {
   p::describe_configs_response response;

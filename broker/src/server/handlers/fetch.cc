@@ -63,6 +63,16 @@ std::optional<p::error_code> check_divergence(replication::partition& partition,
   return std::nullopt;
 }
 
+// Whether what `follower` fetches of `partition` counts against the leader's throttle: the topic names this
+// replica in leader.replication.throttled.replicas and the follower is not in the ISR.
+bool throttled_here(const request_context& ctx, replication::partition& partition, broker_id follower) {
+  if (!partition.settings()->leader_replication_throttled_replicas.covers(partition.id().partition.value(),
+                                                                          ctx.broker.config.broker_id))
+    return false;
+  const auto isr = partition.current_leadership().isr_followers;
+  return std::find(isr.begin(), isr.end(), follower) == isr.end();
+}
+
 // One pass over every requested partition.
 pass_result read_all(request_context& ctx, const p::fetch_request& request, p::fetch_response& response,
                      std::vector<served>& found, waiting_on& waits) {
@@ -131,9 +141,17 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
           wanted.partition_max_bytes > 0 ? static_cast<std::uint64_t>(wanted.partition_max_bytes) : 0, budget);
       if (pass.bytes > 0 && limit == 0) continue;
       const std::uint64_t max_bytes = std::max<std::uint64_t>(limit, 1);
-      const auto read = from_follower ? partition.read_for_follower(replica, wanted.fetch_offset, max_bytes,
-                                                                    steady_ms(ctx.broker.clock.steady_now()))
-                                      : partition.read(wanted.fetch_offset, max_bytes);
+      auto read = from_follower ? partition.read_for_follower(replica, wanted.fetch_offset, max_bytes,
+                                                              steady_ms(ctx.broker.clock.steady_now()))
+                                : partition.read(wanted.fetch_offset, max_bytes);
+      // A throttled replica out of the ISR gets no records while the leader's throttle rate is exceeded, as from
+      // Kafka's leader; the read still told the partition where the follower is.
+      if (read && from_follower && throttled_here(ctx, partition, replica)) {
+        if (ctx.broker.leader_replication_quota.admits())
+          ctx.broker.leader_replication_quota.record(read.value().total_bytes);
+        else
+          read.value() = storage::read_result{};
+      }
       // After the read: a follower's fetch may have moved it.
       out.high_watermark = partition.high_watermark();
       out.last_stable_offset = out.high_watermark;  // no transactions yet: nothing is unstable

@@ -2,6 +2,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/dynamic_broker_config.h"
 #include "config/topic_config.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
@@ -69,10 +70,67 @@ std::optional<std::pair<p::error_code, std::string>> apply(
                    "unknown config operation " + std::to_string(c.config_operation) + " for '" + c.name + "'"};
 }
 
+// The /config/brokers entity a BROKER resource names: a broker id, or the empty name for every broker.
+std::optional<std::string> broker_entity(const std::string& resource_name) {
+  if (resource_name.empty()) return std::string(coord::layout::default_broker_entity);
+  if (resource_name.size() > 9 ||
+      !std::all_of(resource_name.begin(), resource_name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return resource_name;
+}
+
+// A broker resource: SET or DELETE of the dynamic broker settings (config/dynamic_broker_config.h). DELETE of a
+// setting that is not set succeeds whatever its name, as in Kafka: kafka-reassign-partitions --verify clears
+// replica.alter.log.dirs.io.max.bytes.per.second along with the throttles on every broker.
+awaitable<void> alter_broker(request_context& ctx, const p::incremental_alter_configs_request& request,
+                             const p::incremental_alter_configs_request::alter_configs_resource& resource,
+                             p::incremental_alter_configs_response::alter_configs_resource_response& out) {
+  const auto entity = broker_entity(resource.resource_name);
+  if (!entity) {
+    out.error_code = ctx.error(p::error_code::invalid_request);
+    out.error_message = "'" + resource.resource_name + "' is not a broker id";
+    co_return;
+  }
+  const auto current =
+      co_await run_blocking(ctx.broker, [&ctx, &entity] { return ctx.broker.writes.read_broker_config(*entity); });
+  if (!current) {
+    out.error_code = ctx.error(to_kafka_error(current.error()));
+    out.error_message = "cannot read the dynamic settings of broker '" + resource.resource_name + "'";
+    co_return;
+  }
+  auto settings = current.value();
+  for (const auto& c : resource.configs) {
+    const auto op = static_cast<operation>(c.config_operation);
+    std::optional<config::config_error> problem;
+    if (op == operation::set)
+      problem = c.value ? config::check_dynamic_broker_setting(c.name, *c.value)
+                        : config::config_error{"SET of '" + c.name + "' needs a value"};
+    else if (op != operation::remove)
+      problem = config::config_error{"only SET and DELETE apply to broker setting '" + c.name + "'"};
+    if (problem) {
+      out.error_code = ctx.error(p::error_code::invalid_config);
+      out.error_message = problem->message;
+      co_return;
+    }
+    if (op == operation::set)
+      settings[c.name] = *c.value;
+    else
+      settings.erase(c.name);
+  }
+  if (request.validate_only || settings == current.value()) co_return;
+  const auto written = co_await run_blocking(
+      ctx.broker, [&ctx, &entity, &settings] { return ctx.broker.writes.set_broker_config(*entity, settings); });
+  if (!written) {
+    out.error_code = ctx.error(to_kafka_error(written.error()));
+    out.error_message = "cannot write the dynamic settings of broker '" + resource.resource_name + "'";
+  }
+}
+
 }  // namespace
 
 // IncrementalAlterConfigs sets or deletes single overrides and keeps the rest; APPEND and SUBTRACT add values
 // to or remove them from list configs (cleanup.policy). The result is validated as a whole, as AlterConfigs is.
+// Broker resources change the dynamic broker settings: the replication throttles.
 awaitable<p::incremental_alter_configs_response> handle_incremental_alter_configs(
     request_context& ctx, p::incremental_alter_configs_request& request) {
   p::incremental_alter_configs_response response;
@@ -80,16 +138,9 @@ awaitable<p::incremental_alter_configs_response> handle_incremental_alter_config
     auto& out = response.responses.emplace_back();
     out.resource_type = resource.resource_type;
     out.resource_name = resource.resource_name;
-    if (resource.resource_type == broker_resource &&
-        std::all_of(resource.configs.begin(), resource.configs.end(),
-                    [](const auto& c) { return static_cast<operation>(c.config_operation) == operation::remove; })) {
-      // Ferry has no dynamic broker settings, so there is nothing to delete: kafka-reassign-partitions.sh
-      // --verify clears the replication throttles of every broker this way, and that succeeds.
-      continue;
-    }
-    if (resource.resource_type != topic_resource) {
+    if (resource.resource_type != topic_resource && resource.resource_type != broker_resource) {
       out.error_code = ctx.error(p::error_code::invalid_request);
-      out.error_message = "only topic configs can be changed; broker settings need a restart";
+      out.error_message = "only topic and broker configs can be changed";
       continue;
     }
     std::set<std::string> names;
@@ -98,6 +149,10 @@ awaitable<p::incremental_alter_configs_response> handle_incremental_alter_config
     if (repeated) {
       out.error_code = ctx.error(p::error_code::invalid_request);
       out.error_message = "a config appears more than once for the resource";
+      continue;
+    }
+    if (resource.resource_type == broker_resource) {
+      co_await alter_broker(ctx, request, resource, out);
       continue;
     }
     // The current overrides come from ZooKeeper, not the view: a change made through another broker may not

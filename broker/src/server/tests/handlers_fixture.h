@@ -72,6 +72,16 @@ class test_cluster final : public cluster_metadata, public cluster_writes {
     return success();
   }
   result<coord::layout::config_map> read_topic_config(std::string_view) override { return coord::layout::config_map{}; }
+  result<void> set_broker_config(std::string_view entity, const coord::layout::config_map& config) override {
+    ++writes;
+    edit([&](coord::cluster_view& v) { v.broker_configs[std::string(entity)] = config; });
+    return success();
+  }
+  result<coord::layout::config_map> read_broker_config(std::string_view entity) override {
+    const auto view = this->view();
+    const auto it = view->broker_configs.find(entity);
+    return it == view->broker_configs.end() ? coord::layout::config_map{} : it->second;
+  }
   result<void> add_partitions(std::string_view, const coord::layout::replica_assignment&) override {
     ++writes;
     return success();
@@ -134,7 +144,7 @@ class handlers_test : public ::testing::Test {
     partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
     ids_ = std::make_unique<producer_ids>(cluster_);
     context_ = std::make_unique<broker_context>(
-        broker_context{config_, cluster_, cluster_, *partitions_, metrics_, *ids_, pool_, clock_});
+        broker_context{config_, cluster_, cluster_, *partitions_, metrics_, *ids_, pool_, clock_, leader_quota_});
   }
   void TearDown() override {
     pool_.join();
@@ -228,6 +238,7 @@ class handlers_test : public ::testing::Test {
   config::broker_config config_;
   manual_clock clock_;
   metrics::broker_metrics metrics_;
+  replication::replication_quota leader_quota_{clock_, metrics_.replication().leader_throttle()};
   asio::thread_pool pool_{1};
   std::filesystem::path dir_;
   std::unique_ptr<storage::log_manager> logs_;
