@@ -67,9 +67,10 @@ def wait_until(condition, timeout=30.0, interval=0.05, what="condition"):
 
 
 class Cluster:
-    def __init__(self, brokers, overrides=()):
+    def __init__(self, brokers, overrides=(), racks=()):
         self.brokers = brokers
         self.overrides = list(overrides)
+        self.racks = list(racks)  # broker i gets broker.rack racks[i % len(racks)]
         self.base_port = _free_base(brokers)
         self.zk_port = self.base_port - 1
         self.data = tempfile.mkdtemp(prefix="ferry-it-")
@@ -87,6 +88,8 @@ class Cluster:
                 str(self.zk_port), "--build-dir", BUILD_DIR, "--timeout", "120"]
         for o in self.overrides:
             args += ["--override", o]
+        if self.racks:
+            args += ["--racks", ",".join(self.racks)]
         out = self.run(*args)
         assert out.stdout.strip().splitlines()[-1] == self.bootstrap
 
@@ -250,10 +253,10 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def started_cluster(brokers, overrides=()):
+def started_cluster(brokers, overrides=(), racks=()):
     """A cluster for one module's own fixture (other sizes or settings than `cluster`): started, yielded,
     stopped, and checked for sanitizer reports."""
-    c = Cluster(brokers, overrides)
+    c = Cluster(brokers, overrides, racks)
     try:
         c.up()
     except BaseException:

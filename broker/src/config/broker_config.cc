@@ -86,6 +86,12 @@ const std::map<std::string, setter>& setters() {
         {"listeners", [](auto& c, auto& k, auto& v) { c.listener = to_endpoint(k, v, true); }},
         {"advertised.listeners", [](auto& c, auto& k, auto& v) { c.advertised = to_endpoint(k, v, true); }},
         {"broker.rack", [](auto& c, auto&, auto& v) { c.rack = v; }},
+        {"replica.selector.class",
+         [](auto& c, auto& k, auto& v) {
+           if (v != rack_aware_replica_selector && !v.empty())
+             fail(k, v, "the one replica selector is " + std::string(rack_aware_replica_selector));
+           c.replica_selector_rack_aware = v == rack_aware_replica_selector;
+         }},
         {"log.dirs",
          [](auto& c, auto& k, auto& v) {
            c.log_dirs = to_list(v);

@@ -10,6 +10,10 @@
 
 namespace ferry::config {
 
+// The value of replica.selector.class that turns on fetching from the closest replica, as Kafka names it.
+inline constexpr std::string_view rack_aware_replica_selector =
+    "org.apache.kafka.common.replica.RackAwareReplicaSelector";
+
 struct endpoint {
   std::string host;  // empty: all interfaces (for a listener)
   std::uint16_t port = 0;
@@ -19,21 +23,24 @@ struct endpoint {
 // mapping (key: value) plus --override key=value pairs, which win. Unknown keys and bad values stop startup
 // with a message naming them (config_error).
 struct broker_config {
-  std::int32_t broker_id = -1;                            // broker.id (required)
-  endpoint listener{"", 9092};                            // listeners: PLAINTEXT://host:port
-  endpoint advertised{"", 0};                             // advertised.listeners (default: the listener; its host
-                                                          // or this machine's name when it binds all interfaces)
-  std::string rack;                                       // broker.rack
-  std::vector<std::string> log_dirs{"/tmp/ferry-logs"};   // log.dirs (or log.dir)
-  std::string zookeeper_connect;                          // zookeeper.connect (required)
-  std::int32_t zookeeper_session_timeout_ms = 18000;      // zookeeper.session.timeout.ms
-  std::int32_t zookeeper_connection_timeout_ms = 18000;   // zookeeper.connection.timeout.ms
-  std::int32_t num_partitions = 1;                        // num.partitions
-  std::int16_t default_replication_factor = 1;            // default.replication.factor
-  bool auto_create_topics_enable = true;                  // auto.create.topics.enable
-  bool delete_topic_enable = true;                        // delete.topic.enable
-  std::int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
-  std::int64_t log_flush_scheduler_interval_ms = 1000;    // log.flush.scheduler.interval.ms (Kafka: Long.MAX)
+  std::int32_t broker_id = -1;  // broker.id (required)
+  endpoint listener{"", 9092};  // listeners: PLAINTEXT://host:port
+  endpoint advertised{"", 0};   // advertised.listeners (default: the listener; its host
+                                // or this machine's name when it binds all interfaces)
+  std::string rack;             // broker.rack
+  // replica.selector.class = rack_aware_replica_selector: consumers that name their rack (client.rack) are sent
+  // to an in-sync replica in it (KIP-392). Unset (Kafka's default): they read from the leader.
+  bool replica_selector_rack_aware = false;
+  std::vector<std::string> log_dirs{"/tmp/ferry-logs"};          // log.dirs (or log.dir)
+  std::string zookeeper_connect;                                 // zookeeper.connect (required)
+  std::int32_t zookeeper_session_timeout_ms = 18000;             // zookeeper.session.timeout.ms
+  std::int32_t zookeeper_connection_timeout_ms = 18000;          // zookeeper.connection.timeout.ms
+  std::int32_t num_partitions = 1;                               // num.partitions
+  std::int16_t default_replication_factor = 1;                   // default.replication.factor
+  bool auto_create_topics_enable = true;                         // auto.create.topics.enable
+  bool delete_topic_enable = true;                               // delete.topic.enable
+  std::int64_t log_retention_check_interval_ms = 300000;         // log.retention.check.interval.ms
+  std::int64_t log_flush_scheduler_interval_ms = 1000;           // log.flush.scheduler.interval.ms (Kafka: Long.MAX)
   std::int64_t log_flush_offset_checkpoint_interval_ms = 60000;  // log.flush.offset.checkpoint.interval.ms
   std::int64_t connections_max_idle_ms = 600000;                 // connections.max.idle.ms (-1: never)
   // Ferry's caps on partition counts, so one CreateTopics or CreatePartitions cannot ask for billions:

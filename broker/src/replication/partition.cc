@@ -153,6 +153,18 @@ std::vector<partition::follower_lag> partition::follower_lags() const {
   return out;
 }
 
+std::vector<read_candidate> partition::in_sync_followers() const {
+  std::vector<read_candidate> out;
+  if (!leader_.load()) return out;
+  std::lock_guard lock(followers_mutex_);
+  for (const broker_id f : leadership_.isr_followers) {
+    const auto it = followers_.find(f);
+    if (it == followers_.end() || it->second.log_end.value() < 0) continue;
+    out.push_back({f, std::nullopt, it->second.log_end, it->second.last_caught_up_ms});
+  }
+  return out;
+}
+
 partition::leadership partition::current_leadership() const {
   std::lock_guard lock(followers_mutex_);
   return leadership_;
@@ -193,6 +205,10 @@ result<void> partition::flush(offset upto) {
 
 result<storage::read_result> partition::read(offset from, std::uint64_t max_bytes) {
   if (!leader_.load()) return errc::not_leader;
+  return log_->read(from, max_bytes, high_watermark());
+}
+
+result<storage::read_result> partition::read_any_replica(offset from, std::uint64_t max_bytes) {
   return log_->read(from, max_bytes, high_watermark());
 }
 
@@ -240,6 +256,7 @@ void partition::follow_high_watermark(offset leader_high_watermark) {
   std::int64_t current = high_watermark_.load();
   while (candidate > current && !high_watermark_.compare_exchange_weak(current, candidate)) {
   }
+  if (candidate > current) notify_waiters();  // consumers long-polling this follower (KIP-392)
 }
 
 result<void> partition::truncate_to(offset end) {

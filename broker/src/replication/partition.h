@@ -13,6 +13,7 @@
 #include "coord/cluster_view.h"
 #include "metrics/broker_metrics.h"
 #include "model/ids.h"
+#include "replication/replica_selector.h"
 #include "storage/log.h"
 
 namespace ferry::replication {
@@ -78,6 +79,9 @@ class partition {
     std::uint64_t bytes = 0;
   };
   [[nodiscard]] std::vector<follower_lag> follower_lags() const;
+  // While it leads: the followers in the ISR that have fetched in this leadership, where their logs end and when
+  // they were last caught up, as replicas a consumer could read from (racks left unset).
+  [[nodiscard]] std::vector<read_candidate> in_sync_followers() const;
 
   // Appends one validated client batch with the current leader epoch, then wakes waiting fetches.
   // errc::not_leader when this replica does not lead. When the result says flush_required, the batch counts
@@ -95,8 +99,11 @@ class partition {
   // fsyncs the log up to `upto` (blocking: not on a network thread), then moves the high watermark.
   result<void> flush(offset upto);
 
-  // What a consumer may read: from `from`, up to the high watermark.
+  // What a consumer may read: from `from`, up to the high watermark. errc::not_leader unless this replica leads.
   result<storage::read_result> read(offset from, std::uint64_t max_bytes);
+  // The same from this replica whatever its role: a consumer's fetch from a follower (KIP-392) reads up to the
+  // high watermark the follower learned from its leader.
+  result<storage::read_result> read_any_replica(offset from, std::uint64_t max_bytes);
   // A follower's fetch from `from`: that is where its log ends, so the high watermark may move (waking
   // whoever waits on it); then it reads up to the log end. errc::not_leader when this replica does not lead,
   // or `follower` is not an assigned replica.

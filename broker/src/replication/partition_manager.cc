@@ -160,6 +160,13 @@ result<std::shared_ptr<partition>> partition_manager::leader_for(const topic_par
   return it->second;
 }
 
+result<std::shared_ptr<partition>> partition_manager::replica_for(const topic_partition& tp) const {
+  std::shared_lock lock(mutex_);
+  const auto it = partitions_.find(tp);
+  if (it == partitions_.end()) return errc::unknown_partition;
+  return it->second;
+}
+
 std::vector<std::shared_ptr<partition>> partition_manager::all() const {
   std::shared_lock lock(mutex_);
   std::vector<std::shared_ptr<partition>> out;

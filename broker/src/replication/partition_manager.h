@@ -42,6 +42,8 @@ class partition_manager {
   // The local leader replica of a partition: errc::unknown_partition if it is not hosted here, errc::not_leader
   // if this broker only follows it.
   [[nodiscard]] result<std::shared_ptr<partition>> leader_for(const topic_partition& tp) const;
+  // The local replica of a partition, leader or follower: errc::unknown_partition if it is not hosted here.
+  [[nodiscard]] result<std::shared_ptr<partition>> replica_for(const topic_partition& tp) const;
   [[nodiscard]] std::vector<std::shared_ptr<partition>> all() const;
 
   // DescribeLogDirs: each log dir (log.dirs order) and the partitions hosted in it.

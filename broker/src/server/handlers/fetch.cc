@@ -73,6 +73,19 @@ bool throttled_here(const request_context& ctx, replication::partition& partitio
   return std::find(isr.begin(), isr.end(), follower) == isr.end();
 }
 
+// KIP-392, with replica.selector.class set: the in-sync follower a consumer in `client_rack` should read from
+// instead of this leader, one whose log holds the fetch offset; nullopt when it should read here.
+std::optional<broker_id> preferred_read_replica(const request_context& ctx, const coord::cluster_view& view,
+                                                replication::partition& partition, std::string_view client_rack,
+                                                offset fetch_offset) {
+  if (!ctx.broker.config.replica_selector_rack_aware || client_rack.empty()) return std::nullopt;
+  auto candidates = partition.in_sync_followers();
+  std::erase_if(candidates,
+                [&](const replication::read_candidate& c) { return c.log_end < fetch_offset || !view.is_live(c.id); });
+  for (auto& c : candidates) c.rack = view.brokers.at(c.id).rack;
+  return replication::rack_aware_read_replica(client_rack, ctx.broker.config.rack, candidates);
+}
+
 // One pass over every requested partition.
 pass_result read_all(request_context& ctx, const p::fetch_request& request, p::fetch_response& response,
                      std::vector<served>& found, waiting_on& waits) {
@@ -86,6 +99,8 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
   // A follower names itself; it reads up to the log end, and its fetch offset is its log end.
   const broker_id replica = ctx.version() >= 15 ? request.replica_state.replica_id : request.replica_id;
   const bool from_follower = replica.value() >= 0;
+  // Consumers of Fetch v11+ may read from any replica (KIP-392); older ones, and followers, from the leader.
+  const bool any_replica = !from_follower && ctx.version() >= 11;
   for (const auto& topic : request.topics) {
     auto& topic_out = response.responses.emplace_back();
     topic_out.topic = topic.topic;
@@ -105,7 +120,7 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
         continue;
       }
       const topic_partition tp{*name, wanted.partition};
-      const auto part = ctx.broker.partitions.leader_for(tp);
+      const auto part = any_replica ? ctx.broker.partitions.replica_for(tp) : ctx.broker.partitions.leader_for(tp);
       if (!part) {
         const auto* known = view->find_partition(tp);
         if (known == nullptr) {
@@ -134,6 +149,19 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
         pass.answer_now = true;
         continue;
       }
+      if (any_replica && partition.is_leader()) {
+        if (const auto preferred =
+                preferred_read_replica(ctx, *view, partition, request.rack_id, wanted.fetch_offset)) {
+          // No records: the consumer fetches from the replica named, and comes back here when it refreshes
+          // its metadata or that replica fails it.
+          out.preferred_read_replica = *preferred;
+          out.high_watermark = partition.high_watermark();
+          out.last_stable_offset = out.high_watermark;
+          out.log_start_offset = partition.log_start_offset();
+          pass.answer_now = true;
+          continue;
+        }
+      }
       waits.add(part.value());
       out.aborted_transactions.emplace();
       // The first batch always goes out, even above the limits (KIP-74); after that the response budget holds.
@@ -143,6 +171,7 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
       const std::uint64_t max_bytes = std::max<std::uint64_t>(limit, 1);
       auto read = from_follower ? partition.read_for_follower(replica, wanted.fetch_offset, max_bytes,
                                                               steady_ms(ctx.broker.clock.steady_now()))
+                  : any_replica ? partition.read_any_replica(wanted.fetch_offset, max_bytes)
                                 : partition.read(wanted.fetch_offset, max_bytes);
       // A throttled replica out of the ISR gets no records while the leader's throttle rate is exceeded, as from
       // Kafka's leader; the read still told the partition where the follower is.
