@@ -365,7 +365,7 @@ def run(args):
         return 1
     # Records a producer gave up on are not a violation: they were never acknowledged, and stored at most once.
     bad = {k: v for k, v in counts.items() if k in ("lost", "duplicated", "reordered", "divergent", "unanswered",
-                                                     "partitions with differing replicas") and v}
+                                                     "producers stopped", "partitions with differing replicas") and v}
     if bad or counts["acknowledged"] == 0:
         log(f"FAILED: {bad or 'nothing was acknowledged'}; the brokers' logs and data are in {cluster.data}")
         return 1

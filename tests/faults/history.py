@@ -42,6 +42,7 @@ class Producers:
         os.makedirs(build_dir, exist_ok=True)
         classpath = conftest.java_checks_classpath(version, build_dir)
         self.records = [ProducerRecord(i) for i in range(count)]
+        self.unexpected = []  # output lines that are not a producer's answer
         self.log = open(os.path.join(work_dir, "producers.log"), "wb")
         # With client_debug, the producer internals (sequence numbers, epoch bumps, retries) log at debug level.
         levels = ["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.showDateTime=true"]
@@ -56,10 +57,16 @@ class Producers:
         self._thread.start()
 
     def _read(self):
+        # Every line is read, whatever it holds: a reader that stopped would leave the producers blocked on a full
+        # pipe.
         for line in self.proc.stdout:
-            answer = json.loads(line)
-            record = self.records[answer["producer"]]
-            kind = answer["check"]
+            try:
+                answer = json.loads(line)
+                record = self.records[answer["producer"]]
+                kind = answer["check"]
+            except (ValueError, KeyError, IndexError, TypeError):
+                self.unexpected.append(line.decode(errors="replace").strip())
+                continue
             if kind == "acked":
                 record.acked[answer["seq"]] = (answer["partition"], answer["offset"])
             elif kind == "failed":
@@ -87,6 +94,8 @@ class Producers:
         for record in self.records:
             if record.unanswered is None and record.fatal is None:
                 record.fatal = f"the producer did not finish (exit status {self.proc.returncode}, see producers.log)"
+        if self.unexpected and not any(r.fatal for r in self.records):
+            self.records[0].fatal = f"unexpected output from the producers: {self.unexpected[:3]}"
 
 
 class Reader:
@@ -142,11 +151,12 @@ def check(records, reader, final):
         if len(examples[kind]) < 5:
             examples[kind].append(what)
 
-    acknowledged = lost = reordered = failed = unanswered = 0
+    acknowledged = lost = reordered = failed = unanswered = stopped = 0
     for p in records:
-        failed += len(p.failed) + (1 if p.fatal else 0)
+        failed += len(p.failed)
         if p.fatal:
-            note("failed", f"producer {p.index} stopped: {p.fatal}")
+            stopped += 1
+            note("stopped", f"producer {p.index}: {p.fatal}")
         for seq, error in list(p.failed.items())[:5]:
             note("failed", f"producer {p.index} record {seq}: {error}")
         unanswered += p.unanswered or 0
@@ -187,5 +197,5 @@ def check(records, reader, final):
             note("divergent", f"{key[0]}/{key[1]} served as {value!r}, holds {final_at.get(key)!r} at the end")
     counts = {"sent": sum(p.sent for p in records), "acknowledged": acknowledged, "lost": lost,
               "duplicated": duplicated, "reordered": reordered, "divergent": divergent, "failed": failed,
-              "unanswered": unanswered, "served": len(reader.served)}
+              "unanswered": unanswered, "producers stopped": stopped, "served": len(reader.served)}
     return counts, examples

@@ -60,7 +60,8 @@ void broker_app::start() {
                                .partition_max_bytes = config_.replica_fetch_max_bytes,
                                .response_max_bytes = config_.replica_fetch_response_max_bytes,
                                .backoff_ms = config_.replica_fetch_backoff_ms,
-                               .socket_timeout_ms = config_.replica_socket_timeout_ms});
+                               .socket_timeout_ms = config_.replica_socket_timeout_ms},
+      config_.num_replica_fetchers);
 
   const auto session_file = dirs.front() / session_file_name;
   auto registry = coord::cluster_registry::start(
@@ -89,10 +90,12 @@ void broker_app::start() {
   registry_->add_listener([this](const std::shared_ptr<const coord::cluster_view>& view) {
     partitions_->reconcile(*view);
     const broker_id self{config_.broker_id};
-    leader_quota_.set_limit(config::replication_throttle_rate(
-        view->dynamic_broker_setting(self, config::leader_replication_throttled_rate)));
-    follower_quota_.set_limit(config::replication_throttle_rate(
-        view->dynamic_broker_setting(self, config::follower_replication_throttled_rate)));
+    const auto rate = [&](std::string_view name) {
+      const auto setting = view->dynamic_broker_setting(self, name);
+      return config::replication_throttle_rate(setting ? std::optional(setting->value) : std::nullopt);
+    };
+    leader_quota_.set_limit(rate(config::leader_replication_throttled_rate));
+    follower_quota_.set_limit(rate(config::follower_replication_throttled_rate));
     fetchers_->update(*view);
   });
 

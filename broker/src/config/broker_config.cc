@@ -152,6 +152,8 @@ const std::map<std::string, setter>& setters() {
          [](auto& c, auto& k, auto& v) {
            c.replica_fetch_response_max_bytes = to_int<std::int32_t>(k, v, 1, INT32_MAX);
          }},
+        {"num.replica.fetchers",
+         [](auto& c, auto& k, auto& v) { c.num_replica_fetchers = to_int<std::int32_t>(k, v, 1, 64); }},
         {"replica.fetch.backoff.ms",
          [](auto& c, auto& k, auto& v) { c.replica_fetch_backoff_ms = to_int<std::int32_t>(k, v, 0, INT32_MAX); }},
         {"replica.socket.timeout.ms",

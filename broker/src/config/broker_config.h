@@ -60,6 +60,7 @@ struct broker_config {
   std::int32_t replica_fetch_max_bytes = 1048576;            // replica.fetch.max.bytes: per partition
   std::int32_t replica_fetch_response_max_bytes = 10485760;  // replica.fetch.response.max.bytes
   std::int32_t replica_fetch_backoff_ms = 1000;              // replica.fetch.backoff.ms
+  std::int32_t num_replica_fetchers = 1;                     // num.replica.fetchers
   std::int32_t replica_socket_timeout_ms = 30000;            // replica.socket.timeout.ms
   // Controlled shutdown on SIGTERM (Kafka's defaults).
   bool controlled_shutdown_enable = true;                    // controlled.shutdown.enable

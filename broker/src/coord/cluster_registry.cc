@@ -92,8 +92,8 @@ result<std::unique_ptr<cluster_registry>> cluster_registry::start(registry_optio
   self->table_ = std::make_unique<metadata_table>(*self->session_, sink);
   self->controller_ = std::make_unique<controller>(*self->session_, *self->table_, self->options_.id,
                                                    self->options_.unclean_leader_election_default, sink);
-  self->topics_ = std::make_unique<topic_store>(*self->session_);
   self->configs_ = std::make_unique<config_store>(*self->session_);
+  self->topics_ = std::make_unique<topic_store>(*self->session_, *self->configs_);
 
   FERRY_TRY(self->ensure_base_paths());
   FERRY_TRY(self->load_cluster_id());

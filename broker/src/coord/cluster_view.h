@@ -115,13 +115,21 @@ struct cluster_view {
     return it != brokers.end() && it->second.epoch > state.written_zxid;
   }
 
-  // A dynamic setting of broker `id`: its own override, else the one for every broker; nullopt if neither.
-  [[nodiscard]] std::optional<std::string> dynamic_broker_setting(broker_id id, std::string_view name) const {
-    for (const auto& entity : {std::to_string(id.value()), std::string(layout::default_broker_entity)}) {
-      const auto configs = broker_configs.find(entity);
+  // A dynamic setting of broker `id` (nullopt: of every broker): its own override, else the one for every
+  // broker; nullopt if neither.
+  struct dynamic_setting {
+    std::string value;
+    bool own = false;  // broker `id`'s own override, not the one for every broker
+  };
+  [[nodiscard]] std::optional<dynamic_setting> dynamic_broker_setting(std::optional<broker_id> id,
+                                                                      std::string_view name) const {
+    for (const bool own : {true, false}) {
+      if (own && !id) continue;
+      const auto configs =
+          broker_configs.find(own ? std::to_string(id->value()) : std::string(layout::default_broker_entity));
       if (configs == broker_configs.end()) continue;
       const auto value = configs->second.find(std::string(name));
-      if (value != configs->second.end()) return value->second;
+      if (value != configs->second.end()) return dynamic_setting{value->second, own};
     }
     return std::nullopt;
   }

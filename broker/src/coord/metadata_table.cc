@@ -289,35 +289,39 @@ result<std::vector<std::string>> metadata_table::refresh_state_changes(bool skip
       });
 }
 
-result<layout::config_map> metadata_table::read_config(const std::string& name) {
-  auto got = session_.get(layout::topic_config_path(name));
-  if (!got) {
-    if (got.error() != errc::no_node) return got.error();
-    return layout::config_map{};
-  }
-  auto config = layout::decode_entity_config(got.value().data);
-  if (!config) {
-    FERRY_LOG(warn, "coord") << "ignoring malformed " << layout::topic_config_path(name) << ": " << got.value().data;
-    return layout::config_map{};
-  }
-  return config;
-}
-
-result<void> metadata_table::read_broker_config(const std::string& entity) {
-  const auto path = layout::entity_config_path("brokers", entity);
+result<std::optional<layout::config_map>> metadata_table::read_entity_config(const std::string& path) {
   auto got = session_.get(path);
   if (!got) {
     if (got.error() != errc::no_node) return got.error();
-    model_.broker_configs.erase(entity);
-    return success();
+    return std::optional<layout::config_map>{};
   }
   auto config = layout::decode_entity_config(got.value().data);
   if (!config) {
     FERRY_LOG(warn, "coord") << "ignoring malformed " << path << ": " << got.value().data;
-    model_.broker_configs.erase(entity);
+    return std::optional<layout::config_map>{};
+  }
+  return std::optional<layout::config_map>(std::move(config).value());
+}
+
+result<layout::config_map> metadata_table::read_config(const std::string& name) {
+  FERRY_TRY(auto config, read_entity_config(layout::topic_config_path(name)));
+  return config ? std::move(*config) : layout::config_map{};
+}
+
+result<void> metadata_table::read_broker_config(const std::string& entity) {
+  // A broker id or <default>; anything else is not a path any broker reads.
+  const bool valid = entity == layout::default_broker_entity ||
+                     (!entity.empty() && entity.size() <= 10 &&
+                      std::all_of(entity.begin(), entity.end(), [](char c) { return c >= '0' && c <= '9'; }));
+  if (!valid) {
+    FERRY_LOG(warn, "coord") << "ignoring dynamic config of broker entity '" << entity << "'";
     return success();
   }
-  model_.broker_configs[entity] = std::move(config).value();
+  FERRY_TRY(auto config, read_entity_config(layout::entity_config_path("brokers", entity)));
+  if (config)
+    model_.broker_configs[entity] = std::move(*config);
+  else
+    model_.broker_configs.erase(entity);
   return success();
 }
 

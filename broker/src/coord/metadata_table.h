@@ -90,6 +90,8 @@ class metadata_table {
   result<std::optional<partition_state>> read_partition_state(const std::string& name, partition_id p);
   // `written_zxid`: the change node's czxid, the transaction that wrote the state.
   result<void> apply_state_change(layout::partition_state_change change, std::int64_t written_zxid);
+  // A /config/<type>/<name> node: nullopt when it is missing or malformed (logged).
+  result<std::optional<layout::config_map>> read_entity_config(const std::string& path);
   result<layout::config_map> read_config(const std::string& name);
   // One /config/brokers entity into the model (removed from it when the node is gone).
   result<void> read_broker_config(const std::string& entity);

@@ -18,7 +18,7 @@ namespace ferry::coord {
 // and the brokers' metadata tables pick the changes up through their watches. Blocking and thread-safe.
 class topic_store {
  public:
-  explicit topic_store(zk_session& session) : session_(session), configs_(session) {}
+  topic_store(zk_session& session, config_store& configs) : session_(session), configs_(configs) {}
 
   // Writes /brokers/topics/<name> (with a new random topic id) and /config/topics/<name> in one multi-op and
   // returns the topic id. `assignment` must number partitions 0..n-1, each with distinct replicas.
@@ -46,7 +46,7 @@ class topic_store {
 
  private:
   zk_session& session_;
-  config_store configs_;
+  config_store& configs_;
 };
 
 // Claims the next block of producer ids (layout::producer_id_block_size of them) for `self` through a

@@ -4,6 +4,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -14,14 +16,16 @@
 
 namespace ferry::follower {
 
-// The replica fetchers of this broker: one per leader broker it follows partitions from, all on one thread
-// of their own (disk writes and truncations included, never on a network thread). update() runs after each
-// partition_manager::reconcile and hands each fetcher the partitions that now follow its broker.
+// The replica fetchers of this broker: num.replica.fetchers per leader broker it follows partitions from (each
+// with its own connection, a partition always with the same one of them), on as many threads of their own (disk
+// writes and truncations included, never on a network thread): fetcher i of every leader runs on thread i.
+// update() runs after each partition_manager::reconcile and hands each fetcher the partitions that now follow
+// its broker.
 class fetcher_manager {
  public:
   // `quota`: follower.replication.throttled.rate, which every fetcher's throttled partitions share.
   fetcher_manager(broker_id self, replication::partition_manager& partitions, replication::replication_quota& quota,
-                  fetch_settings settings = {});
+                  fetch_settings settings = {}, int fetchers_per_leader = 1);
   ~fetcher_manager();
   fetcher_manager(const fetcher_manager&) = delete;
   fetcher_manager& operator=(const fetcher_manager&) = delete;
@@ -31,19 +35,29 @@ class fetcher_manager {
   void stop();
 
  private:
-  // Whether following `partition` counts against the follower throttle (replica_fetcher::follow).
-  [[nodiscard]] bool throttled_here(const coord::cluster_view& view, const replication::partition& partition) const;
+  // How to follow `partition`: whether it counts against the follower throttle, and whether it is in sync.
+  [[nodiscard]] replica_fetcher::follow follow_of(const coord::cluster_view& view,
+                                                  std::shared_ptr<replication::partition> partition) const;
+  // Which of a leader's fetchers follows `tp`.
+  [[nodiscard]] std::size_t fetcher_index(const topic_partition& tp) const;
+
+  // A leader broker's fetcher number `index`.
+  using fetcher_key = std::pair<broker_id, std::size_t>;
+  // One thread and its event loop, for fetcher number i of every leader.
+  struct worker {
+    boost::asio::io_context io;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{boost::asio::make_work_guard(io)};
+    std::thread thread;
+  };
 
   const broker_id self_;
   replication::partition_manager& partitions_;
   replication::replication_quota& quota_;
   const fetch_settings settings_;
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
-  std::thread thread_;
+  std::vector<std::unique_ptr<worker>> workers_;
   std::mutex mutex_;
-  bool stopped_ = false;                                            // guarded by mutex_
-  std::map<broker_id, std::shared_ptr<replica_fetcher>> fetchers_;  // guarded by mutex_
+  bool stopped_ = false;                                              // guarded by mutex_
+  std::map<fetcher_key, std::shared_ptr<replica_fetcher>> fetchers_;  // guarded by mutex_
 };
 
 }  // namespace ferry::follower

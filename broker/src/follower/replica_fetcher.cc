@@ -51,10 +51,10 @@ void replica_fetcher::set_partitions(const std::vector<follow>& partitions) {
   {
     std::lock_guard lock(mutex_);
     std::vector<followed> next;
-    for (const auto& [partition, throttled] : partitions) {
-      followed entry{partition, throttled, {}};
+    for (const auto& f : partitions) {
+      followed entry{f, {}};
       for (const auto& old : partitions_)
-        if (old.partition == partition) entry.not_before = old.not_before;
+        if (old.what.partition == f.partition) entry.not_before = old.not_before;
       next.push_back(std::move(entry));
     }
     partitions_ = std::move(next);
@@ -65,7 +65,7 @@ void replica_fetcher::set_partitions(const std::vector<follow>& partitions) {
 void replica_fetcher::back_off(const std::shared_ptr<replication::partition>& partition) {
   std::lock_guard lock(mutex_);
   for (auto& f : partitions_)
-    if (f.partition == partition)
+    if (f.what.partition == partition)
       f.not_before = std::chrono::steady_clock::now() + std::chrono::milliseconds(settings_.backoff_ms);
 }
 
@@ -100,12 +100,12 @@ p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& as
   std::lock_guard lock(mutex_);
   for (const auto& f : partitions_) {
     if (f.not_before > now) continue;
-    auto& partition = *f.partition;
+    auto& partition = *f.what.partition;
     if (partition.log().damaged_from()) {
-      damaged.push_back(f.partition);  // asked for once its tail is dropped
+      damaged.push_back(f.what.partition);  // asked for once its tail is dropped
       continue;
     }
-    if (f.throttled && !quota_.admits()) continue;
+    if (f.what.throttled && !f.what.in_sync && !quota_.admits()) continue;
     const auto& id = partition.id();
     auto topic =
         std::find_if(request.topics.begin(), request.topics.end(), [&](const auto& t) { return t.topic == id.topic; });
@@ -120,7 +120,7 @@ p::fetch_request replica_fetcher::build_request(std::vector<asked_partition>& as
     wanted.last_fetched_epoch = partition.log().latest_epoch();
     wanted.log_start_offset = partition.log_start_offset();
     wanted.partition_max_bytes = settings_.partition_max_bytes;
-    asked.push_back({f.partition, wanted.current_leader_epoch, wanted.fetch_offset, f.throttled});
+    asked.push_back({f.what.partition, wanted.current_leader_epoch, wanted.fetch_offset, f.what.throttled});
   }
   return request;
 }

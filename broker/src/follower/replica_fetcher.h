@@ -54,19 +54,20 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
   void start();
   // Ends the loop and closes the connection; the coroutine finishes soon after.
   void stop();
-  // A partition to follow; `throttled` when its fetches count against follower.replication.throttled.rate (the
-  // topic names this replica in follower.replication.throttled.replicas and it is not in the ISR).
+  // A partition to follow. `throttled`: its fetched bytes count against follower.replication.throttled.rate (the
+  // topic names this replica in follower.replication.throttled.replicas); while the rate is exceeded it is left
+  // out of fetches unless `in_sync` (in the ISR as the cluster view has it).
   struct follow {
     std::shared_ptr<replication::partition> partition;
     bool throttled = false;
+    bool in_sync = false;
   };
   void set_partitions(const std::vector<follow>& partitions);
   [[nodiscard]] const leader_address& leader() const { return leader_; }
 
  private:
   struct followed {
-    std::shared_ptr<replication::partition> partition;
-    bool throttled = false;
+    follow what;
     std::chrono::steady_clock::time_point not_before{};  // backing off after a failed fetch until then
   };
 

@@ -205,7 +205,7 @@ result<void> partition::flush(offset upto) {
 
 result<storage::read_result> partition::read(offset from, std::uint64_t max_bytes) {
   if (!leader_.load()) return errc::not_leader;
-  return log_->read(from, max_bytes, high_watermark());
+  return read_any_replica(from, max_bytes);
 }
 
 result<storage::read_result> partition::read_any_replica(offset from, std::uint64_t max_bytes) {

@@ -9,11 +9,6 @@ void replication_quota::set_limit(std::optional<std::int64_t> bytes_per_second) 
   limit_ = bytes_per_second;
 }
 
-std::optional<std::int64_t> replication_quota::limit() const {
-  std::lock_guard lock(mutex_);
-  return limit_;
-}
-
 double replication_quota::rate_locked(std::int64_t now_ms) const {
   const std::int64_t oldest_kept = now_ms - windows * window_ms;
   std::uint64_t total = 0;

@@ -16,9 +16,10 @@ namespace ferry::replication {
 // one-second windows divided by the time they span, counted as at least 10 seconds, so a throttled copy may
 // start with about ten seconds' worth of bytes and then goes no faster than the limit.
 //
-// Callers ask admits() before they replicate a throttled replica and leave it out if not, and record() the bytes
-// they replicated for throttled replicas; both count in the side's metrics. Thread-safe: fetches on every
-// network thread share the leader side's quota.
+// Callers ask admits() before they replicate a throttled replica that is out of the ISR and leave it out if not,
+// and record() the bytes they replicated for every throttled replica, in the ISR or not (as Kafka does); both
+// count in the side's metrics. Thread-safe: fetches on every network thread share the leader side's quota, and
+// every fetcher thread the follower side's.
 class replication_quota {
  public:
   static constexpr int windows = 11;
@@ -29,7 +30,6 @@ class replication_quota {
 
   // nullopt: no limit (the default; nothing is throttled whatever the topics say).
   void set_limit(std::optional<std::int64_t> bytes_per_second);
-  [[nodiscard]] std::optional<std::int64_t> limit() const;
   // False (and counted as a skip) while the rate is over the limit.
   [[nodiscard]] bool admits();
   void record(std::uint64_t bytes);

@@ -106,6 +106,24 @@ TEST(broker_config, replica_fetch_settings_are_read_and_checked_against_each_oth
   EXPECT_NE(error_of(s).find("must be less than 'replica.lag.time.max.ms'"), std::string::npos);
 }
 
+TEST(broker_config, fetchers_per_leader_and_the_replica_selector) {
+  auto s = minimal;
+  const auto defaults = parse_broker_config(s);
+  EXPECT_EQ(defaults.num_replica_fetchers, 1);
+  EXPECT_FALSE(defaults.replica_selector_rack_aware);
+  s["num.replica.fetchers"] = "4";
+  s["replica.selector.class"] = "org.apache.kafka.common.replica.RackAwareReplicaSelector";
+  const auto c = parse_broker_config(s);
+  EXPECT_EQ(c.num_replica_fetchers, 4);
+  EXPECT_TRUE(c.replica_selector_rack_aware);
+  s["num.replica.fetchers"] = "0";
+  EXPECT_NE(error_of(s).find("'num.replica.fetchers'"), std::string::npos);
+  s.erase("num.replica.fetchers");
+  s["replica.selector.class"] = "com.example.MySelector";
+  EXPECT_NE(error_of(s).find("the one replica selector is org.apache.kafka.common.replica.RackAwareReplicaSelector"),
+            std::string::npos);
+}
+
 TEST(broker_config, yaml_file_then_overrides) {
   const std::string path = ::testing::TempDir() + "/broker.yaml";
   std::ofstream(path) << "broker.id: 1\nzookeeper.connect: 127.0.0.1:2181\nnum.partitions: 4\nlog.dirs: /a,/b\n";

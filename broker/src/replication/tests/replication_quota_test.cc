@@ -13,7 +13,6 @@ TEST(ReplicationQuota, WithoutALimitNothingIsExceeded) {
   replication_quota quota(clock);
   quota.record(1'000'000'000);
   EXPECT_TRUE(quota.admits());
-  EXPECT_EQ(quota.limit(), std::nullopt);
 }
 
 TEST(ReplicationQuota, TheFirstBytesCountOverTenSeconds) {
@@ -37,7 +36,7 @@ TEST(ReplicationQuota, BytesOlderThanElevenSecondsAreForgotten) {
   EXPECT_TRUE(quota.admits());
 }
 
-TEST(ReplicationQuota, ASteadyRateJustAboveTheLimitIsExceeded) {
+TEST(ReplicationQuota, ASteadyRateAtTheLimitIsAdmittedAndABurstOnTopIsNot) {
   manual_clock clock;
   replication_quota quota(clock);
   quota.set_limit(1000);

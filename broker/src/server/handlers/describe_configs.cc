@@ -86,29 +86,17 @@ void describe_broker(request_context& ctx, const p::describe_configs_request::de
   // The dynamic settings: this broker's own value, else the one for every broker, else the default. The
   // resource with an empty name is the one for every broker.
   const auto view = ctx.broker.cluster.view();
-  const bool every_broker = resource.resource_name.empty();
+  const auto broker = resource.resource_name.empty() ? std::nullopt : std::optional(broker_id{config.broker_id});
   for (const auto& setting : config::dynamic_broker_settings()) {
     const std::string name(setting.name);
     if (!wanted(resource.configuration_keys, name)) continue;
     auto& c = out.configs.emplace_back();
     c.name = name;
-    c.value = std::string(setting.default_value);
-    c.is_default = true;
-    c.config_source = source_default;
     c.config_type = static_cast<std::int8_t>(setting.type);
-    for (const auto& [entity, source] :
-         {std::pair{std::to_string(config.broker_id), source_dynamic_broker},
-          std::pair{std::string(coord::layout::default_broker_entity), source_dynamic_default_broker}}) {
-      if (every_broker && source == source_dynamic_broker) continue;
-      const auto configs = view->broker_configs.find(entity);
-      if (configs == view->broker_configs.end()) continue;
-      const auto value = configs->second.find(name);
-      if (value == configs->second.end()) continue;
-      c.value = value->second;
-      c.is_default = false;
-      c.config_source = source;
-      break;
-    }
+    const auto dynamic = view->dynamic_broker_setting(broker, name);
+    c.value = dynamic ? dynamic->value : std::string(setting.default_value);
+    c.is_default = !dynamic;
+    c.config_source = !dynamic ? source_default : dynamic->own ? source_dynamic_broker : source_dynamic_default_broker;
   }
 }
 

@@ -20,6 +20,7 @@ struct served {
   std::uint64_t bytes = 0;
   std::int64_t records = 0;
   bool to_follower = false;  // replication traffic, not the topic's bytes out (as in Kafka)
+  bool throttled = false;    // counted against leader.replication.throttled.rate
 };
 
 struct pass_result {
@@ -63,14 +64,17 @@ std::optional<p::error_code> check_divergence(replication::partition& partition,
   return std::nullopt;
 }
 
-// Whether what `follower` fetches of `partition` counts against the leader's throttle: the topic names this
-// replica in leader.replication.throttled.replicas and the follower is not in the ISR.
-bool throttled_here(const request_context& ctx, replication::partition& partition, broker_id follower) {
-  if (!partition.settings()->leader_replication_throttled_replicas.covers(partition.id().partition.value(),
-                                                                          ctx.broker.config.broker_id))
-    return false;
+// Whether what followers fetch of `partition` counts against the leader's throttle: the topic names this
+// replica in leader.replication.throttled.replicas. As in Kafka, in-sync followers' bytes count too; only
+// followers out of the ISR are held back when the rate is exceeded.
+bool leader_throttles(const request_context& ctx, const replication::partition& partition) {
+  return partition.settings()->leader_replication_throttled_replicas.covers(partition.id().partition.value(),
+                                                                            ctx.broker.config.broker_id);
+}
+
+bool in_isr(const replication::partition& partition, broker_id follower) {
   const auto isr = partition.current_leadership().isr_followers;
-  return std::find(isr.begin(), isr.end(), follower) == isr.end();
+  return std::find(isr.begin(), isr.end(), follower) != isr.end();
 }
 
 // KIP-392, with replica.selector.class set: the in-sync follower a consumer in `client_rack` should read from
@@ -138,8 +142,10 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
       auto& partition = *part.value();
       if (const auto fenced = check_epoch(partition, wanted.current_leader_epoch)) {
         out.error_code = p::code(*fenced);
-        if (*fenced == p::error_code::fenced_leader_epoch)
-          point_to_leader(*view, broker_id{ctx.broker.config.broker_id}, partition.epoch(), out, response);
+        // The leader as this replica knows it: itself, or the one it follows (a consumer may ask a follower).
+        const broker_id leader = partition.is_leader() ? broker_id{ctx.broker.config.broker_id} : partition.leader();
+        if (*fenced == p::error_code::fenced_leader_epoch && leader != no_broker)
+          point_to_leader(*view, leader, partition.epoch(), out, response);
         pass.answer_now = true;
         continue;
       }
@@ -175,12 +181,9 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
                                 : partition.read(wanted.fetch_offset, max_bytes);
       // A throttled replica out of the ISR gets no records while the leader's throttle rate is exceeded, as from
       // Kafka's leader; the read still told the partition where the follower is.
-      if (read && from_follower && throttled_here(ctx, partition, replica)) {
-        if (ctx.broker.leader_replication_quota.admits())
-          ctx.broker.leader_replication_quota.record(read.value().total_bytes);
-        else
-          read.value() = storage::read_result{};
-      }
+      const bool throttled = read && from_follower && leader_throttles(ctx, partition);
+      if (throttled && !in_isr(partition, replica) && !ctx.broker.leader_replication_quota.admits())
+        read.value() = storage::read_result{};
       // After the read: a follower's fetch may have moved it.
       out.high_watermark = partition.high_watermark();
       out.last_stable_offset = out.high_watermark;  // no transactions yet: nothing is unstable
@@ -196,7 +199,8 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
       pass.bytes += read.value().total_bytes;
       if (read.value().total_bytes > 0)
         found.push_back({part.value(), read.value().total_bytes,
-                         read.value().next_offset.value() - read.value().first_offset.value(), from_follower});
+                         read.value().next_offset.value() - read.value().first_offset.value(), from_follower,
+                         throttled});
       budget -= std::min(budget, read.value().total_bytes);
     }
   }
@@ -233,6 +237,8 @@ awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request
     for (auto& partition : topic.partitions)
       if (partition.error_code != 0) ++ctx.errors;
   for (const auto& s : found) {
+    // Once per response, whatever passes the long poll took.
+    if (s.throttled) ctx.broker.leader_replication_quota.record(s.bytes);
     const auto& counters = s.partition->counters();
     if (s.to_follower) {
       counters.replication_bytes_out->Increment(static_cast<double>(s.bytes));

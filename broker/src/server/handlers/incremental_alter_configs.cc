@@ -70,12 +70,11 @@ std::optional<std::pair<p::error_code, std::string>> apply(
                    "unknown config operation " + std::to_string(c.config_operation) + " for '" + c.name + "'"};
 }
 
-// The /config/brokers entity a BROKER resource names: a broker id, or the empty name for every broker.
-std::optional<std::string> broker_entity(const std::string& resource_name) {
+// The /config/brokers entity a BROKER resource names: this broker's id, or the empty name for every broker. As in
+// Kafka, another broker's settings are changed through that broker (the admin client sends them there).
+std::optional<std::string> broker_entity(const std::string& resource_name, std::int32_t self) {
   if (resource_name.empty()) return std::string(coord::layout::default_broker_entity);
-  if (resource_name.size() > 9 ||
-      !std::all_of(resource_name.begin(), resource_name.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
+  if (resource_name != std::to_string(self)) return std::nullopt;
   return resource_name;
 }
 
@@ -85,10 +84,12 @@ std::optional<std::string> broker_entity(const std::string& resource_name) {
 awaitable<void> alter_broker(request_context& ctx, const p::incremental_alter_configs_request& request,
                              const p::incremental_alter_configs_request::alter_configs_resource& resource,
                              p::incremental_alter_configs_response::alter_configs_resource_response& out) {
-  const auto entity = broker_entity(resource.resource_name);
+  const auto self = ctx.broker.config.broker_id;
+  const auto entity = broker_entity(resource.resource_name, self);
   if (!entity) {
     out.error_code = ctx.error(p::error_code::invalid_request);
-    out.error_message = "'" + resource.resource_name + "' is not a broker id";
+    out.error_message = "Unexpected broker id, expected " + std::to_string(self) + " or empty string, but received " +
+                        resource.resource_name;
     co_return;
   }
   const auto current =

@@ -87,7 +87,7 @@ TEST_F(handlers_test, a_follower_serves_consumers_up_to_its_high_watermark) {
     v.brokers[broker_id{2}] = coord::broker_info{broker_id{2}, "127.0.0.2", 9093, std::nullopt, {}, 2};
     v.topics["far"].partitions[partition_id{0}] = {
         {broker_id{2}, broker_id{1}},
-        coord::partition_state{broker_id{2}, leader_epoch{0}, {broker_id{2}, broker_id{1}}, 1, 0, written}};
+        coord::partition_state{broker_id{2}, leader_epoch{3}, {broker_id{2}, broker_id{1}}, 1, 0, written}};
   });
   partitions_->reconcile(*cluster_.view());
   const auto replica = partitions_->replica_for({"far", partition_id{0}}).value();
@@ -105,6 +105,14 @@ TEST_F(handlers_test, a_follower_serves_consumers_up_to_its_high_watermark) {
   EXPECT_EQ(answer.error_code, 0);
   EXPECT_EQ(answer.high_watermark, offset{3});
   EXPECT_EQ(answer.records->size(), batch.size());
+
+  // A consumer that knows an older epoch is fenced and told who leads: the follower's leader, not the follower.
+  auto stale = consumer_fetch("far", 0);
+  stale.topics[0].partitions[0].current_leader_epoch = leader_epoch{1};
+  const auto fenced = run(handlers::handle_fetch, stale, 12);
+  EXPECT_EQ(fenced.responses[0].partitions[0].error_code, p::code(p::error_code::fenced_leader_epoch));
+  EXPECT_EQ(fenced.responses[0].partitions[0].current_leader.leader_id, broker_id{2});
+  EXPECT_EQ(fenced.responses[0].partitions[0].current_leader.leader_epoch, leader_epoch{3});
 
   auto old_consumer = consumer_fetch("far", 0);
   EXPECT_EQ(run(handlers::handle_fetch, old_consumer, 10).responses[0].partitions[0].error_code,

@@ -65,6 +65,7 @@ public final class NumberedProducers {
         for (int index = 0; index < producers; index++) {
             Writer writer = new Writer(index, bootstrap, topic, partitions, rate, Duration.ofSeconds(closeTimeoutSeconds));
             Thread thread = new Thread(() -> writer.run(stop), "producer-" + index);
+            thread.setDaemon(true);  // should a later producer fail to start, the JVM still exits
             thread.start();
             threads.add(thread);
         }
@@ -112,7 +113,9 @@ public final class NumberedProducers {
                 while (!stop.await(Math.max(0, nextSend - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                     send(seq);
                     seq++;
-                    nextSend += intervalNanos;
+                    // After send() blocked (a full buffer while no leader answers), go on at the rate instead of
+                    // sending all that was missed at once.
+                    nextSend = Math.max(nextSend + intervalNanos, System.nanoTime() - intervalNanos);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
