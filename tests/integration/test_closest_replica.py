@@ -27,13 +27,15 @@ def served(cluster, topic):
 
 
 def committed_everywhere(cluster, topic, records):
-    """Every replica of partition 0 has `records` records and knows they are committed (its high watermark)."""
+    """Every replica of partition 0 is in the ISR, has `records` records and knows they are committed (its high
+    watermark): the leader names only in-sync replicas."""
     for b in range(cluster.brokers):
         status, body = cluster.admin(b, f"/v1/topics/{topic}")
         if status != 200:
             return False
-        local = next(p for p in body["partitions"] if p["partition"] == 0).get("local")
-        if local is None or local["high_watermark"] != records:
+        partition = next(p for p in body["partitions"] if p["partition"] == 0)
+        local = partition.get("local")
+        if sorted(partition["isr"]) != [0, 1, 2] or local is None or local["high_watermark"] != records:
             return False
     return True
 
@@ -50,7 +52,7 @@ def led_by_broker_0(cluster, topic):
     kcat("-b", cluster.bootstrap, "-P", "-t", topic, "-p", "0", "-X", "topic.request.required.acks=-1",
          input=b"".join(b"record-%d\n" % i for i in range(RECORDS)))
     wait_until(lambda: committed_everywhere(cluster, topic, RECORDS), timeout=60,
-               what=f"every replica of {topic} to hold the records as committed")
+               what=f"every replica of {topic} in the ISR, holding the records as committed")
 
 
 def consumed_with_kcat(cluster, topic, *extra):
