@@ -348,6 +348,10 @@ def test_describe_configs_shows_overrides_and_defaults(java):
     assert all(not e["read_only"] and not e["sensitive"] for e in configs.values())
 
 
+def types_of(configs):
+    return {name: entry["type"] for name, entry in configs.items()}
+
+
 def test_describe_configs_with_synonyms_and_types(java):
     configs = java.check("describe_configs_synonyms")["configs"]
     broker = java.check("broker_config")["configs"]
@@ -355,10 +359,16 @@ def test_describe_configs_with_synonyms_and_types(java):
     assert configs["retention.ms"]["synonyms"] == [["retention.ms", "3600000", "DYNAMIC_TOPIC_CONFIG"],
                                                    ["log.retention.ms", broker["log.retention.ms"]["value"], "DEFAULT_CONFIG"]]
     assert configs["cleanup.policy"]["synonyms"] == [["log.cleanup.policy", "delete", "DEFAULT_CONFIG"]]
+    # The throttled-replica lists have no broker setting behind them, so, not overridden, no synonym (as in Kafka).
+    without_broker_setting = {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
     for name, entry in configs.items():
+        if name in without_broker_setting:
+            assert entry["synonyms"] == [], name
+            continue
         assert entry["synonyms"], name
         assert entry["synonyms"][-1][1] != "null", f"{name}: the default synonym has no value"
-    types = {name: entry["type"] for name, entry in configs.items()}
+    assert types_of(configs)["leader.replication.throttled.replicas"] == "LIST"
+    types = types_of(configs)
     assert types["retention.ms"] == "LONG" and types["segment.bytes"] == "INT"
     assert types["cleanup.policy"] == "LIST" and types["compression.type"] == "STRING"
     assert types["unclean.leader.election.enable"] == "BOOLEAN"
