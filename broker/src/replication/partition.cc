@@ -165,6 +165,12 @@ std::vector<read_candidate> partition::in_sync_followers() const {
   return out;
 }
 
+bool partition::has_in_sync_follower(broker_id follower) const {
+  std::lock_guard lock(followers_mutex_);
+  const auto& isr = leadership_.isr_followers;
+  return std::find(isr.begin(), isr.end(), follower) != isr.end();
+}
+
 partition::leadership partition::current_leadership() const {
   std::lock_guard lock(followers_mutex_);
   return leadership_;

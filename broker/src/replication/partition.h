@@ -82,6 +82,8 @@ class partition {
   // While it leads: the followers in the ISR that have fetched in this leadership, where their logs end and when
   // they were last caught up, as replicas a consumer could read from (racks left unset).
   [[nodiscard]] std::vector<read_candidate> in_sync_followers() const;
+  // While it leads: whether `follower` is in the ISR.
+  [[nodiscard]] bool has_in_sync_follower(broker_id follower) const;
 
   // Appends one validated client batch with the current leader epoch, then wakes waiting fetches.
   // errc::not_leader when this replica does not lead. When the result says flush_required, the batch counts

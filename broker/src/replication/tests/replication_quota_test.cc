@@ -8,27 +8,29 @@ namespace {
 
 using std::chrono::milliseconds;
 
-TEST(ReplicationQuota, WithoutALimitNothingIsExceeded) {
+// A quota of 1000 bytes a second on a clock the test moves.
+class ReplicationQuota : public ::testing::Test {
+ protected:
+  void SetUp() override { quota.set_limit(1000); }
+
   manual_clock clock;
-  replication_quota quota(clock);
+  replication_quota quota{clock};
+};
+
+TEST_F(ReplicationQuota, WithoutALimitNothingIsExceeded) {
+  quota.set_limit(std::nullopt);
   quota.record(1'000'000'000);
   EXPECT_TRUE(quota.admits());
 }
 
-TEST(ReplicationQuota, TheFirstBytesCountOverTenSeconds) {
-  manual_clock clock;
-  replication_quota quota(clock);
-  quota.set_limit(1000);
+TEST_F(ReplicationQuota, TheFirstBytesCountOverTenSeconds) {
   quota.record(10'000);  // 1000 B/s over the ten seconds a young quota assumes: at the limit, not over it
   EXPECT_TRUE(quota.admits());
   quota.record(1);
   EXPECT_FALSE(quota.admits());
 }
 
-TEST(ReplicationQuota, BytesOlderThanElevenSecondsAreForgotten) {
-  manual_clock clock;
-  replication_quota quota(clock);
-  quota.set_limit(1000);
+TEST_F(ReplicationQuota, BytesOlderThanElevenSecondsAreForgotten) {
   quota.record(50'000);
   clock.advance(milliseconds(10'500));
   EXPECT_FALSE(quota.admits());
@@ -36,10 +38,7 @@ TEST(ReplicationQuota, BytesOlderThanElevenSecondsAreForgotten) {
   EXPECT_TRUE(quota.admits());
 }
 
-TEST(ReplicationQuota, ASteadyRateAtTheLimitIsAdmittedAndABurstOnTopIsNot) {
-  manual_clock clock;
-  replication_quota quota(clock);
-  quota.set_limit(1000);
+TEST_F(ReplicationQuota, ASteadyRateAtTheLimitIsAdmittedAndABurstOnTopIsNot) {
   for (int second = 0; second < 30; ++second) {
     quota.record(1000);
     clock.advance(milliseconds(1000));
@@ -50,9 +49,7 @@ TEST(ReplicationQuota, ASteadyRateAtTheLimitIsAdmittedAndABurstOnTopIsNot) {
   EXPECT_FALSE(quota.admits());
 }
 
-TEST(ReplicationQuota, ALimitCanBeLiftedAndChanged) {
-  manual_clock clock;
-  replication_quota quota(clock);
+TEST_F(ReplicationQuota, ALimitCanBeLiftedAndChanged) {
   quota.set_limit(100);
   quota.record(5000);
   EXPECT_FALSE(quota.admits());
@@ -62,7 +59,7 @@ TEST(ReplicationQuota, ALimitCanBeLiftedAndChanged) {
   EXPECT_TRUE(quota.admits());
 }
 
-TEST(ReplicationQuota, SkipsAndBytesAreCountedForItsSide) {
+TEST(ReplicationQuotaMetrics, SkipsAndBytesAreCountedForItsSide) {
   prometheus::Registry registry;
   metrics::replication_metrics metrics(registry);
   manual_clock clock;

@@ -72,11 +72,6 @@ bool leader_throttles(const request_context& ctx, const replication::partition& 
                                                                             ctx.broker.config.broker_id);
 }
 
-bool in_isr(const replication::partition& partition, broker_id follower) {
-  const auto isr = partition.current_leadership().isr_followers;
-  return std::find(isr.begin(), isr.end(), follower) != isr.end();
-}
-
 // KIP-392, with replica.selector.class set: the in-sync follower a consumer in `client_rack` should read from
 // instead of this leader, one whose log holds the fetch offset; nullopt when it should read here.
 std::optional<broker_id> preferred_read_replica(const request_context& ctx, const coord::cluster_view& view,
@@ -182,7 +177,7 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
       // A throttled replica out of the ISR gets no records while the leader's throttle rate is exceeded, as from
       // Kafka's leader; the read still told the partition where the follower is.
       const bool throttled = read && from_follower && leader_throttles(ctx, partition);
-      if (throttled && !in_isr(partition, replica) && !ctx.broker.leader_replication_quota.admits())
+      if (throttled && !partition.has_in_sync_follower(replica) && !ctx.broker.leader_replication_quota.admits())
         read.value() = storage::read_result{};
       // After the read: a follower's fetch may have moved it.
       out.high_watermark = partition.high_watermark();
