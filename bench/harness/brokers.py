@@ -134,6 +134,9 @@ class Ferry:
     def alive(self):
         return self.pid is not None and procs.alive_with_marker(self.pid, self.data)
 
+    def meter_pids(self):
+        return [self.pid]
+
     def data_dir(self):
         return os.path.join(self.data, "broker-0", "data")
 
@@ -145,9 +148,12 @@ class Kafka:
     """Apache Kafka started from the jars alone: java -cp 'lib/*' kafka.Kafka server.properties."""
 
     def __init__(self, key, label, version, lib, run_dir, port, guardian, benchtool, kraft, zk_port=None,
-                 controller_port=None):
+                 controller_port=None, home=None, settings=None, cluster_id=None):
+        """One node. `home`, `settings` and `cluster_id` are for a node of a cluster (clusters.py): its own
+        directory, its whole server.properties but log.dirs, and the KRaft cluster id every node is
+        formatted with (static voters); by default a single node of its own."""
         self.key, self.label, self.version, self.lib = key, label, version, lib
-        self.home = os.path.join(run_dir, key)
+        self.home = home or os.path.join(run_dir, key)
         self.port, self.kraft = port, kraft
         self.bootstrap = f"127.0.0.1:{port}"
         self.guardian, self.benchtool = guardian, benchtool
@@ -155,6 +161,10 @@ class Kafka:
         self.proc = None
         self.log = os.path.join(self.home, "kafka.log")
         self.config = os.path.join(self.home, "server.properties")
+        self.cluster_id = cluster_id
+        if settings is not None:
+            self.settings = {**settings, "log.dirs": os.path.join(self.home, "data")}
+            return
         s = {}
         if kraft:
             s.update({
@@ -206,10 +216,12 @@ class Kafka:
             with open(os.path.join(self.home, "log4j.properties"), "w") as f:
                 f.write(LOG4J1)
         if self.kraft:
-            # kafka-storage.sh format --standalone: a fresh cluster id and a single-voter quorum.
-            cluster_id = new_cluster_id()
-            argv = self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", self.config,
-                              "--standalone", heap=["-Xmx512M"], log4j_level="WARN")
+            # kafka-storage.sh format: alone, --standalone (a fresh cluster id, a single-voter quorum); in a
+            # cluster, the cluster's id with the static voters of controller.quorum.voters.
+            alone = self.cluster_id is None
+            argv = self._java("kafka.tools.StorageTool", "format", "-t", self.cluster_id or new_cluster_id(), "-c",
+                              self.config, *(["--standalone"] if alone else []), heap=["-Xmx512M"],
+                              log4j_level="WARN")
             r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
             if r.returncode != 0:
                 raise BrokerError(f"kafka-storage format failed for {self.label}:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
@@ -263,6 +275,9 @@ class Kafka:
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
+
+    def meter_pids(self):
+        return [self.pid]
 
     def data_dir(self):
         return os.path.join(self.home, "data")

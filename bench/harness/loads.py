@@ -83,7 +83,8 @@ def parse_producer_performance(out, size):
     sent, rps, _mib, avg, mx, p50, p95, p99, p999 = m[-1]
     rps = float(rps)
     return {"records": int(sent), "rec_per_s": rps, "MB_per_s": rps * size / 1e6,
-            "ack_latency_avg_ms": float(avg), "ack_latency_p99_ms": float(p99)}
+            "ack_latency_avg_ms": float(avg), "ack_latency_p50_ms": float(p50), "ack_latency_p99_ms": float(p99),
+            "ack_latency_p999_ms": float(p999)}
 
 
 def parse_consumer_performance(out, want):
@@ -111,6 +112,16 @@ def parse_end_to_end(out):
         raise ToolFailed("no latency summary from EndToEndLatency")
     p50, p99, p999 = (float(x) for x in p[-1])
     return {"avg_ms": float(a[-1]), "p50_ms": p50, "p99_ms": p99, "p999_ms": p999}
+
+
+def _benchtool_result(code, out, what):
+    try:
+        r = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError) as e:
+        raise ToolFailed(f"{what} exited {code} and printed no result: {out.strip()[-300:]}") from e
+    if code != 0 or not r.get("ok"):
+        raise ToolFailed(f"{what}: {r.get('error', out.strip()[-300:])}")
+    return r
 
 
 def percentile(sorted_values, q):
@@ -146,22 +157,45 @@ class Tools:
         return _props_file(os.path.join(self.tmp, f"client-{self.seq}.properties"), props)
 
     # --- admin -------------------------------------------------------------------------------------------
-    def create_topic(self, bootstrap, topic, partitions, configs=None):
-        argv = [self.benchtool, "create-topic", "-b", bootstrap, "-t", topic, "-p", str(partitions), "-w", "120"]
+    def create_topic(self, bootstrap, topic, partitions, configs=None, replication_factor=1):
+        argv = [self.benchtool, "create-topic", "-b", bootstrap, "-t", topic, "-p", str(partitions), "-w", "120",
+                "-R", str(replication_factor)]
         for k, v in (configs or {}).items():
             argv += ["-c", f"{k}={v}"]
         r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
         if r.returncode != 0:
             raise ToolFailed(f"create-topic {topic}: {r.stdout.strip()} {r.stderr.strip()}")
 
+    def create_topics(self, bootstrap, prefix, topics, partitions, configs, replication_factor, timeout, log):
+        """Topics PREFIX-0 .. PREFIX-<topics-1> in one CreateTopics request; returns once every partition is led."""
+        argv = [self.benchtool, "create-topic", "-b", bootstrap, "-t", prefix, "-T", str(topics), "-p",
+                str(partitions), "-R", str(replication_factor), "-w", str(timeout)]
+        for k, v in (configs or {}).items():
+            argv += ["-c", f"{k}={v}"]
+        code, out, _, _ = procs.run_tool(argv, log, timeout + 60, self.say, "creating topics")
+        return _benchtool_result(code, out, "benchtool create-topic -T")
+
+    def wait_leaders(self, bootstrap, partitions, log, timeout, dead=None, in_sync=False):
+        """Waits until the metadata names a live leader (not `dead`) for each of `partitions` partitions (and
+        with in_sync, every replica in the ISR); returns benchtool's answer: "at" (CLOCK_MONOTONIC, the clock
+        of time.monotonic()), and the partitions each broker led at the first and the last look."""
+        argv = [self.benchtool, "leaders", "-b", bootstrap, "-n", str(partitions), "-w", str(timeout)]
+        if dead is not None:
+            argv += ["-x", str(dead)]
+        if in_sync:
+            argv.append("-i")
+        code, out, _, _ = procs.run_tool(argv, log, timeout + 60, self.say, "waiting for leaders")
+        return _benchtool_result(code, out, "benchtool leaders")
+
     def delete_topic(self, bootstrap, topic):
         subprocess.run([self.benchtool, "delete-topic", "-b", bootstrap, "-t", topic],
                        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
 
     # --- produce -----------------------------------------------------------------------------------------
-    def rdkafka_produce(self, bootstrap, topic, size, count, batched, log, timeout):
+    def rdkafka_produce(self, bootstrap, topic, size, count, batched, log, timeout, acks="1"):
         props = RDKAFKA_BATCHED if batched else RDKAFKA_BATCH1
-        argv = [self.perf, "-P", "-t", topic, "-b", bootstrap, "-s", str(size), "-c", str(count), "-a", "1",
+        argv = [self.perf, "-P", "-t", topic, "-b", bootstrap, "-s", str(size), "-c", str(count),
+                "-a", "-1" if acks == "all" else acks,
                 "-i", "5000"]
         for k, v in props.items():
             argv += ["-X", f"{k}={v}"]
@@ -172,8 +206,8 @@ class Tools:
         r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
         return r
 
-    def java_produce(self, bootstrap, topic, size, count, batched, log, timeout):
-        props = {"bootstrap.servers": bootstrap, "acks": "1", **(JAVA_BATCHED if batched else JAVA_BATCH1)}
+    def java_produce(self, bootstrap, topic, size, count, batched, log, timeout, acks="1"):
+        props = {"bootstrap.servers": bootstrap, "acks": acks, **(JAVA_BATCHED if batched else JAVA_BATCH1)}
         argv = java_tool_argv(self.kafka_lib, self.log4j, "org.apache.kafka.tools.ProducerPerformance",
                               "--topic", topic, "--num-records", str(count), "--record-size", str(size),
                               "--throughput", "-1", "--command-config", self._props(props))
@@ -265,12 +299,12 @@ class Tools:
         if code != 0:
             raise ToolFailed(f"benchtool paced-produce -n 1 exited {code}: {out.strip()[-300:]}")
 
-    def paced_produce_acks(self, bootstrap, topic, size, rate, seconds, warmup_s, log, timeout):
-        """benchtool paced-produce at `rate` records/s (acks=1, linger.ms=0): the acknowledgement latency of
-        each record, send to delivery report, without the first warmup_s seconds."""
+    def paced_produce_acks(self, bootstrap, topic, size, rate, seconds, warmup_s, log, timeout, acks="1"):
+        """benchtool paced-produce at `rate` records/s (linger.ms=0): the acknowledgement latency of each
+        record, send to delivery report, without the first warmup_s seconds."""
         count = int(rate * (seconds + warmup_s))
         argv = [self.benchtool, "paced-produce", "-b", bootstrap, "-t", topic, "-p", "0", "-s", str(size),
-                "-r", str(rate), "-n", str(count), "-d", str(int(rate * warmup_s))]
+                "-r", str(rate), "-n", str(count), "-d", str(int(rate * warmup_s)), "-a", acks]
         code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "paced producer")
         if code != 0:
             raise ToolFailed(f"benchtool paced-produce exited {code}: {out.strip()[-300:]}")

@@ -12,11 +12,12 @@ def port_free(port):
             return False
 
 
-def free_base():
-    """P with P-1 (ZooKeeper), P..P+3 (Ferry, Kafka 3.9, Kafka 4 and its controller) and P+1000 (Ferry's
-    admin HTTP) all free; below the ephemeral range and apart from the integration tests' range."""
+def free_base(span=4):
+    """P with P-1 (ZooKeeper), P..P+span-1 (single brokers: Ferry, Kafka 3.9, Kafka 4 and its controller; or
+    the brokers and controllers of the three-broker clusters) and P+1000..P+1002 (Ferry's admin HTTP) all
+    free; below the ephemeral range and apart from the integration tests' range."""
     for _ in range(200):
-        base = random.randrange(12010, 19000, 10)
-        if all(port_free(p) for p in (base - 1, base, base + 1, base + 2, base + 3, base + 1000)):
+        base = random.randrange(12010, 19000, 20)
+        if all(port_free(p) for p in (base - 1, *range(base, base + span), *range(base + 1000, base + 1003))):
             return base
     raise RuntimeError("no free port range on 127.0.0.1")

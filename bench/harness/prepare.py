@@ -44,7 +44,7 @@ def build_tools(bench_dir, work):
     tool_src = os.path.join(bench_dir, "tools", "benchtool.c")
     tool = os.path.join(bindir, "benchtool")
     if not _newer(tool, tool_src):
-        _run(["gcc", "-O2", "-Wall", "-o", tool, tool_src, "-lrdkafka", "-lpthread"], "building benchtool")
+        _run(["gcc", "-O2", "-Wall", "-o", tool, tool_src, "-lrdkafka", "-lzookeeper_mt", "-lpthread"], "building benchtool")
     return perf, tool
 
 

@@ -71,21 +71,28 @@ def loadavg():
 
 
 class BrokerMeter:
-    """CPU seconds and peak RSS of one broker process over one load run."""
+    """CPU seconds and peak RSS of the broker processes (one, or a cluster's) over one load run: CPU summed,
+    peak RSS the largest of any one broker."""
 
-    def __init__(self, pid):
-        self.pid = pid
+    def __init__(self, pids):
+        self.pids = list(pids)
         self.cpu0 = None
         self.hwm_reset = False
 
+    def _cpu(self):
+        values = [cpu_seconds(p) for p in self.pids]
+        return None if any(v is None for v in values) else sum(values)
+
     def start(self):
-        self.hwm_reset = reset_peak_rss(self.pid)
-        self.cpu0 = cpu_seconds(self.pid)
+        self.hwm_reset = all([reset_peak_rss(p) for p in self.pids])
+        self.cpu0 = self._cpu()
 
     def stop(self):
-        cpu1 = cpu_seconds(self.pid)
-        hwm = status_kib(self.pid, "VmHWM")
-        rss = status_kib(self.pid, "VmRSS")
+        cpu1 = self._cpu()
+        hwm = [status_kib(p, "VmHWM") for p in self.pids]
+        rss = [status_kib(p, "VmRSS") for p in self.pids]
+        hwm = None if any(v is None for v in hwm) else max(hwm)
+        rss = None if any(v is None for v in rss) else max(rss)
         return {
             "broker_cpu_s": None if cpu1 is None or self.cpu0 is None else round(cpu1 - self.cpu0, 3),
             # VmHWM since the reset before the run; since the broker started if the reset was refused.

@@ -111,8 +111,8 @@ class Report:
             out.append("| " + " | ".join([f"{kind} {row['scenario']}", row["tool"], *cpu, *ratios, *rss]) + " |")
         return "\n".join(out)
 
-    def latency_table(self):
-        keys = self.keys("latency")
+    def latency_table(self, kind="latency"):
+        keys = self.keys(kind)
         if not keys:
             return ""
         head = ["Scenario", "Tool", "Percentile", *[s.label for s in self.systems],
@@ -123,13 +123,54 @@ class Report:
             for pkey, pname in (("p50_ms", "p50"), ("p99_ms", "p99"), ("p999_ms", "p99.9"), ("avg_ms", "mean")):
                 vals, cells = {}, []
                 for s in self.systems:
-                    runs = self.runs("latency", scenario, tool, s.key)
+                    runs = self.runs(kind, scenario, tool, s.key)
                     st = self.cell_status(runs)
                     vals[s.key] = self.med(runs, pkey)
                     digits = 0 if java and pkey != "avg_ms" else 2
                     cells.append(st or f"{fmt_num(vals[s.key], digits)} ms")
                 ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
-                out.append("| " + " | ".join([self.title("latency", scenario), tool, pname, *cells, *ratios]) + " |")
+                out.append("| " + " | ".join([self.title(kind, scenario), tool, pname, *cells, *ratios]) + " |")
+        return "\n".join(out)
+
+    def load_latency_table(self):
+        """ProducerPerformance's acknowledgement latency during the replicated full-speed runs."""
+        keys = [k for k in self.keys("replicated") if k[1] == "ProducerPerformance"]
+        if not keys:
+            return ""
+        head = ["Scenario", "Percentile", *[s.label for s in self.systems], *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for scenario, tool in keys:
+            for pkey, pname in (("ack_latency_p50_ms", "p50"), ("ack_latency_p99_ms", "p99"),
+                                ("ack_latency_p999_ms", "p99.9")):
+                vals = {s.key: self.med(self.runs("replicated", scenario, tool, s.key), pkey) for s in self.systems}
+                cells = [f"{fmt_num(vals[s.key], 0)} ms" if vals[s.key] is not None else "–" for s in self.systems]
+                ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+                out.append("| " + " | ".join([self.title("replicated", scenario), pname, *cells, *ratios]) + " |")
+        return "\n".join(out)
+
+    def failover_table(self):
+        keys = self.keys("failover")
+        if not keys:
+            return ""
+        head = ["", *[s.label for s in self.systems], *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        rows = [("creating the topics: every partition led", "failover-controller", "create_s", 1),
+                ("... and every replica in sync", "failover-controller", "in_sync_s", 1)]
+        for scenario, _ in keys:
+            title = self.title("failover", scenario).split(": ", 1)[-1]
+            rows += [(f"{title}: every partition led again", scenario, "leaders_s", 2),
+                     (f"{title}: every replica in sync again (restarted at once)", scenario, "in_sync_again_s", 0)]
+        for name, scenario, key, digits in rows:
+            vals = {s.key: self.med(self.runs("failover", scenario, None, s.key), key) for s in self.systems}
+            cells = [f"{fmt_num(vals[s.key], digits)} s" if vals[s.key] is not None else
+                     (self.cell_status(self.runs("failover", scenario, None, s.key)) or "–") for s in self.systems]
+            ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([name, *cells, *ratios]) + " |")
+        moved = {s.key: self.med(self.runs("failover", None, None, s.key), "moved") for s in self.systems}
+        if any(v is not None for v in moved.values()):
+            out.append("| " + " | ".join(["partitions led by the killed broker (median)",
+                                          *[fmt_num(moved[s.key], 0) for s in self.systems],
+                                          *["" for _ in self.kafkas]]) + " |")
         return "\n".join(out)
 
     def restart_table(self):
@@ -223,6 +264,26 @@ class Report:
             ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
             out.append("| " + " | ".join([f"restart after SIGKILL, {self.title('restart', scenario).split(':')[0]}",
                                           tool, *cells, *ratios]) + " |")
+        for row in self.throughput_rows("replicated"):
+            cells = [row["cells"][s.key] if row["mbps"][s.key] is None else
+                     f"{row['mbps'][s.key]:.{0 if row['mbps'][s.key] >= 10 else 1}f} MB/s" for s in self.systems]
+            ratios = [fmt_ratio(row["mbps"][self.ferry.key], row["mbps"][k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([f"replicated produce {row['scenario']}, 3 brokers", row["tool"], *cells,
+                                          *ratios]) + " |")
+        for scenario, tool in self.keys("replicated-latency"):
+            for pkey, pname in (("p50_ms", "p50"), ("p99_ms", "p99"), ("p999_ms", "p99.9")):
+                vals = {s.key: self.med(self.runs("replicated-latency", scenario, tool, s.key), pkey)
+                        for s in self.systems}
+                cells = [f"{fmt_num(vals[s.key])} ms" if vals[s.key] is not None else "–" for s in self.systems]
+                ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+                name = f"replicated ack latency {pname}, {self.title('replicated-latency', scenario).split(':')[0]}"
+                out.append("| " + " | ".join([name, tool, *cells, *ratios]) + " |")
+        for scenario, tool in self.keys("failover"):
+            vals = {s.key: self.med(self.runs("failover", scenario, tool, s.key), "leaders_s") for s in self.systems}
+            cells = [f"{fmt_num(vals[s.key])} s" if vals[s.key] is not None else "–" for s in self.systems]
+            ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([f"{self.title('failover', scenario)}, 3 brokers: s until every partition "
+                                          "is led", tool, *cells, *ratios]) + " |")
         rss = {s.key: median([r.get("broker_peak_rss_mib") for r in self.results
                               if r["system"] == s.key and r.get("ok") and r["kind"] in ("produce", "consume")])
                for s in self.systems}
@@ -262,6 +323,9 @@ class Report:
         L.append("")
         for s in self.systems:
             L.append(f"- **{s.label}**: {s.describe}")
+        for key, describe in (m.get("clusters") or {}).items():
+            label = next((s.label for s in self.systems if s.key == key), key)
+            L.append(f"- **{label}, 3 brokers** (replicated scenarios): {describe}")
         L.append("- ZooKeeper (one, shared by Ferry and Kafka 3.9 under its own chroot) is not counted in any "
                  "CPU or RSS figure.")
         L.append("")
@@ -288,6 +352,31 @@ class Report:
                   "from its payload (microseconds); the paced producer is `benchtool paced-produce` (librdkafka, "
                   "linger.ms=0). EndToEndLatency prints whole milliseconds, so its percentiles are coarse; its "
                   "mean is exact.", ""]
+        t = self.throughput_table("replicated")
+        if t:
+            L += ["## Replicated produce (3 brokers, RF=3, min.insync.replicas=2, acks=all)", "",
+                  "Each system runs as a cluster of three brokers on this machine (see Systems); the producers "
+                  "wait for every in-sync replica. Medians of the repetitions; broker CPU is summed over the "
+                  "three brokers, peak RSS is the largest of the three.", "", t, ""]
+        t = self.load_latency_table()
+        if t:
+            L += ["### Acknowledgement latency at full speed (ProducerPerformance, the runs above)", "", t, ""]
+        t = self.latency_table("replicated-latency")
+        if t:
+            L += ["### Acknowledgement latency at a fixed rate", "",
+                  "`benchtool paced-produce` (librdkafka, linger.ms=0, acks=all): send to delivery report of "
+                  "each record, without the first seconds.", "", t, ""]
+        t = self.failover_table()
+        if t:
+            L += ["## Failover with many partitions (3 brokers)", "",
+                  "Topics of RF=3 and min.insync.replicas=2 with every replica in sync; then SIGKILL of the "
+                  "active controller, and (after the killed broker was started again and every replica was "
+                  "back in sync) of the broker then leading the most partitions. Measured: from the kill until the metadata of the surviving "
+                  "brokers names a live leader for every partition (`benchtool leaders`, polling every 20 ms). "
+                  "A killed broker counts as gone when its ZooKeeper session expires "
+                  "(zookeeper.session.timeout.ms=18000 on Ferry and Kafka 3.9) or, in KRaft, when its broker "
+                  "session does (broker.session.timeout.ms, 9000 by default); that wait is part of each figure. "
+                  "One run per system.", "", t, ""]
         t = self.restart_table()
         if t:
             L += ["## Restart after SIGKILL", "",
@@ -334,8 +423,6 @@ class Report:
             L.append("- Cold reads: `sync; echo 3 > /proc/sys/vm/drop_caches` before each cold run empties this "
                      "machine's page cache; on a virtual machine the host may still cache the virtual disk, so "
                      "cold reads need not reach a physical disk.")
-        L.append("- Replicated scenarios: skipped until Ferry has replication to measure (ZooKeeper-mode "
-                 "replication is in progress).")
         L.append("- Settings that differ from each system's defaults, and why: bench/README.md.")
         L.append("")
         return "\n".join(L)

@@ -135,7 +135,7 @@ class Bench:
         os.sync()  # start every run with no dirty pages of the previous one waiting to be written
         load = procs.loadavg()[0]
         self.loads_seen.append(load)
-        meter = procs.BrokerMeter(system.pid)
+        meter = procs.BrokerMeter(system.meter_pids())
         meter.start()
         started = time.monotonic()
         try:

@@ -3,21 +3,28 @@
  *
  *   benchtool ready -b BROKERS [-w SECONDS]
  *       wait until a Metadata request succeeds and names at least one broker
- *   benchtool create-topic -b BROKERS -t TOPIC -p PARTITIONS [-w SECONDS] [-c KEY=VALUE ...]
- *       CreateTopics (replication factor 1, the given topic configs), then wait until every partition has a
- *       leader
+ *   benchtool create-topic -b BROKERS -t TOPIC -p PARTITIONS [-R RF] [-T TOPICS] [-w SECONDS] [-c KEY=VALUE ...]
+ *       CreateTopics (replication factor RF, default 1, the given topic configs), then wait until every
+ *       partition has a leader; with -T, the TOPICS topics TOPIC-0 .. TOPIC-<TOPICS-1> in one request
  *   benchtool delete-topic -b BROKERS -t TOPIC
- *   benchtool paced-produce -b BROKERS -t TOPIC -s SIZE -r RATE -n COUNT [-p PARTITION]
- *       produce COUNT records of SIZE bytes at RATE records/s (acks=1, linger.ms=0), sleeping until each
+ *   benchtool paced-produce -b BROKERS -t TOPIC -s SIZE -r RATE -n COUNT [-p PARTITION] [-a ACKS]
+ *       produce COUNT records of SIZE bytes at RATE records/s (acks=ACKS, default 1; linger.ms=0), sleeping until each
  *       record's due time (no spinning), with the payload "LATENCY:<wall-clock microseconds>" that
  *       rdkafka_performance -C -l reads to measure end-to-end latency. Also prints the acknowledgement
  *       latency (send to delivery report) percentiles of all but the first DROP records (-d DROP, default 0)
+ *   benchtool leaders -b BROKERS -n PARTITIONS [-x DEAD_ID] [-i] [-w SECONDS]
+ *       wait until the cluster's metadata holds at least PARTITIONS partitions (topics named __* aside),
+ *       each led by a broker the metadata lists, other than DEAD_ID; with -i also each with its whole
+ *       replica set in sync. Prints the CLOCK_MONOTONIC time it first held ("at") and how many partitions
+ *       each broker led at the first answer and at the end
+ *   benchtool controller -z ZOOKEEPER[/CHROOT]
+ *       the broker id in the /controller znode (Kafka's and Ferry's ZooKeeper layout)
  *   benchtool loopback -s SECONDS
  *       one TCP stream over 127.0.0.1, 1 MiB writes, for SECONDS: the network ceiling of this machine
  *   benchtool pagecache-write -f FILE -m MIB
  *       write MIB MiB to FILE in 1 MiB writes without fsync, then unlink it: the page-cache ceiling
  *
- * Built by bench/run into its work directory: gcc -O2 benchtool.c -lrdkafka -lpthread
+ * Built by bench/run into its work directory: gcc -O2 benchtool.c -lrdkafka -lzookeeper_mt -lpthread
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +44,8 @@
 #include <unistd.h>
 
 #include <librdkafka/rdkafka.h>
+#define THREADED /* the synchronous API of libzookeeper_mt */
+#include <zookeeper/zookeeper.h>
 
 static const char *brokers = NULL;
 static const char *topic = NULL;
@@ -50,6 +59,12 @@ static int seconds = 3;
 static const char *file = NULL;
 static long mib = 256;
 static long drop = 0;
+static int replication_factor = 1;
+static int topic_count = 0; /* 0: the one topic TOPIC; else TOPIC-0 .. TOPIC-<topic_count-1> */
+static const char *acks = "1";
+static int dead_broker = -1;
+static int want_in_sync = 0;
+static const char *zookeeper = NULL;
 #define MAX_TOPIC_CONFIGS 16
 static const char *topic_configs[MAX_TOPIC_CONFIGS];
 static int topic_config_count = 0;
@@ -77,6 +92,10 @@ static rd_kafka_t *client(rd_kafka_type_t type, int linger0) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err) != RD_KAFKA_CONF_OK) fail("conf", err);
   rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
+  /* A CreateTopics of many partitions may take the controller longer than the default 60 s to answer. */
+  char timeout_ms[32];
+  snprintf(timeout_ms, sizeof timeout_ms, "%d", (wait_s + 30) * 1000);
+  rd_kafka_conf_set(conf, "socket.timeout.ms", timeout_ms, err, sizeof err);
   if (type == RD_KAFKA_PRODUCER) {
     rd_kafka_conf_set(conf, "acks", "1", err, sizeof err);
     if (linger0) rd_kafka_conf_set(conf, "linger.ms", "0", err, sizeof err);
@@ -99,6 +118,86 @@ static int topic_ready(rd_kafka_t *rk, int want) {
     ok = md->topics[0].partitions[i].err == 0 && md->topics[0].partitions[i].leader >= 0;
   rd_kafka_metadata_destroy(md);
   return ok;
+}
+
+#define MAX_BROKER_ID 64
+/* 1 when the cluster's metadata holds at least `want` partitions outside __* topics, each led by a listed
+ * broker other than dead_broker (and, with in_sync, with every replica in its ISR). Fills led[id] with the
+ * number of partitions each broker leads (when led is not NULL). */
+static int cluster_led(rd_kafka_t *rk, long want, int in_sync, long *led) {
+  const struct rd_kafka_metadata *md = NULL;
+  if (rd_kafka_metadata(rk, 1, NULL, &md, 10000)) return 0;
+  if (led) memset(led, 0, sizeof(long) * MAX_BROKER_ID);
+  long total = 0;
+  int ok = 1;
+  for (int t = 0; t < md->topic_cnt; t++) {
+    const rd_kafka_metadata_topic_t *mt = &md->topics[t];
+    if (!strncmp(mt->topic, "__", 2)) continue;
+    if (mt->err) ok = 0;
+    for (int p = 0; p < mt->partition_cnt; p++) {
+      const rd_kafka_metadata_partition_t *mp = &mt->partitions[p];
+      int listed = 0;
+      for (int b = 0; b < md->broker_cnt; b++) listed |= md->brokers[b].id == mp->leader;
+      if (!listed || mp->leader == dead_broker || (in_sync && mp->isr_cnt < mp->replica_cnt)) ok = 0;
+      if (led && mp->leader >= 0 && mp->leader < MAX_BROKER_ID) led[mp->leader]++;
+      total++;
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  return ok && total >= want;
+}
+
+static void print_led(const char *name, const long *led) {
+  printf("\"%s\": {", name);
+  const char *sep = "";
+  for (int b = 0; b < MAX_BROKER_ID; b++)
+    if (led[b]) printf("%s\"%d\": %ld", sep, b, led[b]), sep = ", ";
+  printf("}");
+}
+
+static int cmd_leaders(void) {
+  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, 0);
+  long first[MAX_BROKER_ID] = {0}, last[MAX_BROKER_ID] = {0};
+  double deadline = mono_now() + wait_s;
+  int polls = 0;
+  for (;;) {
+    int done = cluster_led(rk, count, want_in_sync, polls ? last : first);
+    double at = mono_now();
+    polls++;
+    if (done) {
+      if (polls == 1) memcpy(last, first, sizeof last);
+      printf("{\"ok\": true, \"at\": %.3f, \"polls\": %d, ", at, polls);
+      print_led("first", first);
+      printf(", ");
+      print_led("last", last);
+      printf("}\n");
+      break;
+    }
+    if (at > deadline) fail("leaders", "not every partition is led in time");
+    usleep(20000);
+  }
+  rd_kafka_destroy(rk);
+  return 0;
+}
+
+static int cmd_controller(void) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  zhandle_t *zh = zookeeper_init(zookeeper, NULL, 10000, NULL, NULL, 0);
+  if (!zh) fail("zookeeper_init", strerror(errno));
+  char buf[512];
+  int rc = ZCONNECTIONLOSS;
+  for (double deadline = mono_now() + wait_s; rc == ZCONNECTIONLOSS && mono_now() < deadline;) {
+    int len = sizeof buf - 1;
+    rc = zoo_get(zh, "/controller", 0, buf, &len, NULL);
+    if (rc == ZOK) buf[len < 0 ? 0 : len] = '\0';
+    else if (rc == ZCONNECTIONLOSS) usleep(100000);
+  }
+  zookeeper_close(zh);
+  if (rc != ZOK) fail("/controller", zerror(rc));
+  const char *id = strstr(buf, "\"brokerid\"");
+  if (!id || !(id = strchr(id, ':'))) fail("/controller", "no brokerid");
+  printf("{\"ok\": true, \"controller\": %d}\n", atoi(id + 1));
+  return 0;
 }
 
 static int cmd_ready(void) {
@@ -126,8 +225,8 @@ static int cmd_ready(void) {
 }
 
 static int admin_result(rd_kafka_t *rk, rd_kafka_queue_t *q, int create) {
-  rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
-  if (!ev) fail("admin", "no result within 30 s");
+  rd_kafka_event_t *ev = rd_kafka_queue_poll(q, (wait_s + 30) * 1000);
+  if (!ev) fail("admin", "no result in time");
   if (rd_kafka_event_error(ev)) fail("admin", rd_kafka_event_error_string(ev));
   size_t n = 0;
   const rd_kafka_topic_result_t **res;
@@ -151,22 +250,35 @@ static int cmd_create_topic(void) {
   char err[512];
   rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, 0);
   rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-  rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, 1, err, sizeof err);
-  if (!nt) fail("NewTopic", err);
-  for (int i = 0; i < topic_config_count; i++) {
-    char key[256];
-    const char *eq = strchr(topic_configs[i], '=');
-    if (!eq || (size_t)(eq - topic_configs[i]) >= sizeof key) fail("usage", "-c needs KEY=VALUE");
-    memcpy(key, topic_configs[i], (size_t)(eq - topic_configs[i]));
-    key[eq - topic_configs[i]] = '\0';
-    if (rd_kafka_NewTopic_set_config(nt, key, eq + 1)) fail("NewTopic config", topic_configs[i]);
+  int n = topic_count > 0 ? topic_count : 1;
+  rd_kafka_NewTopic_t **nts = calloc((size_t)n, sizeof *nts);
+  for (int t = 0; t < n; t++) {
+    char name[512];
+    if (topic_count > 0) snprintf(name, sizeof name, "%s-%d", topic, t);
+    else snprintf(name, sizeof name, "%s", topic);
+    nts[t] = rd_kafka_NewTopic_new(name, partitions, replication_factor, err, sizeof err);
+    if (!nts[t]) fail("NewTopic", err);
+    for (int i = 0; i < topic_config_count; i++) {
+      char key[256];
+      const char *eq = strchr(topic_configs[i], '=');
+      if (!eq || (size_t)(eq - topic_configs[i]) >= sizeof key) fail("usage", "-c needs KEY=VALUE");
+      memcpy(key, topic_configs[i], (size_t)(eq - topic_configs[i]));
+      key[eq - topic_configs[i]] = '\0';
+      if (rd_kafka_NewTopic_set_config(nts[t], key, eq + 1)) fail("NewTopic config", topic_configs[i]);
+    }
   }
   double t0 = mono_now();
-  rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
+  rd_kafka_AdminOptions_t *opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  /* Many partitions take the controller a while to write; wait for its answer as long as for the leaders. */
+  rd_kafka_AdminOptions_set_operation_timeout(opts, wait_s * 1000, err, sizeof err);
+  rd_kafka_AdminOptions_set_request_timeout(opts, wait_s * 1000, err, sizeof err);
+  rd_kafka_CreateTopics(rk, nts, (size_t)n, opts, q);
   admin_result(rk, q, 1);
-  rd_kafka_NewTopic_destroy(nt);
+  rd_kafka_AdminOptions_destroy(opts);
+  for (int t = 0; t < n; t++) rd_kafka_NewTopic_destroy(nts[t]);
+  free(nts);
   double deadline = mono_now() + wait_s;
-  while (!topic_ready(rk, partitions)) {
+  while (topic_count > 0 ? !cluster_led(rk, (long)n * partitions, 0, NULL) : !topic_ready(rk, partitions)) {
     if (mono_now() > deadline) fail("create-topic", "partitions have no leader in time");
     usleep(100000);
   }
@@ -224,7 +336,7 @@ static int cmd_paced_produce(void) {
   char err[512];
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err);
-  rd_kafka_conf_set(conf, "acks", "1", err, sizeof err);
+  if (rd_kafka_conf_set(conf, "acks", acks, err, sizeof err) != RD_KAFKA_CONF_OK) fail("acks", err);
   rd_kafka_conf_set(conf, "linger.ms", "0", err, sizeof err);
   rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
   /* After a restart, reconnect at once instead of backing off for seconds (librdkafka's max is 10 s). */
@@ -357,13 +469,13 @@ static int cmd_pagecache_write(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: benchtool ready|create-topic|delete-topic|paced-produce|loopback|pagecache-write ...\n");
+    fprintf(stderr, "usage: benchtool ready|create-topic|delete-topic|paced-produce|leaders|controller|loopback|pagecache-write ...\n");
     return 2;
   }
   const char *cmd = argv[1];
   int opt;
   optind = 2;
-  while ((opt = getopt(argc, argv, "b:t:p:w:s:r:n:f:m:c:d:")) != -1) {
+  while ((opt = getopt(argc, argv, "b:t:p:w:s:r:n:f:m:c:d:R:T:a:x:iz:")) != -1) {
     switch (opt) {
       case 'b': brokers = optarg; break;
       case 't': topic = optarg; break;
@@ -379,12 +491,23 @@ int main(int argc, char **argv) {
         topic_configs[topic_config_count++] = optarg;
         break;
       case 'd': drop = atol(optarg); break;
+      case 'R': replication_factor = atoi(optarg); break;
+      case 'T': topic_count = atoi(optarg); break;
+      case 'a': acks = optarg; break;
+      case 'x': dead_broker = atoi(optarg); break;
+      case 'i': want_in_sync = 1; break;
+      case 'z': zookeeper = optarg; break;
       default: return 2;
     }
   }
   if (!strcmp(cmd, "loopback")) return cmd_loopback();
   if (!strcmp(cmd, "pagecache-write")) return file ? cmd_pagecache_write() : 2;
+  if (!strcmp(cmd, "controller")) {
+    if (!zookeeper) fail("usage", "-z ZOOKEEPER is required");
+    return cmd_controller();
+  }
   if (!brokers) fail("usage", "-b BROKERS is required");
+  if (!strcmp(cmd, "leaders")) return cmd_leaders();
   if (!strcmp(cmd, "ready")) return cmd_ready();
   if (!topic) fail("usage", "-t TOPIC is required");
   if (!strcmp(cmd, "create-topic")) return cmd_create_topic();

@@ -132,7 +132,10 @@ result<std::shared_ptr<segment>> segment::create(io::file_system& fs, const std:
     // A leftover index of an earlier life of this offset must not leak into the new segment.
     FERRY_TRY(files[i]->truncate(0));
   }
-  return std::shared_ptr<segment>(new segment(fs, directory, base, files[0], files[1], files[2], index_bytes, true));
+  auto created =
+      std::shared_ptr<segment>(new segment(fs, directory, base, files[0], files[1], files[2], index_bytes, true));
+  created->close_index_files();  // empty and in memory: reopened at the first index entry
+  return created;
 }
 
 result<std::shared_ptr<segment>> segment::open(io::file_system& fs, const std::filesystem::path& directory, offset base,
@@ -163,12 +166,9 @@ result<std::shared_ptr<segment>> segment::open(io::file_system& fs, const std::f
     opened->index_suspect_ = true;
     return opened;
   }
-  if (!active) {
-    // Opened again, and then checked in full, on first use.
-    opened->offset_index_.close();
-    opened->time_index_.close();
-    opened->indexes_open_ = false;
-  }
+  // A sealed segment's are opened again, and then checked in full, on first use; an active one's entries are
+  // in memory, and its files are reopened at its next index entry.
+  opened->close_index_files();
   return opened;
 }
 
@@ -213,17 +213,15 @@ result<void> segment::load() {
 
 result<std::uint64_t> segment::recover(std::int32_t index_interval_bytes, offset keep_below) {
   std::unique_lock lock(mutex_);
-  return rebuild_locked(index_interval_bytes, keep_below);
+  auto outcome = rebuild_locked(index_interval_bytes, keep_below);
+  // Reopened when next used, as after open(): recovering a broker's every log must not hold three
+  // descriptors per log.
+  close_index_files();
+  return outcome;
 }
 
 result<std::uint64_t> segment::rebuild_locked(std::int32_t index_interval_bytes, offset keep_below) {
-  if (!offset_index_.is_open()) {
-    FERRY_TRY(auto index, fs_.open(path(index_suffix), io::open_mode::create_read_write));
-    FERRY_TRY(auto time, fs_.open(path(time_index_suffix), io::open_mode::create_read_write));
-    offset_index_.reopen(std::move(index));
-    time_index_.reopen(std::move(time));
-    indexes_open_ = true;
-  }
+  FERRY_TRY(open_index_files_locked(io::open_mode::create_read_write));
   FERRY_TRY(offset_index_.truncate(0));
   FERRY_TRY(time_index_.truncate(0));
   extent_ = {0, base_, -1, base_};
@@ -310,6 +308,7 @@ result<void> segment::add_batch(const model::batch_header_view& header, std::uin
     e.offset_of_max_timestamp = header.base_offset();
   }
   if (bytes_since_index_ > static_cast<std::uint64_t>(std::max(index_interval_bytes, 0))) {
+    FERRY_TRY(open_index_files_locked(io::open_mode::read_write));
     const std::size_t offset_entries = offset_index_.size();
     FERRY_TRY(offset_index_.append(header.base_offset(), position));
     if (auto timed = index_max_timestamp(e); !timed) {
@@ -326,6 +325,7 @@ result<void> segment::add_batch(const model::batch_header_view& header, std::uin
 result<void> segment::index_max_timestamp(const extent& e) {
   FERRY_TRY(const auto latest, time_index_.last());
   if (e.max_timestamp < 0 || (latest && latest->timestamp >= e.max_timestamp)) return success();
+  FERRY_TRY(open_index_files_locked(io::open_mode::read_write));
   return time_index_.append({e.max_timestamp, e.offset_of_max_timestamp});
 }
 
@@ -340,6 +340,8 @@ result<void> segment::flush() { return log_->sync(); }
 result<void> segment::seal() {
   {
     std::unique_lock lock(mutex_);
+    // Open from here on, and used now: the idle sweep leaves them to the fsync below.
+    FERRY_TRY(open_index_files_locked(io::open_mode::read_write));
     FERRY_TRY(index_max_timestamp(extent_));
     // Bytes recover(keep) left past the extent are flushed data that could not be read: they stay.
     if (!damaged_) {
@@ -385,19 +387,37 @@ void segment::touch_indexes() const {
 }
 
 bool segment::release_idle_indexes(std::chrono::steady_clock::time_point idle_before) {
-  if (!sealed_ || !indexes_open_) return false;
-  if (last_index_use_.load(std::memory_order_relaxed) >= idle_before.time_since_epoch().count()) return false;
+  if (!indexes_open_ || last_index_use_.load(std::memory_order_relaxed) >= idle_before.time_since_epoch().count())
+    return false;
   std::unique_lock lock(mutex_);
-  if (!indexes_open_) return false;
+  // Checked again under the lock: seal() touches the indexes under it before its fsync outside it.
+  if (!indexes_open_ || last_index_use_.load(std::memory_order_relaxed) >= idle_before.time_since_epoch().count())
+    return false;
+  close_index_files();
+  return true;
+}
+
+void segment::close_index_files() {
   offset_index_.close();
   time_index_.close();
   indexes_open_ = false;
-  return true;
+}
+
+result<void> segment::open_index_files_locked(io::open_mode mode) {
+  touch_indexes();
+  if (indexes_open_) return success();
+  FERRY_TRY(auto index, fs_.open(path(index_suffix), mode));
+  FERRY_TRY(auto time, fs_.open(path(time_index_suffix), mode));
+  offset_index_.reopen(std::move(index));
+  time_index_.reopen(std::move(time));
+  indexes_open_ = true;
+  return success();
 }
 
 result<void> segment::indexes_ready() {
   touch_indexes();
-  if (indexes_open_.load()) return success();
+  // An active segment's lookups read its entries in memory.
+  if (indexes_open_.load() || !sealed_.load()) return success();
   std::unique_lock lock(mutex_);
   if (indexes_open_) return success();
   auto index = fs_.open(path(index_suffix), io::open_mode::read_write);

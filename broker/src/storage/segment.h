@@ -38,11 +38,12 @@ namespace ferry::storage {
 // them after file.delete.delay.ms; readers that still hold the segment (or a file_slice of it) keep reading
 // the open file.
 //
-// A sealed segment keeps only its .log open. Its index files are opened on first use and checked entry by
-// entry then (whole entries, increasing, positions inside the .log; rebuilt from the .log with a warning when
-// they fail), and closed after idle_index_close (release_idle_indexes), so 100,000 segments need 100,000
-// descriptors, not 300,000. A lookup that lands on a batch other than the one the index names rebuilds the
-// indexes too, so a damaged index never makes a segment unreadable.
+// A segment keeps only its .log open while its indexes are idle, so 100,000 segments (or partitions) need
+// 100,000 descriptors, not 300,000. A sealed segment's index files are opened on first use and checked entry
+// by entry then (whole entries, increasing, positions inside the .log; rebuilt from the .log with a warning
+// when they fail); an active segment's are opened at its next index entry (lookups read its entries in
+// memory). Both are closed after idle_index_close (release_idle_indexes). A lookup that lands on a batch other than the
+// one the index names rebuilds the indexes too, so a damaged index never makes a segment unreadable.
 //
 // Damage in flushed data (below the log's recovery point) is never cut: recover(keep) ends the readable
 // extent before the bad batch and leaves the bytes where they are (damaged()).
@@ -77,7 +78,7 @@ class segment {
   // or fails the checks is not an error: index_suspect() says so, and the caller runs recover().
   static result<std::shared_ptr<segment>> open(io::file_system& fs, const std::filesystem::path& directory, offset base,
                                                std::int32_t index_bytes, bool active);
-  // How long a sealed segment's index files stay open after their last use.
+  // How long a segment's index files stay open after their last use.
   static constexpr std::chrono::seconds idle_index_close{60};
 
   segment(const segment&) = delete;
@@ -121,7 +122,7 @@ class segment {
   // are removed later by remove_deleted_files.
   result<void> rename_to_deleted(io::file_system& fs);
   result<void> remove_deleted_files(io::file_system& fs) const;
-  // Closes a sealed segment's index files if unused since `idle_before`; true when it closed them.
+  // Closes the segment's index files if unused since `idle_before`; true when it closed them.
   bool release_idle_indexes(std::chrono::steady_clock::time_point idle_before);
   [[nodiscard]] bool indexes_open() const { return indexes_open_.load(); }
 
@@ -153,6 +154,9 @@ class segment {
   // Appends a time index entry for the extent's largest timestamp if the index does not have it yet.
   result<void> index_max_timestamp(const extent& e);
   result<void> sync_files();
+  void close_index_files();
+  // Opens the index files if closed and marks them used; call with the mutex held (or before sharing).
+  result<void> open_index_files_locked(io::open_mode mode);
   // The scan of recover(); call with the mutex held.
   result<std::uint64_t> rebuild_locked(std::int32_t index_interval_bytes, offset keep_below);
   // Makes a sealed segment's indexes usable: opens them if closed and, the first time, checks every entry,
