@@ -7,8 +7,8 @@ A cluster can SIGKILL one of its brokers, start it again, and name its active co
 scenario needs all three.
 """
 import os
-import subprocess
 import json
+import subprocess
 
 from . import brokers, procs
 
@@ -24,14 +24,6 @@ SAME_ON_CLUSTERS = {
     "unclean.leader.election.enable": "false",
 }
 KRAFT_ONLY = {"zookeeper.session.timeout.ms"}
-
-
-def _tail(path, n=40):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-n:])
-    except OSError:
-        return ""
 
 
 def _json(out):
@@ -115,7 +107,7 @@ class FerryCluster:
         return [os.path.join(self.data, f"broker-{i}", "data") for i in range(BROKERS)]
 
     def log_tail(self):
-        return "".join(f"--- broker {i}\n{_tail(os.path.join(self.data, f'broker-{i}', 'broker.log'), 15)}"
+        return "".join(f"--- broker {i}\n{brokers._tail(os.path.join(self.data, f'broker-{i}', 'broker.log'), 15)}"
                        for i in range(BROKERS))
 
 
@@ -204,4 +196,4 @@ class KafkaCluster:
         return [n.data_dir() for n in self.nodes]
 
     def log_tail(self):
-        return "".join(f"--- node {i}\n{_tail(n.log, 15)}" for i, n in enumerate(self.nodes))
+        return "".join(f"--- node {i}\n{brokers._tail(n.log, 15)}" for i, n in enumerate(self.nodes))
