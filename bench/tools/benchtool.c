@@ -5,7 +5,8 @@
  *       wait until a Metadata request succeeds and names at least one broker
  *   benchtool create-topic -b BROKERS -t TOPIC -p PARTITIONS [-R RF] [-T TOPICS] [-w SECONDS] [-c KEY=VALUE ...]
  *       CreateTopics (replication factor RF, default 1, the given topic configs), then wait until every
- *       partition has a leader; with -T, the TOPICS topics TOPIC-0 .. TOPIC-<TOPICS-1> in one request
+ *       partition has a leader; with -T, the TOPICS topics TOPIC-0 .. TOPIC-<TOPICS-1>, about 1,000
+ *       partitions per request
  *   benchtool delete-topic -b BROKERS -t TOPIC
  *   benchtool paced-produce -b BROKERS -t TOPIC -s SIZE -r RATE -n COUNT [-p PARTITION] [-a ACKS]
  *       produce COUNT records of SIZE bytes at RATE records/s (acks=ACKS, default 1; linger.ms=0), sleeping until each
@@ -272,8 +273,15 @@ static int cmd_create_topic(void) {
   /* Many partitions take the controller a while to write; wait for its answer as long as for the leaders. */
   rd_kafka_AdminOptions_set_operation_timeout(opts, wait_s * 1000, err, sizeof err);
   rd_kafka_AdminOptions_set_request_timeout(opts, wait_s * 1000, err, sizeof err);
-  rd_kafka_CreateTopics(rk, nts, (size_t)n, opts, q);
-  admin_result(rk, q, 1);
+  /* At most about 1,000 partitions per request: KRaft refuses an operation of more than 10,000 metadata
+   * records (POLICY_VIOLATION), and a ZooKeeper-mode controller answers a huge one after the client gave up. */
+  int per_request = partitions < 1 || partitions >= 1000 ? 1 : 1000 / partitions;
+  for (int first = 0; first < n; first += per_request) {
+    int count = n - first < per_request ? n - first : per_request;
+    rd_kafka_CreateTopics(rk, nts + first, (size_t)count, opts, q);
+    admin_result(rk, q, 1);
+    if (n > per_request) fprintf(stderr, "benchtool: created %d of %d topics\n", first + count, n);
+  }
   rd_kafka_AdminOptions_destroy(opts);
   for (int t = 0; t < n; t++) rd_kafka_NewTopic_destroy(nts[t]);
   free(nts);

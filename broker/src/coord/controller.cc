@@ -304,18 +304,23 @@ result<void> controller::create_partition_states(const std::string& name, const 
   };
   for (const auto p : missing) {
     const auto& replicas = topic.partitions.at(p).replicas;
-    // Kafka's NewPartition -> OnlinePartition: the first live replica leads (one not shutting down, if any).
-    // Kafka also counts every live follower in sync from the start; Ferry starts the ISR with the leader
-    // alone, and followers join through alter_isr once they have caught up, so a leader failover never
-    // elects a replica that holds no data. Without any live replica the partition stays offline until one
-    // registers.
+    // Kafka's NewPartition -> OnlinePartition: the first live replica leads (one not shutting down, if any),
+    // and every live replica not shutting down starts in the ISR, as all of them hold the same empty log.
+    // Starting with the leader alone would refuse acks=all produces with NOT_ENOUGH_REPLICAS until followers
+    // joined, and a producer's retried first batch would then land behind its later ones. The high
+    // watermark waits for each member's first fetch, so nothing acknowledged is missing from a replica in
+    // the ISR. Without any live replica the partition stays offline until one registers.
     auto leader = std::find_if(replicas.begin(), replicas.end(), [&](broker_id r) { return model.can_lead(r); });
     if (leader == replicas.end())
       leader = std::find_if(replicas.begin(), replicas.end(), [&](broker_id r) { return model.is_live(r); });
     if (leader == replicas.end()) continue;
     if (!existing.contains(std::to_string(p.value())))
       ops.push_back(zk_op::create(layout::partition_path(name, p), ""));
-    layout::leader_and_isr state{*leader, leader_epoch{0}, {*leader}, epoch_};
+    std::vector<broker_id> isr;
+    for (const broker_id r : replicas) {
+      if (r == *leader || model.can_lead(r)) isr.push_back(r);
+    }
+    layout::leader_and_isr state{*leader, leader_epoch{0}, std::move(isr), epoch_};
     ops.push_back(zk_op::create(layout::partition_state_path(name, p), layout::encode_partition_state(state)));
     created.push_back({name, topic.topic_id, p, 0, std::move(state)});
     if (created.size() == states_per_multi) {

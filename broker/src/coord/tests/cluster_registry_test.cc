@@ -168,7 +168,7 @@ TEST(ClusterRegistry, CreateTopicGetsLeadersFromTheController) {
     for (const auto& [p, info] : topic.partitions) {
       EXPECT_EQ(info.replicas, assignment.value().at(p));
       EXPECT_EQ(info.state->leader, info.replicas.front());
-      EXPECT_EQ(info.state->isr, std::vector<broker_id>{info.replicas.front()});  // followers join when caught up
+      EXPECT_EQ(info.state->isr, info.replicas);  // every live replica starts in sync, as in Kafka
       EXPECT_EQ(info.state->epoch, leader_epoch{0});
     }
   }
@@ -182,7 +182,7 @@ TEST(ClusterRegistry, CreateTopicGetsLeadersFromTheController) {
   EXPECT_EQ(topic_node["partitions"]["0"], json::array({1, 2}));
   const auto state = json::parse(zk->get("/brokers/topics/orders/partitions/0/state").value().data);
   EXPECT_EQ(state["leader"], 1);
-  EXPECT_EQ(state["isr"], json::array({1}));
+  EXPECT_EQ(state["isr"], json::array({1, 2}));
   EXPECT_EQ(state["controller_epoch"], std::stoi(zk->get("/controller_epoch").value().data));
   const auto config = json::parse(zk->get("/config/topics/orders").value().data);
   EXPECT_EQ(config, json::parse(R"({"version":1,"config":{"cleanup.policy":"compact"}})"));
@@ -288,10 +288,7 @@ TEST(ClusterRegistry, ElectsOnlyFromTheIsrAndWaitsForIt) {
   ASSERT_TRUE(one->topics().create_topic("t", {{partition_id{0}, ids({2, 3})}}, {}));
   auto view = await(*one, [](const cluster_view& v) { return has_leaders(v, "t"); });
   EXPECT_EQ(state_of(*view, "t", 0)->leader, broker_id{2});
-  // Broker 3 has caught up: the leader adds it to the ISR.
-  view = await(*two, [](const cluster_view& v) { return has_leaders(v, "t"); });
-  ASSERT_TRUE(two->alter_isr({"t", partition_id{0}}, *state_of(*view, "t", 0), ids({2, 3})));
-  await(*one, [](const cluster_view& v) { return state_of(v, "t", 0)->isr == ids({2, 3}); });
+  EXPECT_EQ(state_of(*view, "t", 0)->isr, ids({2, 3}));
 
   // The leader dies: the next replica in the ISR takes over and the ISR shrinks to it.
   two.reset();
@@ -327,13 +324,17 @@ TEST(ClusterRegistry, UncleanElectionWhenTheTopicAllowsIt) {
   const auto connect = test::fresh_connect();
   auto one = start_broker(connect, 1);
   auto two = start_broker(connect, 2);
-  auto three = start_broker(connect, 3);
-  ASSERT_TRUE(one && two && three);
-  await(*one, [](const cluster_view& v) { return v.brokers.size() == 3; });
+  ASSERT_TRUE(one && two);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 2; });
+  // Created while broker 3 is down, so it is not in sync when it registers.
   ASSERT_TRUE(one->topics().create_topic("strict", {{partition_id{0}, ids({2, 3})}}, {}));
   ASSERT_TRUE(one->topics().create_topic("lenient", {{partition_id{0}, ids({2, 3})}},
                                          {{"unclean.leader.election.enable", "true"}}));
   await(*one, [](const cluster_view& v) { return has_leaders(v, "strict") && has_leaders(v, "lenient"); });
+  auto three = start_broker(connect, 3);
+  ASSERT_TRUE(three);
+  await(*one, [](const cluster_view& v) { return v.brokers.size() == 3; });
+  EXPECT_EQ(state_of(*one->view(), "strict", 0)->isr, ids({2}));
   two.reset();  // the only in-sync replica of both
   const auto view = await(*one, [](const cluster_view& v) {
     return state_of(v, "strict", 0)->leader == no_broker && state_of(v, "lenient", 0)->leader == broker_id{3};
