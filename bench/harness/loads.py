@@ -167,7 +167,8 @@ class Tools:
             raise ToolFailed(f"create-topic {topic}: {r.stdout.strip()} {r.stderr.strip()}")
 
     def create_topics(self, bootstrap, prefix, topics, partitions, configs, replication_factor, timeout, log):
-        """Topics PREFIX-0 .. PREFIX-<topics-1> in one CreateTopics request; returns once every partition is led."""
+        """Topics PREFIX-0 .. PREFIX-<topics-1>, about 1,000 partitions per CreateTopics request; returns once
+        every partition is led."""
         argv = [self.benchtool, "create-topic", "-b", bootstrap, "-t", prefix, "-T", str(topics), "-p",
                 str(partitions), "-R", str(replication_factor), "-w", str(timeout)]
         for k, v in (configs or {}).items():
