@@ -706,13 +706,14 @@ TEST(ClusterRegistry, ProducerIdBlocksAreDisjoint) {
 }
 
 TEST(ClusterRegistry, ListenersRunOnTheWorkerThread) {
-  const auto connect = test::fresh_connect();
-  auto broker = start_broker(connect, 1);
-  ASSERT_TRUE(broker);
+  // Declared before the broker, so they outlive its worker thread, which may call the listener until it stops.
   std::mutex mutex;
   std::set<std::thread::id> threads;
   std::atomic<int> calls{0};
   std::atomic<bool> saw_topic{false};
+  const auto connect = test::fresh_connect();
+  auto broker = start_broker(connect, 1);
+  ASSERT_TRUE(broker);
   broker->add_listener([&](const std::shared_ptr<const cluster_view>& v) {
     {
       std::lock_guard lock(mutex);

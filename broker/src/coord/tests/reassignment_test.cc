@@ -209,8 +209,13 @@ TEST_F(reassignment_in_zookeeper, ANewControllerCompletesAMoveInProgress) {
   registries_.front()->shutdown();  // the controller goes; broker 2 takes over
   registries_.erase(registries_.begin());
   ASSERT_TRUE(survivor.wait_for([](const cluster_view& v) { return v.controller == broker_id{2}; }, 30s));
-  const auto moving = survivor.view();
-  ASSERT_TRUE(survivor.alter_isr({"handed", partition_id{0}}, *partition_of(*moving, "handed")->state, ids({2, 3})));
+  // The new controller may write the state itself as it takes over: the leader's change is conditional on the
+  // version it read, so it retries on the view that has the newer one, as a leader does.
+  ASSERT_TRUE(test::eventually([&] {
+    const auto moving = survivor.view();
+    return static_cast<bool>(
+        survivor.alter_isr({"handed", partition_id{0}}, *partition_of(*moving, "handed")->state, ids({2, 3})));
+  }));
   const auto done = survivor.wait_for(
       [](const cluster_view& v) {
         const auto* p = partition_of(v, "handed");
