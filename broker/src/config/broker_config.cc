@@ -175,6 +175,18 @@ const std::map<std::string, setter>& setters() {
          [](auto& c, auto& k, auto& v) {
            c.leader_imbalance_per_broker_percentage = to_int<std::int32_t>(k, v, 0, 100);
          }},
+        {"log.cleaner.enable", [](auto& c, auto& k, auto& v) { c.log_cleaner_enable = to_bool(k, v); }},
+        {"log.cleaner.threads",
+         [](auto& c, auto& k, auto& v) { c.log_cleaner_threads = to_int<std::int32_t>(k, v, 1, 64); }},
+        {"log.cleaner.backoff.ms",
+         [](auto& c, auto& k, auto& v) { c.log_cleaner_backoff_ms = to_int<std::int64_t>(k, v, 1, INT32_MAX); }},
+        // At least 1 MiB, so that every cleaner thread's map holds some thousands of keys.
+        {"log.cleaner.dedupe.buffer.size",
+         [](auto& c, auto& k, auto& v) {
+           c.log_cleaner_dedupe_buffer_size = to_int<std::int64_t>(k, v, 1048576, INT64_MAX);
+         }},
+        {"log.cleaner.io.buffer.size",
+         [](auto& c, auto& k, auto& v) { c.log_cleaner_io_buffer_size = to_int<std::int32_t>(k, v, 4096, INT32_MAX); }},
         {"admin.listener", [](auto& c, auto& k, auto& v) { c.admin = to_endpoint(k, v, false); }},
         {"log.level",
          [](auto& c, auto& k, auto& v) {
@@ -188,6 +200,9 @@ const std::map<std::string, setter>& setters() {
         {"log.cleanup.policy", "cleanup.policy"},
         {"compression.type", "compression.type"},
         {"log.cleaner.delete.retention.ms", "delete.retention.ms"},
+        {"log.cleaner.min.cleanable.ratio", "min.cleanable.dirty.ratio"},
+        {"log.cleaner.min.compaction.lag.ms", "min.compaction.lag.ms"},
+        {"log.cleaner.max.compaction.lag.ms", "max.compaction.lag.ms"},
         {"log.segment.delete.delay.ms", "file.delete.delay.ms"},
         {"log.flush.interval.messages", "flush.messages"},
         {"log.flush.interval.ms", "flush.ms"},

@@ -70,9 +70,15 @@ struct broker_config {
   bool auto_leader_rebalance_enable = true;                    // auto.leader.rebalance.enable
   std::int32_t leader_imbalance_check_interval_seconds = 300;  // leader.imbalance.check.interval.seconds
   std::int32_t leader_imbalance_per_broker_percentage = 10;    // leader.imbalance.per.broker.percentage
-  endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
-  std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
-  topic_settings topic_defaults;      // log.retention.*, log.segment.bytes, message.max.bytes, ...
+  // The log cleaner (storage/log_cleaner.h), Kafka's defaults.
+  bool log_cleaner_enable = true;                           // log.cleaner.enable
+  std::int32_t log_cleaner_threads = 1;                     // log.cleaner.threads
+  std::int64_t log_cleaner_backoff_ms = 15000;              // log.cleaner.backoff.ms
+  std::int64_t log_cleaner_dedupe_buffer_size = 134217728;  // log.cleaner.dedupe.buffer.size: all threads
+  std::int32_t log_cleaner_io_buffer_size = 524288;         // log.cleaner.io.buffer.size: all threads
+  endpoint admin{"127.0.0.1", 9644};                        // admin.listener: host:port of the HTTP admin API (Ferry)
+  std::string log_level = "info";                           // log.level: debug, info, warn, error (Ferry)
+  topic_settings topic_defaults;  // log.retention.*, log.segment.bytes, message.max.bytes, ...
 };
 
 class config_exception : public std::runtime_error {

@@ -74,30 +74,14 @@ definition throttled(std::string_view name, throttled_replicas topic_settings::*
 const std::vector<definition>& definitions() {
   static const std::vector<definition> all = [] {
     std::vector<definition> d{
-        choice("cleanup.policy", "log.cleanup.policy", &topic_settings::cleanup_policy, {"delete"},
-               "only 'delete' is supported; log compaction is not implemented yet", config_type::list),
+        choice("cleanup.policy", "log.cleanup.policy", &topic_settings::cleanup_policy,
+               {"delete", "compact", "compact,delete", "delete,compact"}, "must be delete, compact or compact,delete",
+               config_type::list),
         choice("compression.type", "compression.type", &topic_settings::compression_type,
                {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
                "must be producer, uncompressed, gzip, snappy, lz4 or zstd"),
-        // Tombstones live this long on compacted topics; Ferry has none yet, so only the default is accepted.
-        {"delete.retention.ms", "log.cleaner.delete.retention.ms",
-         [](topic_settings& s, std::string_view v, std::string& why) {
-           std::int64_t parsed = 0;
-           if (!parse_int(v, parsed)) {
-             why = "not an integer";
-             return false;
-           }
-           if (parsed != topic_settings{}.delete_retention_ms) {
-             why =
-                 "it applies to compacted topics (cleanup.policy=compact), which are not supported yet; only the "
-                 "default " +
-                 std::to_string(topic_settings{}.delete_retention_ms) + " is accepted";
-             return false;
-           }
-           s.delete_retention_ms = parsed;
-           return true;
-         },
-         [](const topic_settings& s) { return std::to_string(s.delete_retention_ms); }, config_type::int64},
+        integer("delete.retention.ms", "log.cleaner.delete.retention.ms", &topic_settings::delete_retention_ms,
+                std::int64_t{0}),
         integer("file.delete.delay.ms", "log.segment.delete.delay.ms", &topic_settings::file_delete_delay_ms,
                 std::int64_t{0}),
         integer("flush.messages", "log.flush.interval.messages", &topic_settings::flush_messages, std::int64_t{1}),
@@ -109,6 +93,27 @@ const std::vector<definition>& definitions() {
         integer("max.message.bytes", "message.max.bytes", &topic_settings::max_message_bytes, std::int32_t{0}),
         choice("message.timestamp.type", "log.message.timestamp.type", &topic_settings::message_timestamp_type,
                {"CreateTime", "LogAppendTime"}, "must be CreateTime or LogAppendTime"),
+        integer("max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", &topic_settings::max_compaction_lag_ms,
+                std::int64_t{1}),
+        {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio",
+         [](topic_settings& s, std::string_view v, std::string& why) {
+           double parsed = 0;
+           const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+           if (ec != std::errc{} || end != v.data() + v.size() || parsed < 0 || parsed > 1) {
+             why = "must be a number from 0 to 1";
+             return false;
+           }
+           s.min_cleanable_dirty_ratio = parsed;
+           return true;
+         },
+         [](const topic_settings& s) {
+           char text[32];
+           const auto [end, ec] = std::to_chars(text, text + sizeof text, s.min_cleanable_dirty_ratio);
+           return std::string(text, ec == std::errc{} ? end : text);
+         },
+         config_type::float64},
+        integer("min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", &topic_settings::min_compaction_lag_ms,
+                std::int64_t{0}),
         integer("min.insync.replicas", "min.insync.replicas", &topic_settings::min_insync_replicas, std::int32_t{1}),
         integer("retention.bytes", "log.retention.bytes", &topic_settings::retention_bytes, std::int64_t{-1}),
         integer("retention.ms", "log.retention.ms", &topic_settings::retention_ms, std::int64_t{-1}),

@@ -46,6 +46,9 @@ struct topic_settings {
   std::int32_t segment_bytes = 1073741824;                     // segment.bytes
   std::int32_t segment_index_bytes = 10485760;                 // segment.index.bytes
   std::int64_t segment_ms = 604800000;                         // segment.ms
+  std::int64_t min_compaction_lag_ms = 0;                      // min.compaction.lag.ms
+  std::int64_t max_compaction_lag_ms = INT64_MAX;              // max.compaction.lag.ms
+  double min_cleanable_dirty_ratio = 0.5;                      // min.cleanable.dirty.ratio
   bool unclean_leader_election_enable = false;                 // unclean.leader.election.enable
   throttled_replicas leader_replication_throttled_replicas;    // leader.replication.throttled.replicas
   throttled_replicas follower_replication_throttled_replicas;  // follower.replication.throttled.replicas

@@ -72,7 +72,8 @@ broker_metrics::broker_metrics()
       fetch_waiters_(&fetch_waiters_family_.Add({})),
       accept_errors_(&accept_errors_family_.Add({})),
       idle_connections_closed_(&idle_closed_family_.Add({})),
-      replication_(*registry_) {}
+      replication_(*registry_),
+      log_cleaner_(*registry_) {}
 
 api_metrics broker_metrics::for_api(const std::string& api_name) {
   return {&requests_.Add({{"api", api_name}}), &request_errors_.Add({{"api", api_name}}),

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "metrics/log_cleaner_metrics.h"
 #include "metrics/replication_metrics.h"
 
 namespace ferry::metrics {
@@ -65,6 +66,7 @@ class broker_metrics {
   prometheus::Gauge& partition_log_start_offset(const std::string& topic, int partition);
   void forget_partition(const std::string& topic, int partition);
   replication_metrics& replication() { return replication_; }
+  log_cleaner_metrics& log_cleaner() { return log_cleaner_; }
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -98,6 +100,7 @@ class broker_metrics {
   prometheus::Counter* accept_errors_;
   prometheus::Counter* idle_connections_closed_;
   replication_metrics replication_;
+  log_cleaner_metrics log_cleaner_;
 };
 
 }  // namespace ferry::metrics

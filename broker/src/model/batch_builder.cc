@@ -120,4 +120,18 @@ result<std::vector<std::byte>> recompress(std::span<const std::byte> batch, comp
   return out;
 }
 
+result<std::vector<std::byte>> retain_records(std::span<const std::byte> original, std::span<const std::byte> kept,
+                                              std::int32_t count, std::int64_t max_timestamp) {
+  const batch_header_view header(original);
+  std::vector<std::byte> out(original.begin(), original.begin() + batch_header_size);
+  auto* raw = reinterpret_cast<unsigned char*>(out.data());
+  boost::endian::store_big_s32(raw + 57, count);  // records count
+  if (count > 0 && header.ts_type() == timestamp_type::create_time)
+    boost::endian::store_big_s64(raw + 35, max_timestamp);
+  const compression codec = count > 0 ? header.codec() : compression::none;
+  FERRY_TRY(compress(codec, kept, out));
+  set_records_codec(out, codec);
+  return out;
+}
+
 }  // namespace ferry::model

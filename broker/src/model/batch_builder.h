@@ -68,4 +68,14 @@ class batch_builder {
 [[nodiscard]] result<std::vector<std::byte>> recompress(std::span<const std::byte> batch, compression codec,
                                                         std::size_t max_record_bytes);
 
+// `original` (a stored batch) with only some of its records, as compaction rewrites a batch: the same base
+// offset and last offset delta (so its offsets, and a producer's last sequence, stay what they were), producer
+// fields, attributes, base timestamp and codec; the kept records' bytes are copied unchanged, since their offset
+// and timestamp deltas stay relative to the same base. `kept` holds `count` whole records (record_view::raw).
+// `max_timestamp` is the kept records' largest, for a CreateTime batch (LogAppendTime keeps the header's). With
+// no records the batch is Kafka's empty batch: the header alone, uncompressed, with its max timestamp as it was.
+[[nodiscard]] result<std::vector<std::byte>> retain_records(std::span<const std::byte> original,
+                                                            std::span<const std::byte> kept, std::int32_t count,
+                                                            std::int64_t max_timestamp);
+
 }  // namespace ferry::model

@@ -9,7 +9,7 @@ enum class errc {
   batch_too_short = 1,   // shorter than the 61-byte v2 header, or its length field disagrees with the bytes
   unsupported_magic,     // not a v2 (magic 2) batch
   crc_mismatch,          // CRC-32C over attributes..end does not match
-  invalid_record_count,  // record count is not last_offset_delta + 1, or is zero
+  invalid_record_count,  // a client's record count is not last_offset_delta + 1 (or is zero); a stored one exceeds it
   batch_too_large,       // larger than the topic's max.message.bytes
   control_batch_from_client,
   invalid_producer_fields,  // producer id set without a base sequence, or the reverse

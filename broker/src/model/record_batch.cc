@@ -95,8 +95,13 @@ std::error_code validate_batch(std::span<const std::byte> batch, const validatio
   if (header.batch_length() < 0 || header.total_size() != batch.size()) return errc::batch_too_short;
   if (batch.size() > rules.max_batch_bytes) return errc::batch_too_large;
   if (bytes::crc32c(batch.subspan(crc_start)) != header.crc()) return errc::crc_mismatch;
-  if (header.records_count() <= 0 || header.last_offset_delta() != header.records_count() - 1)
-    return errc::invalid_record_count;
+  // A stored batch may hold fewer records than offsets, and none at all: compaction keeps the offsets of the
+  // records it removes (and the producer's last batch even when emptied), as Kafka's log cleaner does.
+  const bool count_ok = rules.from_client
+                            ? header.records_count() > 0 && header.last_offset_delta() == header.records_count() - 1
+                            : header.records_count() >= 0 && header.last_offset_delta() >= 0 &&
+                                  header.records_count() <= std::int64_t{header.last_offset_delta()} + 1;
+  if (!count_ok) return errc::invalid_record_count;
   if (static_cast<std::uint8_t>(header.codec()) > static_cast<std::uint8_t>(compression::zstd))
     return errc::unsupported_compression;
   if (header.producer().value() >= 0 && header.base_sequence() < 0) return errc::invalid_producer_fields;

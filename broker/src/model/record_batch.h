@@ -87,7 +87,8 @@ void set_max_timestamp(std::span<std::byte> batch, std::int64_t max_timestamp);
 void set_records_codec(std::span<std::byte> batch, compression codec);
 
 // Checks a batch completely: length, magic, CRC and header consistency. The whole span must be exactly one
-// batch. Used on produce (with client rules) and when recovering a log (without them).
+// batch. Used on produce (with client rules) and when recovering a log or replicating (without them: a stored
+// batch that compaction rewrote holds fewer records than offsets, or none).
 struct validation_rules {
   std::size_t max_batch_bytes = 1048588;
   bool from_client = true;  // clients send base offset 0 and no control batches

@@ -162,9 +162,19 @@ template <typename Source>
   return true;
 }
 
-// Parses the record at the source's position, which must be the index-th of its batch.
+// Which offset deltas a batch's records may have: 0, 1, 2, ... as producers write them, or, in a stored batch
+// that compaction rewrote, increasing ones with gaps up to the batch's last offset delta.
+struct delta_rule {
+  bool gaps = false;
+  std::int32_t last = 0;  // with gaps: the largest allowed
+};
+
+// Parses the record at the source's position, the index-th of its batch, whose previous record had offset delta
+// `previous` (-1 for the first).
 template <typename Source>
-[[gnu::always_inline]] inline std::error_code parse_record(Source& in, std::int32_t index, record_view& out) {
+[[gnu::always_inline]] inline std::error_code parse_record(Source& in, std::int32_t index, std::int32_t previous,
+                                                           delta_rule rule, record_view& out) {
+  const std::size_t record_start = in.consumed();
   std::int64_t length = 0;
   if (!length_field(in, length, 0)) return errc::malformed_record;
   const std::size_t start = in.consumed();
@@ -172,7 +182,8 @@ template <typename Source>
   if (!in.byte(out.attributes) || !in.varint(out.timestamp_delta, varlong_max_bytes) ||
       !in.varint(offset_delta, varint_max_bytes))
     return errc::malformed_record;
-  if (offset_delta != index) return errc::record_offsets_not_sequential;
+  if (rule.gaps ? offset_delta <= previous || offset_delta > rule.last : offset_delta != index)
+    return errc::record_offsets_not_sequential;
   out.offset_delta = static_cast<std::int32_t>(offset_delta);
   if (!nullable_bytes(in, out.key) || !nullable_bytes(in, out.value)) return errc::malformed_record;
   std::int64_t headers = 0;
@@ -190,16 +201,19 @@ template <typename Source>
   out.header_count = static_cast<std::int32_t>(headers);
   out.headers = in.view(headers_start, in.consumed());
   if (in.consumed() - start != static_cast<std::size_t>(length)) return errc::malformed_record;
+  out.raw = in.view(record_start, in.consumed());
   return {};
 }
 
 // Walks `count` records; fn(view) returns false to stop early. Checks that nothing follows the last record
 // when the walk is not stopped.
 template <typename Source, typename Fn>
-std::error_code walk(Source& in, std::int32_t count, Fn&& fn) {
+std::error_code walk(Source& in, std::int32_t count, delta_rule rule, Fn&& fn) {
   record_view view;
+  std::int32_t previous = -1;
   for (std::int32_t i = 0; i < count; ++i) {
-    if (auto bad = parse_record(in, i, view)) return in.error() ? in.error() : bad;
+    if (auto bad = parse_record(in, i, previous, rule, view)) return in.error() ? in.error() : bad;
+    previous = view.offset_delta;
     if (!fn(view)) return {};
   }
   auto end = in.at_end();
@@ -210,19 +224,20 @@ std::error_code walk(Source& in, std::int32_t count, Fn&& fn) {
 
 // Runs walk() over the batch's payload, through a decompressor if the batch is compressed.
 template <typename Fn>
-std::error_code walk_batch(std::span<const std::byte> batch, std::size_t limit, std::size_t& record_bytes, Fn&& fn) {
+std::error_code walk_batch(std::span<const std::byte> batch, std::size_t limit, delta_rule rule,
+                           std::size_t& record_bytes, Fn&& fn) {
   const batch_header_view header(batch);
   const auto payload = batch.subspan(batch_header_size);
   if (header.codec() == compression::none) {
     if (payload.size() > limit) return errc::records_too_large;
     span_source in(payload);
     record_bytes = payload.size();
-    return walk(in, header.records_count(), fn);
+    return walk(in, header.records_count(), rule, fn);
   }
   auto source = make_decompressor(header.codec(), payload, limit);
   if (!source) return source.error();
   stream_source in(*source.value(), limit);
-  auto outcome = walk(in, header.records_count(), fn);
+  auto outcome = walk(in, header.records_count(), rule, fn);
   record_bytes = in.consumed();
   return outcome;
 }
@@ -234,7 +249,7 @@ result<records_summary> validate_records(std::span<const std::byte> batch, std::
   records_summary summary;
   const std::int64_t base = header.base_timestamp();
   std::int64_t max_delta = INT64_MIN;
-  if (auto bad = walk_batch(batch, max_record_bytes, summary.record_bytes, [&](const record_view& r) {
+  if (auto bad = walk_batch(batch, max_record_bytes, {}, summary.record_bytes, [&](const record_view& r) {
         max_delta = std::max(max_delta, r.timestamp_delta);
         return true;
       }))
@@ -251,7 +266,8 @@ std::optional<record_match> first_record_at_or_after(std::span<const std::byte> 
     return record_match{header.base_offset(), header.max_timestamp()};
   std::optional<record_match> found;
   std::size_t record_bytes = 0;
-  const auto bad = walk_batch(batch, max_lookup_record_bytes, record_bytes, [&](const record_view& r) {
+  const delta_rule stored{true, header.last_offset_delta()};
+  const auto bad = walk_batch(batch, max_lookup_record_bytes, stored, record_bytes, [&](const record_view& r) {
     const std::int64_t timestamp = wrapping_add(header.base_timestamp(), r.timestamp_delta);
     if (timestamp < ts) return true;
     found = record_match{offset{wrapping_add(header.base_offset().value(), r.offset_delta)}, timestamp};
@@ -264,11 +280,25 @@ std::optional<record_match> first_record_at_or_after(std::span<const std::byte> 
 result<void> for_each_record(std::span<const std::byte> records, std::int32_t count,
                              const std::function<void(const record_view&)>& fn) {
   span_source in(records);
-  if (auto bad = walk(in, count, [&](const record_view& r) {
+  if (auto bad = walk(in, count, {}, [&](const record_view& r) {
         fn(r);
         return true;
       }))
     return bad;
+  return success();
+}
+
+result<void> for_each_stored_record(std::span<const std::byte> batch, std::size_t max_record_bytes,
+                                    std::vector<std::byte>& scratch,
+                                    const std::function<bool(const record_view&)>& fn) {
+  const batch_header_view header(batch);
+  std::span<const std::byte> records = batch.subspan(batch_header_size);
+  if (header.codec() != compression::none) {
+    FERRY_TRY(decompress_all(header.codec(), records, max_record_bytes, scratch));
+    records = scratch;
+  }
+  span_source in(records);
+  if (auto bad = walk(in, header.records_count(), {true, header.last_offset_delta()}, fn)) return bad;
   return success();
 }
 

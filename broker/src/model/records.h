@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "base/result.h"
 #include "model/ids.h"
@@ -43,7 +44,8 @@ struct records_summary {
 [[nodiscard]] result<records_summary> validate_records(std::span<const std::byte> batch, std::size_t max_record_bytes);
 
 // The first record whose timestamp is >= ts, with that timestamp, as ListOffsets by timestamp answers
-// (Kafka's FileRecords.searchForTimestamp): a lookup lands on a record, not on the batch around it. With
+// (Kafka's FileRecords.searchForTimestamp): a lookup lands on a record, not on the batch around it. The batch is
+// a stored one: its offset deltas may skip (compaction). With
 // LogAppendTime every record has the batch's max timestamp. nullopt when no record is that new or the
 // records cannot be read.
 struct record_match {
@@ -62,11 +64,19 @@ struct record_view {
   std::optional<std::span<const std::byte>> value;
   std::int32_t header_count = 0;
   std::span<const std::byte> headers;  // the encoded headers, as on the wire
+  std::span<const std::byte> raw;      // the whole record from its length field on (empty when streamed)
 };
 
 // Calls fn with each of the `count` records in `records` (uncompressed record bytes, for example from
 // decompress_all), with the checks of validate_records.
 result<void> for_each_record(std::span<const std::byte> records, std::int32_t count,
                              const std::function<void(const record_view&)>& fn);
+
+// Calls fn with each record of a stored batch (one validate_batch accepted without client rules), inflating a
+// compressed payload into `scratch` first; fn returns false to stop. Offset deltas increase but may skip, up to
+// the batch's last offset delta: compaction removes records and keeps the others' offsets. The views point into
+// `batch` or `scratch`.
+result<void> for_each_stored_record(std::span<const std::byte> batch, std::size_t max_record_bytes,
+                                    std::vector<std::byte>& scratch, const std::function<bool(const record_view&)>& fn);
 
 }  // namespace ferry::model

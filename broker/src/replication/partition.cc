@@ -32,6 +32,12 @@ storage::log_config to_log_config(const config::topic_settings& settings) {
   c.max_message_bytes = settings.max_message_bytes;
   c.log_append_time = settings.message_timestamp_type == "LogAppendTime";
   c.file_delete_delay_ms = settings.file_delete_delay_ms;
+  c.compact = settings.cleanup_policy.find("compact") != std::string::npos;
+  c.delete_policy = settings.cleanup_policy.find("delete") != std::string::npos;
+  c.delete_retention_ms = settings.delete_retention_ms;
+  c.min_compaction_lag_ms = settings.min_compaction_lag_ms;
+  c.max_compaction_lag_ms = settings.max_compaction_lag_ms;
+  c.min_cleanable_dirty_ratio = settings.min_cleanable_dirty_ratio;
   return c;
 }
 

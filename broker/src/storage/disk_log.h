@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "storage/background.h"
+#include "storage/cleaner_checkpoint.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/log.h"
 #include "storage/log_dir.h"
@@ -31,6 +32,10 @@ namespace ferry::storage {
 //    atomics, stored after the data they cover is published.
 //  - Background work (sealing a rolled segment, removing deleted files) holds a weak reference, and close()
 //    waits until none is running or queued.
+//  - Compaction (log_compaction.cc) runs one pass at a time (cleaning_mutex_) and reads sealed segments without
+//    locks. Its swap, retention, truncation and close change which sealed segments the log has: each holds
+//    swap_mutex_ (taken before write_mutex_) for that, so the swap finds the segments it cleaned unchanged or
+//    gives up. Appends wait only for the segment list's replacement under write_mutex_.
 class disk_log final : public log, public std::enable_shared_from_this<disk_log> {
  public:
   disk_log(const open_options& options, std::vector<std::shared_ptr<segment>> segments, offset flushed)
@@ -40,6 +45,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
         work_(options.work != nullptr ? *options.work : inline_work_),
         dir_(options.dir ? options.dir : std::make_shared<log_dir_state>(options.directory.parent_path())),
         on_sealed_(options.on_sealed),
+        compact_(options.config.compact),
         config_(options.config),
         segments_(std::move(segments)),
         log_start_(segments_.front()->base_offset().value()),
@@ -50,6 +56,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
         flush_messages_(options.config.flush_messages) {}
 
   result<void> load_producer_state();
+  result<void> load_cleaner_state();
   // trusted_below: where the checkpoint file stops being trusted (the recovery point after a crash).
   result<void> load_leader_epochs(offset trusted_below);
 
@@ -82,6 +89,8 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   result<void> truncate_to(offset end) override { return truncate(end, false); }
   result<void> reset_to(offset start) override { return truncate(start, true); }
 
+  std::optional<cleanable_state> cleanable() override;
+  result<compaction_result> compact(key_offset_map& map, std::size_t io_buffer_bytes) override;
   void update_config(const log_config& config) override;
   result<std::size_t> apply_retention() override;
   result<void> flush(offset upto) override;
@@ -90,6 +99,22 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   result<void> close() override;
 
  private:
+  class compaction_pass;
+  // The sealed segments compaction may touch now: from the log start up to the first one min.compaction.lag.ms
+  // keeps, never the active one.
+  struct cleanable_range {
+    std::vector<std::shared_ptr<segment>> segments;
+    std::vector<segment::extent> extents;
+    offset first_dirty;  // at or above the log start
+    offset end;          // the first offset not in `segments`
+  };
+  [[nodiscard]] cleanable_range cleanable_range_of(const log_config& config, offset first_dirty,
+                                                   std::int64_t now_ms) const;
+  // Writes cleaner_ to the cleaner checkpoint. Call with swap_mutex_ held.
+  result<void> write_cleaner_state();
+  // Refuses a batch with a keyless record when the log is compacted: the cleaner could not keep it.
+  [[nodiscard]] std::error_code check_keys(std::span<const std::byte> batch) const;
+
   // The segment holding offset o (the last one whose base is <= o); nullptr if o is below the log.
   // Call with segments_mutex_ held.
   [[nodiscard]] std::shared_ptr<segment> segment_for(offset o) const;
@@ -140,6 +165,13 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   const std::shared_ptr<log_dir_state> dir_;
   const std::function<void()> on_sealed_;
 
+  // Held while sealed segments leave or change (compaction's swap, retention, truncation, close); taken before
+  // write_mutex_. Never held for long: the cleaner does its reading and writing outside it.
+  std::mutex swap_mutex_;
+  cleaner_state cleaner_;             // guarded by swap_mutex_
+  std::mutex cleaning_mutex_;         // one compaction pass at a time
+  std::atomic<bool> compact_{false};  // config_.compact, for appends' key check outside the lock
+
   std::mutex write_mutex_;
   log_config config_;    // guarded by write_mutex_
   bool closed_ = false;  // guarded by write_mutex_
@@ -176,5 +208,9 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   std::condition_variable background_done_;
   std::size_t background_pending_ = 0;  // guarded by background_mutex_
 };
+
+// Startup's part of the log cleaner's swap (file_names.h): completes every swap whose "<base>.log.swap" exists.
+// The leftover "*.cleaned" and "*.swap" files are the caller's to remove.
+result<void> complete_swaps(io::file_system& fs, const std::filesystem::path& directory);
 
 }  // namespace ferry::storage

@@ -23,6 +23,8 @@ const char* describe(errc e) {
       return "the log dir is offline after an I/O error (see the broker log and /v1/ready)";
     case errc::out_of_order_offsets:
       return "a replicated batch does not start at the log end";
+    case errc::missing_key:
+      return "Compacted topic cannot accept message without key";
     case errc::topic_id_mismatch:
       return "the log on disk belongs to another topic of the same name (its partition.metadata has another topic id)";
   }

@@ -17,6 +17,7 @@ enum class errc {
   log_dir_offline,          // KAFKA_STORAGE_ERROR (56): an fsync or write failed in the log's dir (log_dir.h)
   log_dir_in_use,           // startup only: another process holds the log dir's lock
   out_of_order_offsets,     // UNKNOWN_SERVER_ERROR (-1): a replicated batch does not start at the follower's log end
+  missing_key,              // CORRUPT_MESSAGE (2): a record without a key for a compacted log (as Kafka refuses it)
 };
 
 const std::error_category& error_category();

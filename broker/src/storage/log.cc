@@ -56,7 +56,23 @@ void disk_log::wait_for_background() {
   background_done_.wait(lock, [&] { return background_pending_ == 0; });
 }
 
+std::error_code disk_log::check_keys(std::span<const std::byte> batch) const {
+  std::vector<std::byte> scratch;
+  bool keyless = false;
+  const auto walked =
+      model::for_each_stored_record(batch, model::max_lookup_record_bytes, scratch, [&](const model::record_view& r) {
+        keyless = !r.key;
+        return !keyless;
+      });
+  if (!walked) return walked.error();
+  return keyless ? make_error_code(errc::missing_key) : std::error_code{};
+}
+
 result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch epoch) {
+  // Outside the lock: a walk over the records (the produce path checked them already).
+  if (compact_.load(std::memory_order_relaxed)) {
+    if (const auto refused = check_keys(batch)) return refused;
+  }
   std::lock_guard lock(write_mutex_);
   if (closed_) return errc::log_closed;
   if (dir_->offline()) return offline_error();
@@ -110,7 +126,10 @@ result<void> disk_log::maybe_roll(std::uint64_t batch_size, offset last) {
   const auto since = active->rolling_since_ms();
   const bool full = at.size + batch_size > max_size || active->index_full() ||
                     last.value() - active->base_offset().value() > INT32_MAX;
-  const bool old = since && clock_.now_ms() - *since > config_.segment_ms;
+  // A compacted log rolls by max.compaction.lag.ms too: the cleaner never touches the active segment.
+  const std::int64_t max_age_ms =
+      config_.compact ? std::min(config_.segment_ms, config_.max_compaction_lag_ms) : config_.segment_ms;
+  const bool old = since && clock_.now_ms() - *since > max_age_ms;
   if (!full && !old) return success();
   return roll();
 }
@@ -338,6 +357,7 @@ result<void> disk_log::write_epoch_checkpoint() {
 void disk_log::update_config(const log_config& config) {
   std::lock_guard lock(write_mutex_);
   config_ = config;
+  compact_ = config.compact;
   flush_ms_ = config.flush_ms;
   flush_messages_ = config.flush_messages;
 }
@@ -346,9 +366,10 @@ result<std::size_t> disk_log::apply_retention() {
   std::vector<std::shared_ptr<segment>> removed;
   offset start;
   std::int64_t delete_delay_ms = 0;
+  std::lock_guard swap_lock(swap_mutex_);
   {
     std::lock_guard lock(write_mutex_);
-    if (closed_ || dir_->offline()) return 0;
+    if (closed_ || dir_->offline() || !config_.delete_policy) return 0;
     delete_delay_ms = config_.file_delete_delay_ms;
     const std::int64_t now_ms = clock_.now_ms();
     std::uint64_t total = 0;
@@ -449,6 +470,7 @@ std::size_t disk_log::release_idle_indexes(std::chrono::steady_clock::time_point
 
 result<void> disk_log::close() {
   {
+    std::lock_guard swap_lock(swap_mutex_);  // a compaction swap finishes first, and none starts after
     std::lock_guard lock(write_mutex_);
     if (closed_) return success();
     closed_ = true;  // even if what follows fails: no more appends to files in an unknown state
@@ -554,16 +576,19 @@ result<void> disk_log::load_leader_epochs(offset trusted_below) {
 namespace {
 
 // Removes what a crash can leave besides segments: index files whose .log is gone (a segment removal cut
-// short; they would be taken for a new segment's), "*.deleted" files whose delay had not run out, and
-// temporary files of snapshots being written.
+// short; they would be taken for a new segment's), "*.deleted" files whose delay had not run out, temporary
+// files of snapshots being written, and the log cleaner's files (its swaps completed first, file_names.h).
 result<std::vector<offset>> tidy_directory(io::file_system& fs, const std::filesystem::path& directory) {
+  FERRY_TRY(complete_swaps(fs, directory));
   FERRY_TRY(const auto names, fs.list(directory));
   std::vector<offset> bases;
   for (const auto& name : names) {
     if (const auto base = parse_offset_file_name(name, log_suffix)) bases.push_back(*base);
   }
   for (const auto& name : names) {
-    bool stale = name.ends_with(deleted_suffix) || name.ends_with(temporary_suffix);
+    // After complete_swaps, "*.swap" files are index files of a swap that had not begun.
+    bool stale = name.ends_with(deleted_suffix) || name.ends_with(temporary_suffix) || name.ends_with(cleaned_suffix) ||
+                 name.ends_with(swap_suffix);
     for (const auto suffix : {index_suffix, time_index_suffix}) {
       const auto base = parse_offset_file_name(name, suffix);
       if (base && !std::binary_search(bases.begin(), bases.end(), *base)) stale = true;
@@ -649,6 +674,7 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
   auto opened = std::make_shared<disk_log>(options, std::move(segments), flushed);
   if (damaged_from) opened->note_damage(*damaged_from);
   FERRY_TRY(opened->load_producer_state());
+  FERRY_TRY(opened->load_cleaner_state());
   FERRY_TRY(opened->load_leader_epochs(options.needs_recovery ? recovery_point : offset{INT64_MAX}));
   return std::shared_ptr<log>(std::move(opened));
 }

@@ -40,6 +40,32 @@ struct read_result {
   offset next_offset;
 };
 
+class key_offset_map;
+
+// How much of a compacted log the cleaner could clean now (log_cleaner.h): the sealed segments from the log
+// start up to the first that min.compaction.lag.ms keeps (never the active one), split at the first dirty offset.
+struct cleanable_state {
+  std::uint64_t clean_bytes = 0;
+  std::uint64_t dirty_bytes = 0;
+  // max.compaction.lag.ms has passed for the oldest dirty record: cleaned whatever the dirty ratio.
+  bool overdue = false;
+  double min_cleanable_dirty_ratio = 0.5;  // the log's min.cleanable.dirty.ratio
+
+  [[nodiscard]] double dirty_ratio() const {
+    const std::uint64_t total = clean_bytes + dirty_bytes;
+    return total == 0 ? 0.0 : static_cast<double>(dirty_bytes) / static_cast<double>(total);
+  }
+};
+
+// What one cleaning pass did.
+struct compaction_result {
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t records_removed = 0;
+  std::size_t segments_replaced = 0;
+  offset first_dirty;  // where the next pass starts mapping keys
+};
+
 struct append_result {
   offset base_offset;
   offset last_offset;
@@ -141,6 +167,14 @@ class log {
   // one not yet sealed): they leave the log at once and their files are renamed "*.deleted", then removed
   // after file.delete.delay.ms. Returns how many were removed.
   virtual result<std::size_t> apply_retention() = 0;
+  // Log compaction (cleanup.policy=compact), driven by the log_cleaner. nullopt when the log is not compacted
+  // or has nothing it could clean.
+  [[nodiscard]] virtual std::optional<cleanable_state> cleanable() = 0;
+  // One cleaning pass (log_compaction.cc): maps the keys of the dirty part into `map` (as many as fit), rewrites
+  // the cleanable segments without the records those keys supersede (and tombstones past their delete
+  // horizon), and swaps the result in (file_names.h). Blocking, off the network threads; appends wait only for
+  // the segment list to change. Nothing to do, or a pass already running, is an empty result.
+  virtual result<compaction_result> compact(key_offset_map& map, std::size_t io_buffer_bytes) = 0;
   // fsyncs everything below `upto` (at least); blocking, and safe to call from several threads.
   virtual result<void> flush(offset upto) = 0;
   // Flushes everything if flush.ms has passed since the last flush.

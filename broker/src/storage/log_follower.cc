@@ -74,6 +74,7 @@ result<void> disk_log::rebase_empty_active(offset base) {
 }
 
 result<void> disk_log::truncate(offset end, bool reset) {
+  std::lock_guard swap_lock(swap_mutex_);
   std::lock_guard lock(write_mutex_);
   if (closed_) return errc::log_closed;
   if (dir_->offline()) return offline_error();
@@ -104,6 +105,12 @@ result<void> disk_log::truncate(offset end, bool reset) {
   if (flushed_.load() > new_end.value()) flushed_.store(new_end.value(), std::memory_order_release);
   if (flush_owed_.load() > new_end.value()) flush_owed_.store(new_end.value(), std::memory_order_release);
   FERRY_TRY(reload_producer_state());
+  if (cleaner_.first_dirty > new_end) {
+    // What is appended from here on is dirty, and the horizons of removed segments go with them.
+    cleaner_.first_dirty = new_end;
+    std::erase_if(cleaner_.delete_horizons, [&](const auto& entry) { return entry.first >= new_end; });
+    FERRY_TRY(write_cleaner_state());
+  }
   {
     std::lock_guard epochs_lock(epochs_mutex_);
     if (emptied) {

@@ -97,6 +97,14 @@ class batch_scanner {
   std::uint64_t size_ = 0;
 };
 
+// Whether the first batch a walk from index entry `from` finds is the one the entry names. The implied entry
+// at position 0 names the segment's base, and the first batch may start past it (compaction removed the
+// batches before it); an entry the index stores names its batch exactly.
+bool lands_on(const model::batch_header_view& header, const offset_index::entry& from, bool first) {
+  if (!first) return true;
+  return from.position == 0 ? header.base_offset() >= from.base : header.base_offset() == from.base;
+}
+
 segment::batch_location location_of(const batch_scanner& scan) {
   const auto header = scan.header();
   return {scan.position(), scan.size(), header.base_offset(), header.max_timestamp()};
@@ -105,7 +113,7 @@ segment::batch_location location_of(const batch_scanner& scan) {
 }  // namespace
 segment::segment(io::file_system& fs, const std::filesystem::path& directory, offset base,
                  std::shared_ptr<io::file> log, std::shared_ptr<io::file> index, std::shared_ptr<io::file> time,
-                 std::int32_t index_bytes, bool active)
+                 std::int32_t index_bytes, bool active, std::string_view file_suffix)
     : fs_(fs),
       directory_(directory),
       base_(base),
@@ -115,25 +123,27 @@ segment::segment(io::file_system& fs, const std::filesystem::path& directory, of
       extent_{0, base, -1, base},
       index_bytes_(index_bytes),
       sealed_(!active),
+      file_suffix_(file_suffix),
       indexes_checked_(active) {}
 
 std::filesystem::path segment::path(std::string_view suffix) const {
-  auto p = directory_ / offset_file_name(base_, suffix);
+  auto p = directory_ / (offset_file_name(base_, suffix) + file_suffix_);
   if (deleted_.load()) p += deleted_suffix;
   return p;
 }
 
 result<std::shared_ptr<segment>> segment::create(io::file_system& fs, const std::filesystem::path& directory,
-                                                 offset base, std::int32_t index_bytes) {
+                                                 offset base, std::int32_t index_bytes, std::string_view file_suffix) {
   std::shared_ptr<io::file> files[3];
   const std::string_view suffixes[3] = {log_suffix, index_suffix, time_index_suffix};
   for (int i = 0; i < 3; ++i) {
-    FERRY_TRY(files[i], fs.open(directory / offset_file_name(base, suffixes[i]), io::open_mode::create_read_write));
+    const auto name = offset_file_name(base, suffixes[i]) + std::string(file_suffix);
+    FERRY_TRY(files[i], fs.open(directory / name, io::open_mode::create_read_write));
     // A leftover index of an earlier life of this offset must not leak into the new segment.
     FERRY_TRY(files[i]->truncate(0));
   }
-  auto created =
-      std::shared_ptr<segment>(new segment(fs, directory, base, files[0], files[1], files[2], index_bytes, true));
+  auto created = std::shared_ptr<segment>(
+      new segment(fs, directory, base, files[0], files[1], files[2], index_bytes, true, file_suffix));
   created->close_index_files();  // empty and in memory: reopened at the first index entry
   return created;
 }
@@ -185,7 +195,7 @@ result<void> segment::load() {
     FERRY_TRY(const bool more, scan.next());
     if (!more) break;
     const auto header = scan.header();
-    if (!header.offsets_fit() || (first ? header.base_offset() != last.base : header.base_offset() < e.next_offset))
+    if (!header.offsets_fit() || !lands_on(header, last, first) || header.base_offset() < e.next_offset)
       return errc::corrupt_log;
     first = false;
     e.next_offset = next(header.last_offset());
@@ -373,6 +383,17 @@ result<void> segment::rename_to_deleted(io::file_system& fs) {
   return outcome;
 }
 
+result<void> segment::rename_files(io::file_system& fs, std::string_view file_suffix) {
+  std::unique_lock lock(mutex_);  // readers reopening index files find them under one name or the other
+  for (const auto suffix : {index_suffix, time_index_suffix, log_suffix}) {
+    const auto from = path(suffix);
+    const auto to = directory_ / (offset_file_name(base_, suffix) + std::string(file_suffix));
+    FERRY_TRY(fs.rename(from, to));
+  }
+  file_suffix_ = file_suffix;
+  return success();
+}
+
 result<void> segment::remove_deleted_files(io::file_system& fs) const {
   result<void> outcome = success();
   for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
@@ -487,7 +508,7 @@ result<segment::batch_location> segment::locate_once(offset target, const extent
     if (!more) return errc::corrupt_log;  // the extent holds target, so a batch must
     const auto header = scan.header();
     // Headers of a segment opened clean were never validated: a damaged base offset must not overflow.
-    if (!header.offsets_fit() || (first && header.base_offset() != start.base)) return errc::corrupt_log;
+    if (!header.offsets_fit() || !lands_on(header, start, first)) return errc::corrupt_log;
     first = false;
     if (header.last_offset() >= target) return location_of(scan);
   }

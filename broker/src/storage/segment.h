@@ -27,8 +27,10 @@ namespace ferry::storage {
 //   <base>.index      the sparse offset index (offset_index in index.h)
 //   <base>.timeindex  the time index (time_index in index.h)
 //
-// Every offset in a segment is >= its base offset and below the next segment's base offset; the first
-// batch starts exactly at the base offset and offsets increase from batch to batch. Relative offsets and
+// Every offset in a segment is >= its base offset and below the next segment's base offset, and offsets
+// increase from batch to batch. The first batch starts at the base offset, or after it in a segment compaction
+// rewrote (the log cleaner keeps the base of the segments it replaces, and the offsets of what it keeps); such a
+// segment may even be empty. Reads step over the gaps. Relative offsets and
 // positions fit the indexes' 4-byte fields: the log rolls before they would not, so a segment stays
 // below 2 GiB.
 //
@@ -70,9 +72,11 @@ class segment {
     std::int64_t max_timestamp = -1;
   };
 
-  // Creates the empty files of a new active segment (index_bytes: segment.index.bytes).
+  // Creates the empty files of a new active segment (index_bytes: segment.index.bytes). `file_suffix` is
+  // appended to every file name: the log cleaner writes its segments as "*.cleaned" (file_names.h).
   static result<std::shared_ptr<segment>> create(io::file_system& fs, const std::filesystem::path& directory,
-                                                 offset base, std::int32_t index_bytes);
+                                                 offset base, std::int32_t index_bytes,
+                                                 std::string_view file_suffix = {});
   // Opens an existing segment. `active` keeps its indexes in memory and checks them entry by entry; a sealed
   // segment reads its indexes only as far as its extent needs, then closes them. An index that is missing
   // or fails the checks is not an error: index_suspect() says so, and the caller runs recover().
@@ -121,6 +125,9 @@ class segment {
   // Renames the files to "<name>.deleted" (retention: readers holding them keep reading); the renamed files
   // are removed later by remove_deleted_files.
   result<void> rename_to_deleted(io::file_system& fs);
+  // Renames the files from their current suffix to `file_suffix` ("" for the plain names), the .log last, so
+  // that the .log's name tells how far a crash let the change go (the cleaner's swap, file_names.h).
+  result<void> rename_files(io::file_system& fs, std::string_view file_suffix);
   result<void> remove_deleted_files(io::file_system& fs) const;
   // Closes the segment's index files if unused since `idle_before`; true when it closed them.
   bool release_idle_indexes(std::chrono::steady_clock::time_point idle_before);
@@ -144,7 +151,8 @@ class segment {
 
  private:
   segment(io::file_system& fs, const std::filesystem::path& directory, offset base, std::shared_ptr<io::file> log,
-          std::shared_ptr<io::file> index, std::shared_ptr<io::file> time, std::int32_t index_bytes, bool active);
+          std::shared_ptr<io::file> index, std::shared_ptr<io::file> time, std::int32_t index_bytes, bool active,
+          std::string_view file_suffix = {});
 
   [[nodiscard]] std::filesystem::path path(std::string_view suffix) const;
   result<void> load();
@@ -185,6 +193,7 @@ class segment {
   bool damaged_ = false;
   std::string damage_;                // what recover(keep) found, for the log line of whoever decides about it
   std::atomic<bool> deleted_{false};  // renamed to "*.deleted" by retention
+  std::string file_suffix_;           // guarded by mutex_: ".cleaned" or ".swap" while the cleaner swaps it in
   // Writer-only state.
   std::uint64_t bytes_since_index_ = 0;
   std::optional<std::int64_t> rolling_since_ms_;

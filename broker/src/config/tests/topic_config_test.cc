@@ -22,7 +22,8 @@ TEST(topic_config, bad_names_and_values_are_explained) {
   e = apply_topic_override(s, "segment.bytes", "ten");
   ASSERT_TRUE(e);
   EXPECT_NE(e->message.find("segment.bytes"), std::string::npos);
-  EXPECT_TRUE(apply_topic_override(s, "cleanup.policy", "compact"));
+  EXPECT_TRUE(apply_topic_override(s, "cleanup.policy", "compact,merge"));
+  EXPECT_TRUE(apply_topic_override(s, "min.cleanable.dirty.ratio", "1.5"));
   EXPECT_TRUE(apply_topic_override(s, "message.timestamp.type", "Sometime"));
   EXPECT_FALSE(apply_topic_override(s, "message.timestamp.type", "LogAppendTime"));
 }
@@ -67,14 +68,20 @@ TEST(topic_config, type_and_default_by_name) {
   EXPECT_EQ(topic_config_default(defaults, "no.such.config"), std::nullopt);
 }
 
-// A setting Ferry cannot honour yet is refused with the reason, never accepted and ignored.
-TEST(topic_config, settings_for_compaction_are_refused_until_it_exists) {
+// The log cleaner's topic settings (storage/log_cleaner.h).
+TEST(topic_config, compaction_settings_are_honoured) {
   topic_settings s;
-  EXPECT_FALSE(apply_topic_override(s, "delete.retention.ms", "86400000"));  // the default is harmless
-  const auto refused = apply_topic_override(s, "delete.retention.ms", "1000");
-  ASSERT_TRUE(refused);
-  EXPECT_NE(refused->message.find("compacted topics"), std::string::npos);
-  ASSERT_TRUE(apply_topic_override(s, "cleanup.policy", "compact"));
+  ASSERT_FALSE(apply_topic_override(s, "cleanup.policy", "compact,delete"));
+  EXPECT_EQ(s.cleanup_policy, "compact,delete");
+  ASSERT_FALSE(apply_topic_override(s, "delete.retention.ms", "1000"));
+  EXPECT_EQ(s.delete_retention_ms, 1000);
+  ASSERT_FALSE(apply_topic_override(s, "min.cleanable.dirty.ratio", "0.25"));
+  EXPECT_EQ(s.min_cleanable_dirty_ratio, 0.25);
+  EXPECT_EQ(topic_config_default(s, "min.cleanable.dirty.ratio"), "0.25");
+  ASSERT_FALSE(apply_topic_override(s, "min.compaction.lag.ms", "5000"));
+  ASSERT_FALSE(apply_topic_override(s, "max.compaction.lag.ms", "60000"));
+  EXPECT_EQ(s.max_compaction_lag_ms, 60000);
+  EXPECT_TRUE(apply_topic_override(s, "max.compaction.lag.ms", "0"));
 }
 
 // What kafka-reassign-partitions --throttle writes: the replicas each side throttles, as partition:broker pairs.
