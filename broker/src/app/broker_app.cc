@@ -8,6 +8,7 @@
 #include "app/session_file.h"
 #include "base/log.h"
 #include "config/dynamic_broker_config.h"
+#include "replication/log_cleaning.h"
 
 namespace ferry::app {
 namespace asio = boost::asio;
@@ -17,6 +18,8 @@ namespace {
 constexpr std::int64_t health_interval_ms = 5000;
 // Followers join the ISR within this of catching up; laggards leave it after replica.lag.time.max.ms.
 constexpr std::int64_t isr_interval_ms = 250;
+// Group timers (sessions, rebalance and initial delays) run at this resolution.
+constexpr std::int64_t group_interval_ms = 100;
 
 // ISR changes go to ZooKeeper through this broker's registry.
 class registry_isr_writer final : public replication::isr_writer {
@@ -42,7 +45,8 @@ broker_app::broker_app(config::broker_config config)
       flush_timer_(network_.main()),
       checkpoint_timer_(network_.main()),
       health_timer_(network_.main()),
-      isr_timer_(network_.main()) {}
+      isr_timer_(network_.main()),
+      group_timer_(network_.main()) {}
 
 broker_app::~broker_app() { blocking_pool_.join(); }
 
@@ -53,6 +57,8 @@ void broker_app::start() {
   if (!logs) throw std::runtime_error("cannot open log.dirs: " + logs.error().message());
   logs_ = std::move(logs.value());
   partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
+  cleaner_ = replication::make_log_cleaner(*logs_, clock_, config_, metrics_);
+  cleaner_->start();
   fetchers_ = std::make_unique<follower::fetcher_manager>(
       broker_id{config_.broker_id}, *partitions_, follower_quota_,
       follower::fetch_settings{.max_wait_ms = config_.replica_fetch_wait_max_ms,
@@ -62,6 +68,19 @@ void broker_app::start() {
                                .backoff_ms = config_.replica_fetch_backoff_ms,
                                .socket_timeout_ms = config_.replica_socket_timeout_ms},
       config_.num_replica_fetchers);
+
+  offsets_log_ = std::make_unique<server::replicated_offsets_log>(*partitions_, clock_, network_.main().get_executor(),
+                                                                  blocking_pool_, config_.offsets_commit_timeout_ms);
+  groups_ = std::make_unique<group::group_coordinator>(
+      group::coordinator_config{.offsets_partitions = config_.offsets_topic_num_partitions,
+                                .limits = {.min_session_timeout_ms = config_.group_min_session_timeout_ms,
+                                           .max_session_timeout_ms = config_.group_max_session_timeout_ms,
+                                           .initial_rebalance_delay_ms = config_.group_initial_rebalance_delay_ms,
+                                           .max_size = config_.group_max_size},
+                                .offset_metadata_max_bytes = config_.offset_metadata_max_bytes,
+                                .offsets_retention_ms = config_.offsets_retention_minutes * 60000,
+                                .offsets_retention_check_interval_ms = config_.offsets_retention_check_interval_ms},
+      *offsets_log_);
 
   const auto session_file = dirs.front() / session_file_name;
   auto registry = coord::cluster_registry::start(
@@ -97,12 +116,14 @@ void broker_app::start() {
     leader_quota_.set_limit(rate(config::leader_replication_throttled_rate));
     follower_quota_.set_limit(rate(config::follower_replication_throttled_rate));
     fetchers_->update(*view);
+    coordinate_groups(*view);
   });
 
   cluster_ = std::make_unique<server::zk_cluster>(*registry_);
   producer_ids_ = std::make_unique<server::producer_ids>(*cluster_);
-  context_ = std::make_unique<server::broker_context>(server::broker_context{
-      config_, *cluster_, *cluster_, *partitions_, metrics_, *producer_ids_, blocking_pool_, clock_, leader_quota_});
+  context_ = std::make_unique<server::broker_context>(
+      server::broker_context{config_, *cluster_, *cluster_, *partitions_, metrics_, *producer_ids_, blocking_pool_,
+                             clock_, leader_quota_, *groups_});
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   kafka_listener_ = std::make_unique<net::tcp_server>(
@@ -135,6 +156,7 @@ void broker_app::start() {
   logs_->refresh_free_space();
   schedule(health_timer_, health_interval_ms, &broker_app::health_tick);
   schedule(isr_timer_, isr_interval_ms, &broker_app::isr_tick);
+  schedule(group_timer_, group_interval_ms, &broker_app::group_tick);
   serving_ = true;
   FERRY_LOG(info, "app") << "broker " << config_.broker_id << " serving Kafka on " << config_.listener.host << ":"
                          << kafka_listener_->bound_port() << " (advertised " << config_.advertised.host << ":"
@@ -159,6 +181,26 @@ void broker_app::checkpoint_tick() { partitions_->checkpoint(); }
 // The same monotonic time as the fetch handler's (system_clock::steady_now), read without a virtual call: the
 // tick runs four times a second, also while descriptors run out, when UBSan's vptr check cannot read vtables.
 void broker_app::isr_tick() { partitions_->update_isrs(*isr_writer_, steady_ms(std::chrono::steady_clock::now())); }
+
+void broker_app::group_tick() { groups_->tick(clock_.now_ms()); }
+
+void broker_app::coordinate_groups(const coord::cluster_view& view) {
+  std::map<std::int32_t, leader_epoch> led;
+  if (const auto* topic = view.find_topic(group::offsets_topic); topic != nullptr && !topic->marked_for_deletion) {
+    for (const auto& [p, info] : topic->partitions) {
+      const auto replica = partitions_->leader_for({std::string(group::offsets_topic), p});
+      if (replica) led.emplace(p.value(), replica.value()->epoch());
+    }
+  }
+  for (const auto p : groups_->lead(led)) {
+    // Reading a partition's groups back reads its log: off the listener thread.
+    asio::post(blocking_pool_, [this, p] {
+      if (const auto loaded = groups_->load(p, clock_.now_ms()); !loaded)
+        FERRY_LOG(error, "group") << "cannot load the groups of " << group::offsets_topic << "-" << p << ": "
+                                  << loaded.error().message() << " (they stay unavailable until leadership moves)";
+    });
+  }
+}
 
 void broker_app::health_tick() {
   logs_->refresh_free_space();
@@ -192,6 +234,7 @@ void broker_app::run() {
   // registry outlives every call into it.
   registry_->shutdown();
   fetchers_->stop();  // no follower write after this, so the logs close with what they have
+  cleaner_->stop();   // no segment swap after this either
   blocking_pool_.join();
   registry_.reset();
   if (const auto closed = partitions_->close_all(); !closed)
@@ -223,6 +266,7 @@ void broker_app::stop() {
     checkpoint_timer_.cancel();
     health_timer_.cancel();
     isr_timer_.cancel();
+    group_timer_.cancel();
     network_.stop();
   });
 }

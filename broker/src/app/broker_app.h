@@ -12,12 +12,15 @@
 #include "config/broker_config.h"
 #include "coord/cluster_registry.h"
 #include "follower/fetcher_manager.h"
+#include "group/group_coordinator.h"
 #include "metrics/broker_metrics.h"
 #include "net/io_context_pool.h"
 #include "net/tcp_server.h"
 #include "replication/partition_manager.h"
 #include "server/dispatcher.h"
+#include "server/offsets_log.h"
 #include "server/producer_ids.h"
+#include "storage/log_cleaner.h"
 #include "storage/log_manager.h"
 
 namespace ferry::app {
@@ -46,6 +49,9 @@ class broker_app {
   void checkpoint_tick();
   void health_tick();
   void isr_tick();
+  void group_tick();
+  // Brings the group coordinator in line with the __consumer_offsets partitions this broker leads in `view`.
+  void coordinate_groups(const coord::cluster_view& view);
   // Why /v1/ready says no (admin_sources::not_ready).
   [[nodiscard]] std::vector<std::string> not_ready() const;
   // What /metrics reads on each scrape (admin_sources::refresh_metrics).
@@ -62,7 +68,10 @@ class broker_app {
   replication::replication_quota follower_quota_{clock_, metrics_.replication().follower_throttle()};
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<replication::partition_manager> partitions_;
+  std::unique_ptr<storage::log_cleaner> cleaner_;
   std::unique_ptr<follower::fetcher_manager> fetchers_;
+  std::unique_ptr<server::replicated_offsets_log> offsets_log_;
+  std::unique_ptr<group::group_coordinator> groups_;
   std::unique_ptr<coord::cluster_registry> registry_;
   std::unique_ptr<server::zk_cluster> cluster_;
   std::unique_ptr<server::producer_ids> producer_ids_;
@@ -75,6 +84,7 @@ class broker_app {
   boost::asio::steady_timer checkpoint_timer_;
   boost::asio::steady_timer health_timer_;
   boost::asio::steady_timer isr_timer_;
+  boost::asio::steady_timer group_timer_;
   std::unique_ptr<replication::isr_writer> isr_writer_;
   std::atomic<bool> serving_{false};
   std::mutex scrape_mutex_;

@@ -187,6 +187,34 @@ const std::map<std::string, setter>& setters() {
          }},
         {"log.cleaner.io.buffer.size",
          [](auto& c, auto& k, auto& v) { c.log_cleaner_io_buffer_size = to_int<std::int32_t>(k, v, 4096, INT32_MAX); }},
+        {"offsets.topic.num.partitions",
+         [](auto& c, auto& k, auto& v) { c.offsets_topic_num_partitions = to_int<std::int32_t>(k, v, 1, 10000); }},
+        {"offsets.topic.replication.factor",
+         [](auto& c, auto& k, auto& v) { c.offsets_topic_replication_factor = to_int<std::int32_t>(k, v, 1, 32767); }},
+        {"offsets.topic.segment.bytes",
+         [](auto& c, auto& k, auto& v) { c.offsets_topic_segment_bytes = to_int<std::int32_t>(k, v, 14, INT32_MAX); }},
+        {"offsets.commit.timeout.ms",
+         [](auto& c, auto& k, auto& v) { c.offsets_commit_timeout_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"offsets.retention.minutes",
+         [](auto& c, auto& k, auto& v) {
+           c.offsets_retention_minutes = to_int<std::int64_t>(k, v, 1, INT64_MAX / 60000);
+         }},
+        {"offsets.retention.check.interval.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.offsets_retention_check_interval_ms = to_int<std::int64_t>(k, v, 1, INT64_MAX);
+         }},
+        {"offset.metadata.max.bytes",
+         [](auto& c, auto& k, auto& v) { c.offset_metadata_max_bytes = to_int<std::int32_t>(k, v, 0, 32767); }},
+        {"group.min.session.timeout.ms",
+         [](auto& c, auto& k, auto& v) { c.group_min_session_timeout_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"group.max.session.timeout.ms",
+         [](auto& c, auto& k, auto& v) { c.group_max_session_timeout_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"group.initial.rebalance.delay.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.group_initial_rebalance_delay_ms = to_int<std::int32_t>(k, v, 0, INT32_MAX);
+         }},
+        {"group.max.size",
+         [](auto& c, auto& k, auto& v) { c.group_max_size = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
         {"admin.listener", [](auto& c, auto& k, auto& v) { c.admin = to_endpoint(k, v, false); }},
         {"log.level",
          [](auto& c, auto& k, auto& v) {
@@ -272,6 +300,10 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
     throw config_exception("'replica.socket.timeout.ms' (" + std::to_string(c.replica_socket_timeout_ms) +
                            ") must be at least 'replica.fetch.wait.max.ms' (" +
                            std::to_string(c.replica_fetch_wait_max_ms) + ")");
+  if (c.group_min_session_timeout_ms > c.group_max_session_timeout_ms)
+    throw config_exception("'group.min.session.timeout.ms' (" + std::to_string(c.group_min_session_timeout_ms) +
+                           ") must not exceed 'group.max.session.timeout.ms' (" +
+                           std::to_string(c.group_max_session_timeout_ms) + ")");
   if (c.zookeeper_connect.empty()) throw config_exception("'zookeeper.connect' is required");
   if (c.advertised.port == 0) c.advertised = c.listener;
   if (c.advertised.host.empty() || c.advertised.host == "0.0.0.0") c.advertised.host = machine_name();

@@ -76,8 +76,20 @@ struct broker_config {
   std::int64_t log_cleaner_backoff_ms = 15000;              // log.cleaner.backoff.ms
   std::int64_t log_cleaner_dedupe_buffer_size = 134217728;  // log.cleaner.dedupe.buffer.size: all threads
   std::int32_t log_cleaner_io_buffer_size = 524288;         // log.cleaner.io.buffer.size: all threads
-  endpoint admin{"127.0.0.1", 9644};                        // admin.listener: host:port of the HTTP admin API (Ferry)
-  std::string log_level = "info";                           // log.level: debug, info, warn, error (Ferry)
+  // The group coordinator and __consumer_offsets (Kafka's names and defaults).
+  std::int32_t offsets_topic_num_partitions = 50;        // offsets.topic.num.partitions
+  std::int32_t offsets_topic_replication_factor = 3;     // offsets.topic.replication.factor: capped by live brokers
+  std::int32_t offsets_topic_segment_bytes = 104857600;  // offsets.topic.segment.bytes
+  std::int32_t offsets_commit_timeout_ms = 5000;         // offsets.commit.timeout.ms
+  std::int32_t offset_metadata_max_bytes = 4096;         // offset.metadata.max.bytes
+  std::int32_t group_min_session_timeout_ms = 6000;      // group.min.session.timeout.ms
+  std::int32_t group_max_session_timeout_ms = 1800000;   // group.max.session.timeout.ms
+  std::int32_t group_initial_rebalance_delay_ms = 3000;  // group.initial.rebalance.delay.ms
+  std::int32_t group_max_size = 2147483647;              // group.max.size
+  std::int64_t offsets_retention_minutes = 10080;        // offsets.retention.minutes
+  std::int64_t offsets_retention_check_interval_ms = 600000;  // offsets.retention.check.interval.ms
+  endpoint admin{"127.0.0.1", 9644};                          // admin.listener: host:port of the HTTP admin API (Ferry)
+  std::string log_level = "info";                             // log.level: debug, info, warn, error (Ferry)
   topic_settings topic_defaults;  // log.retention.*, log.segment.bytes, message.max.bytes, ...
 };
 

@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
 #include "protocol/output_buffer.h"
@@ -14,6 +15,8 @@ namespace ferry::net {
 struct connection_info {
   std::uint64_t id = 0;
   std::string peer;  // "host:port"
+  // The connection's thread: where a request that waits for something (a parked group request) resumes.
+  boost::asio::any_io_executor executor;
 };
 
 // What to do after a request: send `response`, send nothing (a Produce with acks=0), or close the

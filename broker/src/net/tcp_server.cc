@@ -58,6 +58,7 @@ asio::awaitable<void> tcp_server::accept_loop() {
     boost::system::error_code peer_ec;
     const auto peer = socket.remote_endpoint(peer_ec);
     info.peer = peer_ec ? "unknown" : peer.address().to_string() + ":" + std::to_string(peer.port());
+    info.executor = home.get_executor();
     ++open_connections_;
     asio::co_spawn(home, serve_connection(std::move(socket), handler_, limits_, std::move(info)),
                    [this](const std::exception_ptr&) { --open_connections_; });

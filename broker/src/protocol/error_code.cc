@@ -70,6 +70,36 @@ std::string_view name(error_code e) {
       return "NO_REASSIGNMENT_IN_PROGRESS";
     case error_code::invalid_request:
       return "INVALID_REQUEST";
+    case error_code::coordinator_load_in_progress:
+      return "COORDINATOR_LOAD_IN_PROGRESS";
+    case error_code::illegal_generation:
+      return "ILLEGAL_GENERATION";
+    case error_code::inconsistent_group_protocol:
+      return "INCONSISTENT_GROUP_PROTOCOL";
+    case error_code::invalid_group_id:
+      return "INVALID_GROUP_ID";
+    case error_code::unknown_member_id:
+      return "UNKNOWN_MEMBER_ID";
+    case error_code::invalid_session_timeout:
+      return "INVALID_SESSION_TIMEOUT";
+    case error_code::rebalance_in_progress:
+      return "REBALANCE_IN_PROGRESS";
+    case error_code::invalid_commit_offset_size:
+      return "INVALID_COMMIT_OFFSET_SIZE";
+    case error_code::offset_metadata_too_large:
+      return "OFFSET_METADATA_TOO_LARGE";
+    case error_code::non_empty_group:
+      return "NON_EMPTY_GROUP";
+    case error_code::group_id_not_found:
+      return "GROUP_ID_NOT_FOUND";
+    case error_code::member_id_required:
+      return "MEMBER_ID_REQUIRED";
+    case error_code::group_max_size_reached:
+      return "GROUP_MAX_SIZE_REACHED";
+    case error_code::fenced_instance_id:
+      return "FENCED_INSTANCE_ID";
+    case error_code::group_subscribed_to_topic:
+      return "GROUP_SUBSCRIBED_TO_TOPIC";
     case error_code::unsupported_for_message_format:
       return "UNSUPPORTED_FOR_MESSAGE_FORMAT";
     case error_code::policy_violation:

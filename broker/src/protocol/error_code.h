@@ -59,6 +59,21 @@ enum class error_code : std::int16_t {
   producer_fenced = 90,
   resource_not_found = 91,
   unknown_topic_id = 100,
+  coordinator_load_in_progress = 14,
+  illegal_generation = 22,
+  inconsistent_group_protocol = 23,
+  invalid_group_id = 24,
+  unknown_member_id = 25,
+  invalid_session_timeout = 26,
+  rebalance_in_progress = 27,
+  invalid_commit_offset_size = 28,
+  offset_metadata_too_large = 12,
+  non_empty_group = 68,
+  group_id_not_found = 69,
+  member_id_required = 79,
+  group_max_size_reached = 81,
+  fenced_instance_id = 82,
+  group_subscribed_to_topic = 86,
 };
 
 [[nodiscard]] constexpr std::int16_t code(error_code e) { return static_cast<std::int16_t>(e); }

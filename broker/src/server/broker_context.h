@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "config/broker_config.h"
 #include "coord/cluster_registry.h"
+#include "group/group_coordinator.h"
 #include "metrics/broker_metrics.h"
 #include "replication/partition_manager.h"
 #include "replication/replication_quota.h"
@@ -107,6 +108,8 @@ struct broker_context {
   const ferry::clock& clock;
   // leader.replication.throttled.rate: what this broker serves to followers of throttled replicas.
   replication::replication_quota& leader_replication_quota;
+  // The groups whose __consumer_offsets partitions this broker leads.
+  group::group_coordinator& groups;
 };
 
 // Runs a blocking call on the blocking pool and resumes the calling coroutine on its own executor.

@@ -68,6 +68,16 @@ dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
   add(handlers::handle_offset_for_leader_epoch);
   add(handlers::handle_metadata);
   add(handlers::handle_find_coordinator);
+  add(handlers::handle_join_group);
+  add(handlers::handle_sync_group);
+  add(handlers::handle_heartbeat);
+  add(handlers::handle_leave_group);
+  add(handlers::handle_offset_commit);
+  add(handlers::handle_offset_fetch);
+  add(handlers::handle_describe_groups);
+  add(handlers::handle_list_groups);
+  add(handlers::handle_delete_groups);
+  add(handlers::handle_offset_delete);
   add(handlers::handle_api_versions);
   add(handlers::handle_create_topics);
   add(handlers::handle_delete_topics);

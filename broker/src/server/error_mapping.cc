@@ -2,6 +2,7 @@
 
 #include "base/log.h"
 #include "coord/errc.h"
+#include "group/errc.h"
 #include "model/errc.h"
 #include "replication/errc.h"
 #include "storage/errc.h"
@@ -53,6 +54,8 @@ error_code to_kafka_error(const std::error_code& error) {
         return error_code::unknown_topic_id;
       case storage::errc::log_closed:
         return error_code::not_leader_or_follower;
+      case storage::errc::missing_key:
+        return error_code::corrupt_message;
       case storage::errc::out_of_order_offsets:
         return error_code::unknown_server_error;
     }
@@ -95,6 +98,44 @@ error_code to_kafka_error(const std::error_code& error) {
       case coord::errc::zookeeper_error:
       case coord::errc::internal_error:
         return error_code::unknown_server_error;
+    }
+  }
+  if (category == group::error_category()) {
+    switch (static_cast<group::errc>(error.value())) {
+      case group::errc::not_coordinator:
+        return error_code::not_coordinator;
+      case group::errc::coordinator_loading:
+        return error_code::coordinator_load_in_progress;
+      case group::errc::coordinator_not_available:
+        return error_code::coordinator_not_available;
+      case group::errc::unknown_member_id:
+        return error_code::unknown_member_id;
+      case group::errc::illegal_generation:
+        return error_code::illegal_generation;
+      case group::errc::inconsistent_group_protocol:
+        return error_code::inconsistent_group_protocol;
+      case group::errc::invalid_session_timeout:
+        return error_code::invalid_session_timeout;
+      case group::errc::rebalance_in_progress:
+        return error_code::rebalance_in_progress;
+      case group::errc::member_id_required:
+        return error_code::member_id_required;
+      case group::errc::fenced_instance_id:
+        return error_code::fenced_instance_id;
+      case group::errc::group_max_size_reached:
+        return error_code::group_max_size_reached;
+      case group::errc::group_id_not_found:
+        return error_code::group_id_not_found;
+      case group::errc::non_empty_group:
+        return error_code::non_empty_group;
+      case group::errc::invalid_group_id:
+        return error_code::invalid_group_id;
+      case group::errc::offset_metadata_too_large:
+        return error_code::offset_metadata_too_large;
+      case group::errc::group_subscribed_to_topic:
+        return error_code::group_subscribed_to_topic;
+      case group::errc::field_too_long:
+        return error_code::invalid_request;
     }
   }
   if (category == std::system_category() || category == std::generic_category()) {

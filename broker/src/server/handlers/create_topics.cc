@@ -1,5 +1,6 @@
 #include "config/topic_config.h"
 #include "server/handlers/handlers.h"
+#include "server/offsets_topic.h"
 #include "server/topic_admin.h"
 #include "server/view_wait.h"
 
@@ -46,6 +47,11 @@ awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, 
     if (duplicate) {
       out.error_code = ctx.error(p::error_code::invalid_request);
       out.error_message = "topic '" + wanted.name + "' appears more than once in the request";
+      continue;
+    }
+    if (is_internal_topic(wanted.name)) {
+      out.error_code = ctx.error(p::error_code::invalid_request);
+      out.error_message = "topic '" + wanted.name + "' is internal: the broker creates it when it is first needed";
       continue;
     }
     const bool validate_only = request.validate_only;

@@ -1,28 +1,79 @@
 #include "server/handlers/handlers.h"
+#include "server/offsets_topic.h"
 
 namespace ferry::server::handlers {
+namespace {
 
-// Consumer groups and transactions have no coordinator yet, so every lookup answers
-// COORDINATOR_NOT_AVAILABLE, which clients treat as retriable. The API is advertised because librdkafka
-// 2.0.2 enables LZ4 only when FindCoordinator v0 is in the broker's range.
+constexpr std::int8_t group_key_type = 0;
+
+struct lookup {
+  p::error_code error = p::error_code::none;
+  std::string message;
+  broker_id node = no_broker;
+  std::string host;
+  std::int32_t port = -1;
+};
+
+}  // namespace
+
+// A group's coordinator is the leader of its __consumer_offsets partition. The first lookup of a cluster
+// creates that topic, and answers COORDINATOR_NOT_AVAILABLE (retriable) until its leaders are elected.
+// Transaction coordinators do not exist yet: their lookups get COORDINATOR_NOT_AVAILABLE with a message.
 awaitable<p::find_coordinator_response> handle_find_coordinator(request_context& ctx,
                                                                 p::find_coordinator_request& request) {
-  static const std::string reason = "consumer group and transaction coordinators are not available yet";
+  std::vector<std::string> keys = ctx.version() >= 4 ? request.coordinator_keys : std::vector<std::string>{request.key};
+  auto view = ctx.broker.cluster.view();
+  bool create = false;
+  std::vector<lookup> found;
+  for (const auto& key : keys) {
+    lookup l;
+    if (request.key_type != group_key_type) {
+      l.error = p::error_code::coordinator_not_available;
+      l.message = "transaction coordinators are not available yet";
+    } else if (key.empty()) {
+      l.error = p::error_code::invalid_request;
+      l.message = "the group id is empty";
+    } else {
+      bool missing = false;
+      const auto where = find_group_coordinator(ctx.broker, *view, key, missing);
+      create = create || missing;
+      l.error = where.error;
+      l.message = where.message;
+      if (where.broker != nullptr) {
+        l.node = where.broker->id;
+        l.host = where.broker->host;
+        l.port = where.broker->port;
+      }
+    }
+    found.push_back(std::move(l));
+  }
+  if (create) {
+    auto& broker = ctx.broker;
+    const auto created = co_await run_blocking(broker, [&broker] { return create_offsets_topic(broker); });
+    if (created.error != p::error_code::none && created.error != p::error_code::topic_already_exists)
+      for (auto& l : found)
+        if (l.error == p::error_code::coordinator_not_available)
+          l.message =
+              "cannot create __consumer_offsets: " + created.message.value_or(std::string(p::name(created.error)));
+  }
+
   p::find_coordinator_response response;
   if (ctx.version() >= 4) {
-    for (const auto& key : request.coordinator_keys) {
+    for (std::size_t i = 0; i < keys.size(); ++i) {
       auto& c = response.coordinators.emplace_back();
-      c.key = key;
-      c.node_id = no_broker;
-      c.port = -1;
-      c.error_code = ctx.error(p::error_code::coordinator_not_available);
-      c.error_message = reason;
+      c.key = keys[i];
+      c.node_id = found[i].node;
+      c.host = found[i].host;
+      c.port = found[i].port;
+      c.error_code = ctx.error(found[i].error);
+      if (found[i].error != p::error_code::none) c.error_message = found[i].message;
     }
   } else {
-    response.error_code = ctx.error(p::error_code::coordinator_not_available);
-    response.error_message = reason;
-    response.node_id = no_broker;
-    response.port = -1;
+    response.node_id = found[0].node;
+    response.host = found[0].host;
+    response.port = found[0].port;
+    response.error_code = ctx.error(found[0].error);
+    if (found[0].error != p::error_code::none) response.error_message = found[0].message;
   }
   co_return response;
 }

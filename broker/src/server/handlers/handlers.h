@@ -39,6 +39,17 @@ awaitable<p::offset_for_leader_epoch_response> handle_offset_for_leader_epoch(
 awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadata_request& request);
 awaitable<p::find_coordinator_response> handle_find_coordinator(request_context& ctx,
                                                                 p::find_coordinator_request& request);
+awaitable<p::join_group_response> handle_join_group(request_context& ctx, p::join_group_request& request);
+awaitable<p::sync_group_response> handle_sync_group(request_context& ctx, p::sync_group_request& request);
+awaitable<p::heartbeat_response> handle_heartbeat(request_context& ctx, p::heartbeat_request& request);
+awaitable<p::leave_group_response> handle_leave_group(request_context& ctx, p::leave_group_request& request);
+awaitable<p::offset_commit_response> handle_offset_commit(request_context& ctx, p::offset_commit_request& request);
+awaitable<p::offset_fetch_response> handle_offset_fetch(request_context& ctx, p::offset_fetch_request& request);
+awaitable<p::describe_groups_response> handle_describe_groups(request_context& ctx,
+                                                              p::describe_groups_request& request);
+awaitable<p::list_groups_response> handle_list_groups(request_context& ctx, p::list_groups_request& request);
+awaitable<p::delete_groups_response> handle_delete_groups(request_context& ctx, p::delete_groups_request& request);
+awaitable<p::offset_delete_response> handle_offset_delete(request_context& ctx, p::offset_delete_request& request);
 awaitable<p::api_versions_response> handle_api_versions(request_context& ctx, p::api_versions_request& request);
 awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, p::create_topics_request& request);
 awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, p::delete_topics_request& request);

@@ -1,4 +1,5 @@
 #include "server/handlers/handlers.h"
+#include "server/offsets_topic.h"
 #include "server/topic_admin.h"
 
 namespace ferry::server::handlers {
@@ -18,6 +19,7 @@ topic_response describe(request_context& ctx, const coord::cluster_view& view, c
   topic_response out;
   out.name = name;
   out.topic_id = to_wire(topic.topic_id);
+  out.is_internal = is_internal_topic(name);
   if (!topic.valid()) {
     // Its assignment cannot be read: no partitions, no leaders, until someone fixes the znode.
     out.error_code = ctx.error(p::error_code::leader_not_available);
@@ -99,8 +101,16 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
       response.topics.push_back(missing(ctx, name, p::error_code::unknown_topic_or_partition));
       continue;
     }
-    const auto created = co_await run_blocking(
-        ctx.broker, [&ctx, &name] { return create_topic(ctx.broker, new_topic{.name = name}, false); });
+    if (is_internal_topic(name) && name != group::offsets_topic) {
+      // __transaction_state comes with the transaction coordinator.
+      response.topics.push_back(missing(ctx, name, p::error_code::unknown_topic_or_partition));
+      continue;
+    }
+    // __consumer_offsets is created as the group coordinators need it, never as an ordinary topic.
+    const auto created = co_await run_blocking(ctx.broker, [&ctx, &name] {
+      return name == group::offsets_topic ? create_offsets_topic(ctx.broker)
+                                          : create_topic(ctx.broker, new_topic{.name = name}, false);
+    });
     const bool ok = created.error == p::error_code::none || created.error == p::error_code::topic_already_exists;
     response.topics.push_back(missing(ctx, name, ok ? p::error_code::leader_not_available : created.error));
   }

@@ -10,6 +10,7 @@
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/partition_waiter.h"
+#include "server/offsets_topic.h"
 
 namespace ferry::server::handlers {
 namespace asio = boost::asio;
@@ -88,6 +89,12 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
   partition_response out;
   out.index = index;
   out.base_offset = no_offset;
+  if (is_internal_topic(topic)) {
+    // The coordinators write these; a client's records would corrupt what they read back.
+    out.error_code = ctx.error(p::error_code::invalid_topic_exception);
+    out.error_message = "cannot append to internal topic " + topic;
+    return out;
+  }
   const auto part = ctx.broker.partitions.leader_for({topic, index});
   if (!part) {
     out.error_code = ctx.error(to_kafka_error(part.error()));

@@ -131,6 +131,28 @@ class test_cluster final : public cluster_metadata, public cluster_writes {
   std::int64_t next_block_ = 0;
 };
 
+// __consumer_offsets as the group handlers see it: writes succeed at once and are kept in memory, in order.
+class memory_offsets_log final : public group::offsets_log {
+ public:
+  void append(std::int32_t partition, std::vector<record> records, std::function<void(std::error_code)> done) override {
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& r : records) written_[partition].push_back(std::move(r));
+    }
+    done({});
+  }
+  result<void> replay(std::int32_t partition, const record_visitor& fn) override {
+    std::lock_guard lock(mutex_);
+    for (const auto& r : written_[partition])
+      fn(r.key, r.value ? std::optional<std::span<const std::byte>>(*r.value) : std::nullopt);
+    return success();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::int32_t, std::vector<record>> written_;
+};
+
 class handlers_test : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -143,8 +165,8 @@ class handlers_test : public ::testing::Test {
     logs_ = storage::log_manager::open({.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = {dir_}}).value();
     partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
     ids_ = std::make_unique<producer_ids>(cluster_);
-    context_ = std::make_unique<broker_context>(
-        broker_context{config_, cluster_, cluster_, *partitions_, metrics_, *ids_, pool_, clock_, leader_quota_});
+    context_ = std::make_unique<broker_context>(broker_context{config_, cluster_, cluster_, *partitions_, metrics_,
+                                                               *ids_, pool_, clock_, leader_quota_, groups_});
   }
   void TearDown() override {
     pool_.join();
@@ -167,6 +189,7 @@ class handlers_test : public ::testing::Test {
     asio::io_context own;
     auto& loop = io != nullptr ? *io : own;
     const p::request_header header{Request::api_key, version, 1, "test"};
+    connection_.executor = loop.get_executor();
     request_context ctx{*context_, header, connection_};
     std::optional<Response> out;
     asio::co_spawn(loop, handler(ctx, request), [&](std::exception_ptr e, Response r) {
@@ -240,6 +263,8 @@ class handlers_test : public ::testing::Test {
   metrics::broker_metrics metrics_;
   replication::replication_quota leader_quota_{clock_, metrics_.replication().leader_throttle()};
   asio::thread_pool pool_{1};
+  memory_offsets_log offsets_log_;
+  group::group_coordinator groups_{group::coordinator_config{}, offsets_log_};
   std::filesystem::path dir_;
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<replication::partition_manager> partitions_;

@@ -1,0 +1,549 @@
+#include "group/group_coordinator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "base/log.h"
+#include "group/errc.h"
+#include "group/offsets_records.h"
+
+namespace ferry::group {
+namespace {
+
+// Decodes UTF-8 into the UTF-16 code units Java's String holds; invalid bytes count as U+FFFD, as Java's
+// decoder makes them.
+template <typename F>
+void for_each_utf16_unit(std::string_view s, F&& unit) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    std::uint32_t cp = 0xfffd;
+    std::size_t len = 1;
+    if (b < 0x80) {
+      cp = b;
+    } else if ((b >> 5) == 0x6 || (b >> 4) == 0xe || (b >> 3) == 0x1e) {
+      len = (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xe ? 3 : 4;
+      if (i + len <= s.size()) {
+        cp = b & (0xff >> (len + 1));
+        bool valid = true;
+        for (std::size_t k = 1; k < len; ++k) {
+          const auto c = static_cast<unsigned char>(s[i + k]);
+          if ((c >> 6) != 0x2) valid = false;
+          cp = (cp << 6) | (c & 0x3f);
+        }
+        if (!valid) {
+          cp = 0xfffd;
+          len = 1;
+        }
+      } else {
+        len = 1;
+      }
+    }
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      unit(static_cast<std::uint16_t>(0xd800 + (cp >> 10)));
+      unit(static_cast<std::uint16_t>(0xdc00 + (cp & 0x3ff)));
+    } else {
+      unit(static_cast<std::uint16_t>(cp));
+    }
+    i += len;
+  }
+}
+
+// The longest string __consumer_offsets records hold (an int16 length).
+constexpr std::size_t max_stored_string = 32767;
+
+}  // namespace
+
+std::int32_t offsets_partition_for(std::string_view group_id, std::int32_t partitions) {
+  std::uint32_t hash = 0;
+  for_each_utf16_unit(group_id, [&](std::uint16_t unit) { hash = hash * 31 + unit; });
+  return static_cast<std::int32_t>((hash & 0x7fffffffU) % static_cast<std::uint32_t>(partitions));
+}
+
+// One __consumer_offsets partition's groups. Replaced whole when the partition is loaded again, so a write
+// that completes after its shard went away finds `gone` set and changes nothing.
+struct group_coordinator::shard {
+  std::int32_t partition = 0;
+  leader_epoch epoch;
+  std::mutex mutex;
+  bool loaded = false;                                           // guarded by mutex
+  bool gone = false;                                             // guarded by mutex
+  std::map<std::string, std::unique_ptr<classic_group>> groups;  // guarded by mutex
+
+  classic_group* find(const std::string& id) {
+    const auto it = groups.find(id);
+    return it == groups.end() ? nullptr : it->second.get();
+  }
+};
+
+group_coordinator::group_coordinator(const coordinator_config& config, offsets_log& log) : config_(config), log_(log) {}
+
+group_coordinator::~group_coordinator() {
+  std::lock_guard lock(shards_mutex_);
+  for (auto& [p, s] : shards_) {
+    std::lock_guard shard_lock(s->mutex);
+    for (auto& [id, g] : s->groups) g->unload(errc::not_coordinator);
+    s->gone = true;
+  }
+}
+
+std::vector<std::int32_t> group_coordinator::lead(const std::map<std::int32_t, leader_epoch>& led) {
+  std::vector<std::int32_t> to_load;
+  std::vector<std::shared_ptr<shard>> unloaded;
+  {
+    std::lock_guard lock(shards_mutex_);
+    for (auto it = shards_.begin(); it != shards_.end();) {
+      const auto now_led = led.find(it->first);
+      if (now_led == led.end() || now_led->second != it->second->epoch) {
+        unloaded.push_back(it->second);
+        it = shards_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const auto& [p, epoch] : led) {
+      if (shards_.contains(p)) continue;
+      auto s = std::make_shared<shard>();
+      s->partition = p;
+      s->epoch = epoch;
+      shards_.emplace(p, s);
+      to_load.push_back(p);
+    }
+  }
+  for (const auto& s : unloaded) {
+    std::lock_guard lock(s->mutex);
+    for (auto& [id, g] : s->groups) g->unload(errc::not_coordinator);
+    s->gone = true;
+    FERRY_LOG(info, "group") << "no longer coordinating the " << s->groups.size() << " groups of " << offsets_topic
+                             << "-" << s->partition;
+  }
+  return to_load;
+}
+
+result<void> group_coordinator::load(std::int32_t partition, std::int64_t now_ms) {
+  std::shared_ptr<shard> s;
+  {
+    std::lock_guard lock(shards_mutex_);
+    const auto it = shards_.find(partition);
+    if (it == shards_.end()) return errc::not_coordinator;
+    s = it->second;
+  }
+  // The log in order: the latest record of each key wins, and a tombstone removes it.
+  std::map<std::string, std::optional<group_metadata_value>> metadata;
+  std::map<std::string, std::map<topic_partition, std::optional<committed_offset>>> offsets;
+  std::size_t skipped = 0;
+  const auto replayed =
+      log_.replay(partition, [&](std::span<const std::byte> key, std::optional<std::span<const std::byte>> value) {
+        auto record = decode_record(key, value);
+        if (!record) {
+          ++skipped;
+          return;
+        }
+        if (auto* commit = std::get_if<offset_commit_record>(&record.value())) {
+          auto& slot = offsets[commit->key.group][topic_partition{commit->key.topic, commit->key.partition}];
+          slot.reset();
+          if (const auto& v = commit->value)
+            slot = committed_offset{v->committed_offset, v->committed_leader_epoch, v->metadata, v->commit_timestamp_ms,
+                                    v->expire_timestamp_ms};
+        } else if (auto* group = std::get_if<group_metadata_record>(&record.value())) {
+          // A group's tombstone removes its offsets too (DeleteGroups writes theirs first).
+          if (!group->value) offsets.erase(group->key.group);
+          metadata[group->key.group] = std::move(group->value);
+        }
+      });
+  if (!replayed) return replayed.error();
+
+  std::map<std::string, std::unique_ptr<classic_group>> groups;
+  for (auto& [id, value] : metadata) {
+    if (value) groups[id] = std::make_unique<classic_group>(classic_group::loaded(id, *value, config_.limits, now_ms));
+  }
+  for (auto& [id, committed] : offsets) {
+    auto& g = groups[id];
+    if (!g) g = std::make_unique<classic_group>(id, config_.limits, now_ms);
+    for (auto& [tp, value] : committed)
+      if (value) g->apply_commit(tp, *value);
+  }
+  std::erase_if(groups, [](const auto& entry) {
+    return entry.second->state() == group_state::empty && entry.second->offsets().empty() &&
+           !entry.second->protocol_type();
+  });
+  std::lock_guard lock(s->mutex);
+  if (s->gone) return errc::not_coordinator;
+  s->groups = std::move(groups);
+  s->loaded = true;
+  FERRY_LOG(info, "group") << "coordinating " << s->groups.size() << " groups of " << offsets_topic << "-" << partition
+                           << " (leader epoch " << s->epoch << ")"
+                           << (skipped > 0 ? ", skipped " + std::to_string(skipped) + " unreadable records" : "");
+  return success();
+}
+
+result<std::shared_ptr<group_coordinator::shard>> group_coordinator::shard_for(const std::string& group_id) const {
+  if (group_id.empty() || group_id.size() > max_stored_string) return errc::invalid_group_id;
+  std::lock_guard lock(shards_mutex_);
+  const auto it = shards_.find(partition_for(group_id));
+  if (it == shards_.end()) return errc::not_coordinator;
+  return it->second;
+}
+
+void group_coordinator::flush_stores(const std::shared_ptr<shard>& s, const std::vector<std::string>& group_ids,
+                                     std::int64_t now_ms) {
+  struct store {
+    std::string group_id;
+    classic_group::pending_store pending;
+  };
+  std::vector<store> stores;
+  {
+    std::lock_guard lock(s->mutex);
+    for (const auto& id : group_ids) {
+      if (auto* g = s->find(id))
+        for (auto& p : g->take_stores()) stores.push_back({id, std::move(p)});
+    }
+  }
+  for (auto& st : stores) {
+    std::vector<offsets_log::record> records;
+    records.push_back({encode_key(group_metadata_key{st.group_id}), encode_value(st.pending.value)});
+    const auto generation = st.pending.generation;
+    log_.append(s->partition, std::move(records), [this, s, id = st.group_id, generation, now_ms](std::error_code ec) {
+      {
+        std::lock_guard lock(s->mutex);
+        if (s->gone) return;
+        if (auto* g = s->find(id)) g->stored(generation, ec, now_ms);
+      }
+      // A failed store rebalances, which may queue another.
+      flush_stores(s, {id}, now_ms);
+    });
+  }
+}
+
+void group_coordinator::join(const std::string& group_id, const join_request& request, std::int64_t now_ms,
+                             join_callback done) {
+  auto s = shard_for(group_id);
+  if (!s) {
+    done({.error = s.error(), .member_id = request.member_id});
+    return;
+  }
+  {
+    std::lock_guard lock(s.value()->mutex);
+    if (!s.value()->loaded) {
+      done({.error = errc::coordinator_loading, .member_id = request.member_id});
+      return;
+    }
+    auto& g = s.value()->groups[group_id];
+    if (!g) {
+      if (!request.member_id.empty()) {
+        done({.error = errc::unknown_member_id, .member_id = request.member_id});
+        s.value()->groups.erase(group_id);
+        return;
+      }
+      g = std::make_unique<classic_group>(group_id, config_.limits, now_ms);
+    }
+    g->join(request, now_ms, std::move(done));
+  }
+  flush_stores(s.value(), {group_id}, now_ms);
+}
+
+void group_coordinator::sync(const std::string& group_id, const sync_request& request, std::int64_t now_ms,
+                             sync_callback done) {
+  auto s = shard_for(group_id);
+  if (!s) {
+    done({.error = s.error()});
+    return;
+  }
+  {
+    std::lock_guard lock(s.value()->mutex);
+    if (!s.value()->loaded) {
+      done({.error = errc::coordinator_loading});
+      return;
+    }
+    auto* g = s.value()->find(group_id);
+    if (g == nullptr) {
+      done({.error = errc::unknown_member_id});
+      return;
+    }
+    g->sync(request, now_ms, std::move(done));
+  }
+  flush_stores(s.value(), {group_id}, now_ms);
+}
+
+std::error_code group_coordinator::heartbeat(const std::string& group_id, const std::string& member_id,
+                                             const std::optional<std::string>& group_instance_id,
+                                             std::int32_t generation, std::int64_t now_ms) {
+  auto s = shard_for(group_id);
+  if (!s) return s.error();
+  std::lock_guard lock(s.value()->mutex);
+  if (!s.value()->loaded) return errc::coordinator_loading;
+  auto* g = s.value()->find(group_id);
+  if (g == nullptr) return errc::unknown_member_id;
+  return g->heartbeat(member_id, group_instance_id, generation, now_ms);
+}
+
+result<std::vector<std::error_code>> group_coordinator::leave(const std::string& group_id,
+                                                              const std::vector<leaving_member>& members,
+                                                              std::int64_t now_ms) {
+  auto s = shard_for(group_id);
+  if (!s) return s.error();
+  std::vector<std::error_code> errors;
+  {
+    std::lock_guard lock(s.value()->mutex);
+    if (!s.value()->loaded) return errc::coordinator_loading;
+    auto* g = s.value()->find(group_id);
+    for (const auto& m : members)
+      errors.push_back(g == nullptr ? std::error_code(errc::unknown_member_id)
+                                    : g->leave(m.member_id, m.group_instance_id, now_ms));
+  }
+  flush_stores(s.value(), {group_id}, now_ms);
+  return errors;
+}
+
+void group_coordinator::commit(const std::string& group_id, commit_request request, std::int64_t now_ms,
+                               commit_callback done) {
+  const auto all = [&](std::error_code ec) { return std::vector<std::error_code>(request.offsets.size(), ec); };
+  auto s = shard_for(group_id);
+  if (!s) {
+    done(all(s.error()));
+    return;
+  }
+  std::vector<std::error_code> errors(request.offsets.size());
+  std::vector<offsets_log::record> records;
+  {
+    std::lock_guard lock(s.value()->mutex);
+    if (!s.value()->loaded) {
+      done(all(errc::coordinator_loading));
+      return;
+    }
+    auto* g = s.value()->find(group_id);
+    if (g == nullptr) {
+      // Only a group outside group management may start with a commit.
+      if (request.generation >= 0) {
+        done(all(errc::illegal_generation));
+        return;
+      }
+      auto created = std::make_unique<classic_group>(group_id, config_.limits, now_ms);
+      g = created.get();
+      s.value()->groups.emplace(group_id, std::move(created));
+    }
+    if (const auto refused =
+            g->validate_commit(request.member_id, request.group_instance_id, request.generation, now_ms)) {
+      done(all(refused));
+      return;
+    }
+    for (std::size_t i = 0; i < request.offsets.size(); ++i) {
+      const auto& c = request.offsets[i];
+      if (c.value.metadata.size() > static_cast<std::size_t>(config_.offset_metadata_max_bytes)) {
+        errors[i] = errc::offset_metadata_too_large;
+        continue;
+      }
+      const offset_commit_value value{c.value.committed, c.value.epoch, c.value.metadata, c.value.commit_timestamp_ms,
+                                      c.value.expire_timestamp_ms};
+      records.push_back(
+          {encode_key(offset_commit_key{group_id, c.partition.topic, c.partition.partition}), encode_value(value)});
+    }
+  }
+  if (records.empty()) {
+    done(std::move(errors));
+    return;
+  }
+  log_.append(s.value()->partition, std::move(records),
+              [s = s.value(), group_id, request = std::move(request), errors = std::move(errors),
+               done = std::move(done)](std::error_code ec) mutable {
+                {
+                  std::lock_guard lock(s->mutex);
+                  auto* g = s->gone ? nullptr : s->find(group_id);
+                  for (std::size_t i = 0; i < request.offsets.size(); ++i) {
+                    if (errors[i]) continue;
+                    if (ec) {
+                      errors[i] = ec;
+                    } else if (g != nullptr) {
+                      g->apply_commit(request.offsets[i].partition, request.offsets[i].value);
+                    }
+                  }
+                }
+                done(std::move(errors));
+              });
+}
+
+result<group_coordinator::fetched_offsets> group_coordinator::fetch(
+    const std::string& group_id, const std::optional<std::vector<topic_partition>>& partitions) {
+  auto s = shard_for(group_id);
+  if (!s) return s.error();
+  std::lock_guard lock(s.value()->mutex);
+  if (!s.value()->loaded) return errc::coordinator_loading;
+  const auto* g = s.value()->find(group_id);
+  fetched_offsets out;
+  if (!partitions) {
+    if (g != nullptr)
+      for (const auto& [tp, value] : g->offsets()) out.emplace_back(tp, value);
+    return out;
+  }
+  for (const auto& tp : *partitions) {
+    std::optional<committed_offset> found;
+    if (g != nullptr) {
+      if (const auto it = g->offsets().find(tp); it != g->offsets().end()) found = it->second;
+    }
+    out.emplace_back(tp, std::move(found));
+  }
+  return out;
+}
+
+result<group_description> group_coordinator::describe(const std::string& group_id) {
+  auto s = shard_for(group_id);
+  if (!s) return s.error();
+  std::lock_guard lock(s.value()->mutex);
+  if (!s.value()->loaded) return errc::coordinator_loading;
+  const auto* g = s.value()->find(group_id);
+  group_description d{.group_id = group_id};
+  if (g == nullptr) return d;
+  d.state = g->state();
+  d.protocol_type = g->protocol_type().value_or("");
+  if (g->state() == group_state::stable) d.protocol = g->protocol_name().value_or("");
+  d.members = g->describe();
+  return d;
+}
+
+group_coordinator::listing group_coordinator::list() {
+  std::vector<std::shared_ptr<shard>> shards;
+  {
+    std::lock_guard lock(shards_mutex_);
+    for (const auto& [p, s] : shards_) shards.push_back(s);
+  }
+  listing out;
+  for (const auto& s : shards) {
+    std::lock_guard lock(s->mutex);
+    if (!s->loaded) {
+      out.loading = true;
+      continue;
+    }
+    for (const auto& [id, g] : s->groups) out.groups.push_back({id, g->protocol_type().value_or(""), g->state()});
+  }
+  return out;
+}
+
+void group_coordinator::delete_group(const std::string& group_id, std::int64_t now_ms,
+                                     std::function<void(std::error_code)> done) {
+  auto s = shard_for(group_id);
+  if (!s) {
+    done(s.error());
+    return;
+  }
+  std::vector<offsets_log::record> records;
+  {
+    std::lock_guard lock(s.value()->mutex);
+    if (!s.value()->loaded) {
+      done(errc::coordinator_loading);
+      return;
+    }
+    auto it = s.value()->groups.find(group_id);
+    if (it == s.value()->groups.end() || it->second->state() == group_state::dead) {
+      done(errc::group_id_not_found);
+      return;
+    }
+    if (it->second->state() != group_state::empty) {
+      done(errc::non_empty_group);
+      return;
+    }
+    for (const auto& [tp, value] : it->second->offsets())
+      records.push_back({encode_key(offset_commit_key{group_id, tp.topic, tp.partition}), std::nullopt});
+    records.push_back({encode_key(group_metadata_key{group_id}), std::nullopt});
+    it->second->unload(errc::coordinator_not_available);
+    s.value()->groups.erase(it);
+  }
+  (void)now_ms;
+  log_.append(s.value()->partition, std::move(records), std::move(done));
+}
+
+void group_coordinator::delete_offsets(const std::string& group_id, const std::vector<topic_partition>& partitions,
+                                       std::int64_t now_ms, delete_offsets_callback done) {
+  auto s = shard_for(group_id);
+  if (!s) {
+    done(s.error(), {});
+    return;
+  }
+  std::vector<std::error_code> errors(partitions.size());
+  std::vector<offsets_log::record> records;
+  {
+    std::lock_guard lock(s.value()->mutex);
+    if (!s.value()->loaded) {
+      done(errc::coordinator_loading, {});
+      return;
+    }
+    auto* g = s.value()->find(group_id);
+    if (g == nullptr || g->state() == group_state::dead) {
+      done(errc::group_id_not_found, {});
+      return;
+    }
+    const auto subscribed = g->state() == group_state::empty ? std::set<std::string>{} : g->subscribed_topics();
+    for (std::size_t i = 0; i < partitions.size(); ++i) {
+      const auto& tp = partitions[i];
+      if (subscribed.contains(tp.topic)) {
+        errors[i] = errc::group_subscribed_to_topic;
+      } else if (g->offsets().contains(tp)) {
+        g->remove_offset(tp);
+        records.push_back({encode_key(offset_commit_key{group_id, tp.topic, tp.partition}), std::nullopt});
+      }
+    }
+  }
+  (void)now_ms;
+  if (records.empty()) {
+    done({}, std::move(errors));
+    return;
+  }
+  log_.append(s.value()->partition, std::move(records),
+              [errors = std::move(errors), done = std::move(done)](std::error_code ec) mutable {
+                done(ec, std::move(errors));
+              });
+}
+
+void group_coordinator::tick(std::int64_t now_ms) {
+  std::vector<std::shared_ptr<shard>> shards;
+  {
+    std::lock_guard lock(shards_mutex_);
+    for (const auto& [p, s] : shards_) shards.push_back(s);
+  }
+  const bool expire = now_ms >= next_expiry_ms_;
+  if (expire) next_expiry_ms_ = now_ms + config_.offsets_retention_check_interval_ms;
+  for (const auto& s : shards) {
+    std::vector<std::string> ticked;
+    {
+      std::lock_guard lock(s->mutex);
+      if (!s->loaded) continue;
+      for (auto& [id, g] : s->groups) {
+        if (g->member_count() == 0 && g->state() == group_state::empty) continue;
+        g->tick(now_ms);
+        ticked.push_back(id);
+      }
+    }
+    flush_stores(s, ticked, now_ms);
+    if (expire) expire_offsets(s, now_ms);
+  }
+}
+
+void group_coordinator::expire_offsets(const std::shared_ptr<shard>& s, std::int64_t now_ms) {
+  std::vector<offsets_log::record> records;
+  std::size_t removed_groups = 0;
+  {
+    std::lock_guard lock(s->mutex);
+    for (auto it = s->groups.begin(); it != s->groups.end();) {
+      auto& g = *it->second;
+      for (const auto& tp : g.expired_offsets(now_ms, config_.offsets_retention_ms)) {
+        g.remove_offset(tp);
+        records.push_back({encode_key(offset_commit_key{it->first, tp.topic, tp.partition}), std::nullopt});
+      }
+      if (g.state() == group_state::empty && g.offsets().empty()) {
+        // Kafka's answer to an empty group without offsets: it is gone, and a tombstone says so.
+        records.push_back({encode_key(group_metadata_key{it->first}), std::nullopt});
+        g.unload(errc::coordinator_not_available);
+        it = s->groups.erase(it);
+        ++removed_groups;
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (records.empty()) return;
+  FERRY_LOG(info, "group") << "expired " << records.size() - removed_groups << " offsets and " << removed_groups
+                           << " groups of " << offsets_topic << "-" << s->partition;
+  log_.append(s->partition, std::move(records), [](std::error_code) {});
+}
+
+}  // namespace ferry::group

@@ -1,0 +1,158 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "base/result.h"
+#include "group/classic_group.h"
+#include "model/ids.h"
+
+namespace ferry::group {
+
+inline constexpr std::string_view offsets_topic = "__consumer_offsets";
+
+// Kafka's choice of a group's __consumer_offsets partition: Java's String.hashCode of the group id (over its
+// UTF-16 code units), made non-negative by clearing the sign bit, modulo the partition count.
+[[nodiscard]] std::int32_t offsets_partition_for(std::string_view group_id, std::int32_t partitions);
+
+// The __consumer_offsets partitions this broker leads, as the coordinator writes and reads them. The server
+// implements it over the replicated partitions.
+class offsets_log {
+ public:
+  struct record {
+    std::vector<std::byte> key;
+    std::optional<std::vector<std::byte>> value;  // nullopt: a tombstone
+  };
+  virtual ~offsets_log() = default;
+  // Appends the records to the partition as one batch and calls `done` once the in-sync replicas have it
+  // (acks=all), or with why not. `done` may run on any thread, before append returns too.
+  virtual void append(std::int32_t partition, std::vector<record> records,
+                      std::function<void(std::error_code)> done) = 0;
+  // Calls `fn` with every record of the partition, oldest first, up to its log end. Blocking.
+  using record_visitor =
+      std::function<void(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value)>;
+  virtual result<void> replay(std::int32_t partition, const record_visitor& fn) = 0;
+};
+
+struct coordinator_config {
+  std::int32_t offsets_partitions = 50;                        // offsets.topic.num.partitions
+  group_limits limits;                                         // group.*
+  std::int32_t offset_metadata_max_bytes = 4096;               // offset.metadata.max.bytes
+  std::int64_t offsets_retention_ms = 7LL * 24 * 3600 * 1000;  // offsets.retention.minutes
+  std::int64_t offsets_retention_check_interval_ms = 600000;   // offsets.retention.check.interval.ms
+};
+
+// What ListGroups and DescribeGroups show of a group.
+struct group_listing {
+  std::string group_id;
+  std::string protocol_type;
+  group_state state;
+};
+struct group_description {
+  std::string group_id;
+  group_state state = group_state::dead;
+  std::string protocol_type;
+  std::string protocol;  // the selected protocol while stable, else empty
+  std::vector<member_description> members;
+};
+
+// The group coordinator: the groups whose __consumer_offsets partitions this broker leads, each partition a
+// shard with its own lock. Requests for a group of a partition led elsewhere get not_coordinator; while a
+// newly led partition's records are read back, coordinator_loading.
+//
+// Thread-safety: every method may be called from any thread. Callbacks given to join and sync (and the
+// completion callbacks of writes) run with a shard's lock held or on the thread that completed a write; they
+// must only hand the result on.
+class group_coordinator {
+ public:
+  group_coordinator(const coordinator_config& config, offsets_log& log);
+  ~group_coordinator();
+  group_coordinator(const group_coordinator&) = delete;
+  group_coordinator& operator=(const group_coordinator&) = delete;
+
+  [[nodiscard]] const coordinator_config& config() const { return config_; }
+  [[nodiscard]] std::int32_t partition_for(std::string_view group_id) const {
+    return offsets_partition_for(group_id, config_.offsets_partitions);
+  }
+
+  // The partitions led here now, with their leader epochs. Partitions no longer led (or led in a new epoch)
+  // are unloaded, their parked requests answered with not_coordinator; the partitions returned must be
+  // loaded with load(), off the network threads.
+  [[nodiscard]] std::vector<std::int32_t> lead(const std::map<std::int32_t, leader_epoch>& led);
+  // Reads a partition's groups and offsets back from the log; errors leave it loading until lead() says otherwise.
+  result<void> load(std::int32_t partition, std::int64_t now_ms);
+
+  void join(const std::string& group_id, const join_request& request, std::int64_t now_ms, join_callback done);
+  void sync(const std::string& group_id, const sync_request& request, std::int64_t now_ms, sync_callback done);
+  [[nodiscard]] std::error_code heartbeat(const std::string& group_id, const std::string& member_id,
+                                          const std::optional<std::string>& group_instance_id, std::int32_t generation,
+                                          std::int64_t now_ms);
+  struct leaving_member {
+    std::string member_id;
+    std::optional<std::string> group_instance_id;
+  };
+  // The group's error, or one per member.
+  [[nodiscard]] result<std::vector<std::error_code>> leave(const std::string& group_id,
+                                                           const std::vector<leaving_member>& members,
+                                                           std::int64_t now_ms);
+
+  struct offset_commit {
+    topic_partition partition;
+    committed_offset value;
+  };
+  struct commit_request {
+    std::string member_id;
+    std::optional<std::string> group_instance_id;
+    std::int32_t generation = -1;
+    std::vector<offset_commit> offsets;
+  };
+  // `done` gets one error per offset (in order), all the group's error when it refused the commit.
+  using commit_callback = std::function<void(std::vector<std::error_code>)>;
+  void commit(const std::string& group_id, commit_request request, std::int64_t now_ms, commit_callback done);
+  // The group's committed offsets: of the partitions asked for (nullopt for those without one), or all.
+  using fetched_offsets = std::vector<std::pair<topic_partition, std::optional<committed_offset>>>;
+  [[nodiscard]] result<fetched_offsets> fetch(const std::string& group_id,
+                                              const std::optional<std::vector<topic_partition>>& partitions);
+
+  [[nodiscard]] result<group_description> describe(const std::string& group_id);
+  // Every group of the partitions loaded here, and whether some partition is still loading.
+  struct listing {
+    std::vector<group_listing> groups;
+    bool loading = false;
+  };
+  [[nodiscard]] listing list();
+  // Deletes an empty group and its offsets (tombstones in the log).
+  void delete_group(const std::string& group_id, std::int64_t now_ms, std::function<void(std::error_code)> done);
+  // Deletes the group's offsets of these partitions; group_subscribed_to_topic for topics its members consume.
+  using delete_offsets_callback = std::function<void(std::error_code, std::vector<std::error_code>)>;
+  void delete_offsets(const std::string& group_id, const std::vector<topic_partition>& partitions, std::int64_t now_ms,
+                      delete_offsets_callback done);
+
+  // Timers of every group (sessions, rebalances), and offset expiry every offsets.retention.check.interval.ms.
+  void tick(std::int64_t now_ms);
+
+ private:
+  struct shard;
+  struct locked_group;
+  [[nodiscard]] result<std::shared_ptr<shard>> shard_for(const std::string& group_id) const;
+  // Writes what groups of the shard queued (classic_group::take_stores), after the lock is released.
+  void flush_stores(const std::shared_ptr<shard>& s, const std::vector<std::string>& group_ids, std::int64_t now_ms);
+  void expire_offsets(const std::shared_ptr<shard>& s, std::int64_t now_ms);
+
+  coordinator_config config_;
+  offsets_log& log_;
+  mutable std::mutex shards_mutex_;
+  std::map<std::int32_t, std::shared_ptr<shard>> shards_;  // guarded by shards_mutex_
+  std::int64_t next_expiry_ms_ = 0;                        // tick()'s thread only
+};
+
+}  // namespace ferry::group

@@ -1,0 +1,206 @@
+#include "group/group_coordinator.h"
+
+#include <gtest/gtest.h>
+
+#include <mutex>
+
+#include "group/errc.h"
+
+namespace ferry::group {
+namespace {
+
+constexpr std::int64_t now_ms = 1'700'000'000'000;
+
+// __consumer_offsets in memory: writes succeed at once, unless told to fail.
+class memory_log final : public offsets_log {
+ public:
+  void append(std::int32_t partition, std::vector<record> records, std::function<void(std::error_code)> done) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failure)
+        for (auto& r : records) written[partition].push_back(std::move(r));
+    }
+    done(failure);
+  }
+  result<void> replay(std::int32_t partition, const record_visitor& fn) override {
+    std::lock_guard lock(mutex_);
+    for (const auto& r : written[partition])
+      fn(r.key, r.value ? std::optional<std::span<const std::byte>>(*r.value) : std::nullopt);
+    return success();
+  }
+
+  std::map<std::int32_t, std::vector<record>> written;
+  std::error_code failure;
+
+ private:
+  std::mutex mutex_;
+};
+
+coordinator_config one_partition() {
+  coordinator_config c;
+  c.offsets_partitions = 1;
+  c.limits.initial_rebalance_delay_ms = 0;
+  return c;
+}
+
+// A coordinator leading the only partition, loaded.
+std::unique_ptr<group_coordinator> loaded(memory_log& log, leader_epoch epoch = leader_epoch{1}) {
+  auto c = std::make_unique<group_coordinator>(one_partition(), log);
+  const auto to_load = c->lead({{0, epoch}});
+  EXPECT_EQ(to_load, std::vector<std::int32_t>{0});
+  EXPECT_TRUE(c->load(0, now_ms));
+  return c;
+}
+
+}  // namespace
+
+TEST(offsets_partition_for, IsJavasStringHashCodeModuloThePartitions) {
+  EXPECT_EQ(offsets_partition_for("hello", 50), 99162322 % 50);
+  // Java's hashCode of this string is Integer.MIN_VALUE; Kafka's Utils.abs makes that 0.
+  EXPECT_EQ(offsets_partition_for("polygenelubricants", 50), 0);
+  EXPECT_EQ(offsets_partition_for("\xc3\xa9", 50), 233 % 50);  // U+00E9: one UTF-16 unit
+  // U+1F600: the surrogate pair D83D DE00.
+  EXPECT_EQ(offsets_partition_for("\xf0\x9f\x98\x80", 1000), (0xd83d * 31 + 0xde00) % 1000);
+}
+
+namespace {
+
+group_coordinator::commit_request simple_commit(std::vector<std::pair<topic_partition, std::int64_t>> offsets) {
+  group_coordinator::commit_request r;
+  for (const auto& [tp, o] : offsets)
+    r.offsets.push_back({tp, committed_offset{offset{o}, leader_epoch{3}, "meta", now_ms, std::nullopt}});
+  return r;
+}
+
+std::vector<std::error_code> run_commit(group_coordinator& c, const std::string& group,
+                                        group_coordinator::commit_request r) {
+  std::vector<std::error_code> out;
+  c.commit(group, std::move(r), now_ms, [&](std::vector<std::error_code> e) { out = std::move(e); });
+  return out;
+}
+
+const topic_partition t0{"t", partition_id{0}};
+const topic_partition t1{"t", partition_id{1}};
+
+}  // namespace
+
+TEST(group_coordinator, AnswersNotCoordinatorAndLoadingUntilItLeadsAndHasLoaded) {
+  memory_log log;
+  group_coordinator c(one_partition(), log);
+  EXPECT_EQ(c.heartbeat("g", "m", std::nullopt, 1, now_ms), errc::not_coordinator);
+  EXPECT_TRUE(c.lead({{0, leader_epoch{1}}}).size() == 1);
+  EXPECT_EQ(c.heartbeat("g", "m", std::nullopt, 1, now_ms), errc::coordinator_loading);
+  EXPECT_EQ(c.fetch("g", std::nullopt).error(), errc::coordinator_loading);
+  ASSERT_TRUE(c.load(0, now_ms));
+  EXPECT_EQ(c.heartbeat("g", "m", std::nullopt, 1, now_ms), errc::unknown_member_id);
+  EXPECT_EQ(c.heartbeat("", "m", std::nullopt, 1, now_ms), errc::invalid_group_id);
+}
+
+TEST(group_coordinator, CommittedOffsetsAreReadBackByTheNextCoordinator) {
+  memory_log log;
+  {
+    auto c = loaded(log);
+    const auto errors = run_commit(*c, "g", simple_commit({{t0, 10}, {t1, 20}}));
+    ASSERT_EQ(errors.size(), 2U);
+    EXPECT_FALSE(errors[0]);
+    EXPECT_FALSE(run_commit(*c, "g", simple_commit({{t0, 11}}))[0]);
+  }
+  auto next = loaded(log);
+  const auto fetched = next->fetch("g", std::vector<topic_partition>{t0, t1, {"t", partition_id{2}}});
+  ASSERT_TRUE(fetched);
+  ASSERT_EQ(fetched.value().size(), 3U);
+  EXPECT_EQ(fetched.value()[0].second->committed, offset{11});
+  EXPECT_EQ(fetched.value()[0].second->epoch, leader_epoch{3});
+  EXPECT_EQ(fetched.value()[0].second->metadata, "meta");
+  EXPECT_EQ(fetched.value()[1].second->committed, offset{20});
+  EXPECT_FALSE(fetched.value()[2].second) << "no commit: the handler answers -1";
+}
+
+TEST(group_coordinator, AFailedWriteCommitsNothing) {
+  memory_log log;
+  auto c = loaded(log);
+  log.failure = errc::not_coordinator;
+  EXPECT_EQ(run_commit(*c, "g", simple_commit({{t0, 10}}))[0], errc::not_coordinator);
+  const auto fetched = c->fetch("g", std::nullopt);
+  ASSERT_TRUE(fetched);
+  EXPECT_TRUE(fetched.value().empty());
+}
+
+TEST(group_coordinator, TooLongMetadataIsRefusedPerPartition) {
+  memory_log log;
+  auto c = loaded(log);
+  auto r = simple_commit({{t0, 1}, {t1, 2}});
+  r.offsets[1].value.metadata.assign(4097, 'x');
+  const auto errors = run_commit(*c, "g", std::move(r));
+  EXPECT_FALSE(errors[0]);
+  EXPECT_EQ(errors[1], errc::offset_metadata_too_large);
+}
+
+TEST(group_coordinator, AStableGroupIsReadBackWithItsMembersAndAssignments) {
+  memory_log log;
+  std::string member;
+  {
+    auto c = loaded(log);
+    join_request r;
+    r.client_id = "c";
+    r.session_timeout_ms = 10000;
+    r.rebalance_timeout_ms = 10000;
+    r.protocol_type = "consumer";
+    r.protocols.push_back({"range", {}});
+    std::optional<join_result> joined;
+    c->join("g", r, now_ms, [&](join_result j) { joined = std::move(j); });
+    c->tick(now_ms);
+    ASSERT_TRUE(joined);
+    ASSERT_FALSE(joined->error);
+    member = joined->member_id;
+    std::optional<sync_result> synced;
+    c->sync("g", {member, std::nullopt, 1, std::nullopt, std::nullopt, {{member, {std::byte{7}}}}}, now_ms,
+            [&](sync_result s) { synced = std::move(s); });
+    ASSERT_TRUE(synced);
+    EXPECT_FALSE(synced->error);
+  }
+  auto next = loaded(log, leader_epoch{2});
+  const auto d = next->describe("g");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d.value().state, group_state::stable);
+  EXPECT_EQ(d.value().protocol, "range");
+  ASSERT_EQ(d.value().members.size(), 1U);
+  EXPECT_EQ(d.value().members[0].member_id, member);
+  EXPECT_EQ(d.value().members[0].assignment, std::vector<std::byte>{std::byte{7}});
+  EXPECT_FALSE(next->heartbeat("g", member, std::nullopt, 1, now_ms)) << "its members carry on without rejoining";
+}
+
+TEST(group_coordinator, DeletingAGroupLeavesNothingToReadBack) {
+  memory_log log;
+  {
+    auto c = loaded(log);
+    EXPECT_FALSE(run_commit(*c, "g", simple_commit({{t0, 10}}))[0]);
+    std::error_code deleted = errc::coordinator_not_available;
+    c->delete_group("g", now_ms, [&](std::error_code e) { deleted = e; });
+    EXPECT_FALSE(deleted);
+    c->delete_group("g", now_ms, [&](std::error_code e) { deleted = e; });
+    EXPECT_EQ(deleted, errc::group_id_not_found);
+  }
+  auto next = loaded(log);
+  EXPECT_TRUE(next->fetch("g", std::nullopt).value().empty());
+  EXPECT_TRUE(next->list().groups.empty());
+}
+
+TEST(group_coordinator, LosingLeadershipAnswersParkedJoinsWithNotCoordinator) {
+  memory_log log;
+  auto c = loaded(log);
+  join_request r;
+  r.client_id = "c";
+  r.session_timeout_ms = 10000;
+  r.rebalance_timeout_ms = 10000;
+  r.protocol_type = "consumer";
+  r.protocols.push_back({"range", {}});
+  std::optional<join_result> parked;
+  c->join("g", r, now_ms, [&](join_result j) { parked = std::move(j); });
+  ASSERT_FALSE(parked) << "the join phase ends at the next tick";
+  EXPECT_TRUE(c->lead({}).empty());
+  ASSERT_TRUE(parked);
+  EXPECT_EQ(parked->error, errc::not_coordinator);
+}
+
+}  // namespace ferry::group

@@ -1,0 +1,26 @@
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "server/error_mapping.h"
+#include "server/handlers/group_reply.h"
+#include "server/handlers/handlers.h"
+
+namespace ferry::server::handlers {
+namespace asio = boost::asio;
+
+// Deletes empty groups with their offsets (tombstones in __consumer_offsets); NON_EMPTY_GROUP while a group
+// has members, GROUP_ID_NOT_FOUND for one that does not exist.
+awaitable<p::delete_groups_response> handle_delete_groups(request_context& ctx, p::delete_groups_request& request) {
+  p::delete_groups_response response;
+  auto& groups = ctx.broker.groups;
+  const auto now = ctx.broker.clock.now_ms();
+  for (const auto& id : request.groups_names) {
+    auto reply = std::make_shared<group_reply<std::error_code>>(ctx.connection.executor);
+    groups.delete_group(id, now, reply->callback());
+    while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
+    response.results.push_back({id, ctx.error(to_kafka_error(reply->value()))});
+  }
+  co_return response;
+}
+
+}  // namespace ferry::server::handlers

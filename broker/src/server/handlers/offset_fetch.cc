@@ -1,0 +1,71 @@
+#include "server/error_mapping.h"
+#include "server/handlers/handlers.h"
+
+namespace ferry::server::handlers {
+namespace {
+
+// One group's committed offsets: of the partitions asked for, or all of them (null topics, v2+).
+struct group_offsets {
+  p::error_code error = p::error_code::none;
+  group::group_coordinator::fetched_offsets offsets;
+};
+
+template <typename Topics>
+group_offsets fetch_group(request_context& ctx, const std::string& group_id, const std::optional<Topics>& topics) {
+  std::optional<std::vector<topic_partition>> wanted;
+  if (topics) {
+    wanted.emplace();
+    for (const auto& t : *topics)
+      for (const auto index : t.partition_indexes) wanted->push_back({t.name, partition_id{index}});
+  }
+  auto fetched = ctx.broker.groups.fetch(group_id, wanted);
+  if (!fetched) return {to_kafka_error(fetched.error()), {}};
+  return {p::error_code::none, std::move(fetched.value())};
+}
+
+// Fills `out` (a topic list of either response shape) with the offsets, grouped by topic in the order found.
+template <typename TopicList>
+void fill(TopicList& out, const group::group_coordinator::fetched_offsets& offsets, p::error_code per_partition) {
+  for (const auto& [tp, value] : offsets) {
+    if (out.empty() || out.back().name != tp.topic) out.emplace_back().name = tp.topic;
+    auto& part = out.back().partitions.emplace_back();
+    part.partition_index = tp.partition;
+    part.committed_offset = value ? value->committed : no_offset;
+    part.committed_leader_epoch = value ? value->epoch : leader_epoch{-1};
+    part.metadata = value ? value->metadata : "";
+    part.error_code = protocol::code(per_partition);
+  }
+}
+
+}  // namespace
+
+// Committed offsets, -1 for partitions without one. v8+ asks for several groups at once; before v2, a
+// group-level error is reported in each partition.
+awaitable<p::offset_fetch_response> handle_offset_fetch(request_context& ctx, p::offset_fetch_request& request) {
+  p::offset_fetch_response response;
+  if (ctx.version() >= 8) {
+    for (const auto& g : request.groups) {
+      auto& out = response.groups.emplace_back();
+      out.group_id = g.group_id;
+      const auto found = fetch_group(ctx, g.group_id, g.topics);
+      out.error_code = ctx.error(found.error);
+      fill(out.topics, found.offsets, p::error_code::none);
+    }
+    co_return response;
+  }
+  auto found = fetch_group(ctx, request.group_id, request.topics);
+  if (found.error != p::error_code::none && ctx.version() < 2 && request.topics) {
+    // No top-level error code yet: every partition asked for carries the group's.
+    for (const auto& t : *request.topics)
+      for (const auto index : t.partition_indexes)
+        found.offsets.emplace_back(topic_partition{t.name, partition_id{index}}, std::nullopt);
+    fill(response.topics, found.offsets, found.error);
+    ctx.error(found.error);
+    co_return response;
+  }
+  response.error_code = ctx.error(found.error);
+  fill(response.topics, found.offsets, p::error_code::none);
+  co_return response;
+}
+
+}  // namespace ferry::server::handlers
