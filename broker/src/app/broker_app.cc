@@ -69,8 +69,8 @@ void broker_app::start() {
                                .socket_timeout_ms = config_.replica_socket_timeout_ms},
       config_.num_replica_fetchers);
 
-  offsets_log_ = std::make_unique<server::replicated_offsets_log>(*partitions_, clock_, network_.main().get_executor(),
-                                                                  blocking_pool_, config_.offsets_commit_timeout_ms);
+  offsets_log_ = std::make_unique<server::replicated_offsets_log>(*partitions_, clock_, network_.main(), blocking_pool_,
+                                                                  config_.offsets_commit_timeout_ms);
   groups_ = std::make_unique<group::group_coordinator>(
       group::coordinator_config{.offsets_partitions = config_.offsets_topic_num_partitions,
                                 .limits = {.min_session_timeout_ms = config_.group_min_session_timeout_ms,

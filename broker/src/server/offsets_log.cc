@@ -28,9 +28,9 @@ std::size_t min_insync_replicas(const replication::partition& p) {
 // One write waiting for the high watermark to pass it. Everything but notify() runs on the timers' executor.
 class replicated_write final : public replication::data_waiter, public std::enable_shared_from_this<replicated_write> {
  public:
-  replicated_write(asio::any_io_executor executor, std::shared_ptr<replication::partition> partition, offset upto,
+  replicated_write(asio::io_context& timers, std::shared_ptr<replication::partition> partition, offset upto,
                    std::function<void(std::error_code)> done)
-      : timer_(std::move(executor)),
+      : timer_(timers),
         partition_(std::move(partition)),
         epoch_(partition_->epoch()),
         upto_(upto),
@@ -94,11 +94,11 @@ result<void> visit_batch(std::span<const std::byte> batch, std::vector<std::byte
 }  // namespace
 
 replicated_offsets_log::replicated_offsets_log(replication::partition_manager& partitions, const ferry::clock& clock,
-                                               asio::any_io_executor timers, asio::thread_pool& blocking_pool,
+                                               asio::io_context& timers, asio::thread_pool& blocking_pool,
                                                std::int32_t commit_timeout_ms)
     : partitions_(partitions),
       clock_(clock),
-      timers_(std::move(timers)),
+      timers_(timers),
       blocking_pool_(blocking_pool),
       commit_timeout_ms_(commit_timeout_ms) {}
 
@@ -136,7 +136,7 @@ void replicated_offsets_log::append(std::int32_t partition, std::vector<record> 
   const auto timeout = commit_timeout_ms_;
   if (appended.value().flush_required) {
     // flush.messages on __consumer_offsets: the fsync runs off the network threads, then the wait starts.
-    asio::post(blocking_pool_, [write, replica, upto, timeout, timers = timers_] {
+    asio::post(blocking_pool_, [write, replica, upto, timeout, &timers = timers_] {
       if (const auto flushed = replica->flush(upto); !flushed)
         FERRY_LOG_LIMITED(warn, "group", 100) << replica->id() << ": flush failed: " << flushed.error().message();
       asio::post(timers, [write, timeout] { write->start(timeout); });

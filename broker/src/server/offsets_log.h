@@ -1,6 +1,6 @@
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include "base/clock.h"
@@ -17,7 +17,7 @@ namespace ferry::server {
 class replicated_offsets_log final : public group::offsets_log {
  public:
   replicated_offsets_log(replication::partition_manager& partitions, const ferry::clock& clock,
-                         boost::asio::any_io_executor timers, boost::asio::thread_pool& blocking_pool,
+                         boost::asio::io_context& timers, boost::asio::thread_pool& blocking_pool,
                          std::int32_t commit_timeout_ms);
 
   void append(std::int32_t partition, std::vector<record> records, std::function<void(std::error_code)> done) override;
@@ -26,7 +26,7 @@ class replicated_offsets_log final : public group::offsets_log {
  private:
   replication::partition_manager& partitions_;
   const ferry::clock& clock_;
-  boost::asio::any_io_executor timers_;
+  boost::asio::io_context& timers_;
   boost::asio::thread_pool& blocking_pool_;
   std::int32_t commit_timeout_ms_;
 };
