@@ -395,7 +395,9 @@ def test_incremental_alter_configs_append_and_subtract(java):
     assert lists == {
         "append_present_value": "none",
         "cleanup.policy": ["delete", "DYNAMIC_TOPIC_CONFIG"],
-        "append_unsupported_value": "InvalidConfigurationException",  # compaction is not implemented
+        "append_invalid_value": "InvalidConfigurationException",
+        "append_compact": "none",
+        "cleanup.policy_after_compact": "delete,compact",
         "append_to_non_list": "InvalidRequestException",
         "subtract_from_non_list": "InvalidRequestException",
     }

@@ -496,7 +496,11 @@ public final class JavaClients {
             Config afterAppend = awaitValue(() -> describeConfigs(admin, resource),
                                             c -> c.get("cleanup.policy").source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
             lists.put("cleanup.policy", List.of(afterAppend.get("cleanup.policy").value(), String.valueOf(afterAppend.get("cleanup.policy").source())));
-            lists.put("append_unsupported_value", errorOf(alterOne(admin, resource, "cleanup.policy", "compact", AlterConfigOp.OpType.APPEND)));
+            lists.put("append_invalid_value", errorOf(alterOne(admin, resource, "cleanup.policy", "shred", AlterConfigOp.OpType.APPEND)));
+            lists.put("append_compact", errorOf(alterOne(admin, resource, "cleanup.policy", "compact", AlterConfigOp.OpType.APPEND)));
+            Config afterCompact = awaitValue(() -> describeConfigs(admin, resource),
+                                             c -> c.get("cleanup.policy").value().contains("compact"));
+            lists.put("cleanup.policy_after_compact", afterCompact.get("cleanup.policy").value());
             lists.put("append_to_non_list", errorOf(alterOne(admin, resource, "retention.ms", "1", AlterConfigOp.OpType.APPEND)));
             lists.put("subtract_from_non_list", errorOf(alterOne(admin, resource, "retention.ms", "1", AlterConfigOp.OpType.SUBTRACT)));
             emit("incremental_lists", "topic", topic, "results", lists);
