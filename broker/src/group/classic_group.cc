@@ -370,7 +370,7 @@ void classic_group::complete_join(std::int64_t now_ms) {
   std::vector<std::string> gone;
   for (const auto& [id, m] : members_)
     if (!m.awaiting_join && !m.instance_id) gone.push_back(id);
-  for (const auto& id : gone) remove_member(id, now_ms);
+  for (const auto& id : gone) remove_member(id);
   if (members_.empty()) {
     ++generation_;
     protocol_.reset();
@@ -566,12 +566,12 @@ std::error_code classic_group::leave(const std::string& member_id, const std::op
     const auto known = static_members_.find(*group_instance_id);
     if (known == static_members_.end()) return errc::unknown_member_id;
     if (!member_id.empty() && member_id != known->second) return errc::fenced_instance_id;
-    remove_member(known->second, now_ms);
+    remove_member(known->second);
   } else if (pending_members_.erase(member_id) > 0) {
     try_complete_join(now_ms);
     return {};
   } else if (members_.contains(member_id)) {
-    remove_member(member_id, now_ms);
+    remove_member(member_id);
   } else {
     return errc::unknown_member_id;
   }
@@ -583,7 +583,7 @@ std::error_code classic_group::leave(const std::string& member_id, const std::op
   return {};
 }
 
-void classic_group::remove_member(const std::string& member_id, std::int64_t now_ms) {
+void classic_group::remove_member(const std::string& member_id) {
   auto node = members_.extract(member_id);
   if (node.empty()) return;
   member& m = node.mapped();
@@ -592,7 +592,6 @@ void classic_group::remove_member(const std::string& member_id, std::int64_t now
   if (m.instance_id) static_members_.erase(*m.instance_id);
   pending_sync_.erase(member_id);
   if (leader_ == member_id) leader_ = members_.empty() ? std::string() : members_.begin()->first;
-  (void)now_ms;
 }
 
 void classic_group::tick(std::int64_t now_ms) {
@@ -603,7 +602,7 @@ void classic_group::tick(std::int64_t now_ms) {
   for (const auto& [id, m] : members_)
     if (m.session_deadline_ms <= now_ms && !m.awaiting_join && !m.awaiting_sync) expired.push_back(id);
   for (const auto& id : expired) {
-    remove_member(id, now_ms);
+    remove_member(id);
     if (state_ == group_state::stable || state_ == group_state::completing_rebalance) prepare_rebalance(now_ms);
   }
   if (state_ == group_state::preparing_rebalance) {
@@ -623,7 +622,7 @@ void classic_group::tick(std::int64_t now_ms) {
   if ((state_ == group_state::completing_rebalance || state_ == group_state::stable) && !pending_sync_.empty() &&
       now_ms >= sync_deadline_ms_) {
     const auto laggards = std::exchange(pending_sync_, {});
-    for (const auto& id : laggards) remove_member(id, now_ms);
+    for (const auto& id : laggards) remove_member(id);
     prepare_rebalance(now_ms);
   }
 }

@@ -211,7 +211,7 @@ class classic_group {
   [[nodiscard]] std::string select_protocol() const;
   [[nodiscard]] std::int32_t rebalance_timeout_ms() const;
   void complete_sync(std::error_code error);
-  void remove_member(const std::string& member_id, std::int64_t now_ms);
+  void remove_member(const std::string& member_id);
   void enter(group_state next, std::int64_t now_ms);
   void touch(member& m, std::int64_t now_ms) const;
   [[nodiscard]] bool fenced(const std::string& member_id, const std::optional<std::string>& instance_id) const;

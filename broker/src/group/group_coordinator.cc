@@ -419,8 +419,7 @@ group_coordinator::listing group_coordinator::list() {
   return out;
 }
 
-void group_coordinator::delete_group(const std::string& group_id, std::int64_t now_ms,
-                                     std::function<void(std::error_code)> done) {
+void group_coordinator::delete_group(const std::string& group_id, std::function<void(std::error_code)> done) {
   auto s = shard_for(group_id);
   if (!s) {
     done(s.error());
@@ -448,12 +447,11 @@ void group_coordinator::delete_group(const std::string& group_id, std::int64_t n
     it->second->unload(errc::coordinator_not_available);
     s.value()->groups.erase(it);
   }
-  (void)now_ms;
   log_.append(s.value()->partition, std::move(records), std::move(done));
 }
 
 void group_coordinator::delete_offsets(const std::string& group_id, const std::vector<topic_partition>& partitions,
-                                       std::int64_t now_ms, delete_offsets_callback done) {
+                                       delete_offsets_callback done) {
   auto s = shard_for(group_id);
   if (!s) {
     done(s.error(), {});
@@ -483,7 +481,6 @@ void group_coordinator::delete_offsets(const std::string& group_id, const std::v
       }
     }
   }
-  (void)now_ms;
   if (records.empty()) {
     done({}, std::move(errors));
     return;

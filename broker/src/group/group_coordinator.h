@@ -131,10 +131,10 @@ class group_coordinator {
   };
   [[nodiscard]] listing list();
   // Deletes an empty group and its offsets (tombstones in the log).
-  void delete_group(const std::string& group_id, std::int64_t now_ms, std::function<void(std::error_code)> done);
+  void delete_group(const std::string& group_id, std::function<void(std::error_code)> done);
   // Deletes the group's offsets of these partitions; group_subscribed_to_topic for topics its members consume.
   using delete_offsets_callback = std::function<void(std::error_code, std::vector<std::error_code>)>;
-  void delete_offsets(const std::string& group_id, const std::vector<topic_partition>& partitions, std::int64_t now_ms,
+  void delete_offsets(const std::string& group_id, const std::vector<topic_partition>& partitions,
                       delete_offsets_callback done);
 
   // Timers of every group (sessions, rebalances), and offset expiry every offsets.retention.check.interval.ms.

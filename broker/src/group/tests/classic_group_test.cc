@@ -6,21 +6,18 @@
 
 #include "group/consumer_protocol.h"
 #include "group/errc.h"
+#include "group/tests/hand_bytes.h"
 
 namespace ferry::group {
 namespace {
 
 constexpr std::int64_t start_ms = 1'000'000;
 
-std::vector<std::byte> bytes(std::string_view s) {
-  std::vector<std::byte> out;
-  for (const char c : s) out.push_back(static_cast<std::byte>(c));
-  return out;
-}
+using testing::to_bytes;
 
 // A consumer's subscription to topic "t", told apart per protocol by its user data.
 std::vector<std::byte> subscription_for(const std::string& protocol) {
-  return encode_subscription({.version = 0, .topics = {"t"}, .user_data = bytes(protocol)});
+  return encode_subscription({.version = 0, .topics = {"t"}, .user_data = to_bytes(protocol)});
 }
 
 join_request joiner(std::string member_id = "", std::vector<std::string> protocols = {"range"}) {
@@ -97,7 +94,7 @@ class classic_group_test : public ::testing::Test {
     for (const auto& id : ids) {
       std::vector<std::pair<std::string, std::vector<std::byte>>> assignment;
       if (id == leader)
-        for (const auto& other : ids) assignment.emplace_back(other, bytes("for-" + other));
+        for (const auto& other : ids) assignment.emplace_back(other, to_bytes("for-" + other));
       syncs.push_back(sync(id, 1, assignment));
     }
     store_all();
@@ -158,7 +155,7 @@ TEST_F(classic_group_test, TheLeadersAssignmentReachesEveryMemberOnceStored) {
   const auto follower_sync = sync(follower, 1);
   EXPECT_FALSE(follower_sync->has_value()) << "followers wait for the leader's assignment";
   std::vector<std::pair<std::string, std::vector<std::byte>>> assignment;
-  for (const auto& id : ids) assignment.emplace_back(id, bytes("for-" + id));
+  for (const auto& id : ids) assignment.emplace_back(id, to_bytes("for-" + id));
   const auto leader_sync = sync(leader, 1, assignment);
   EXPECT_FALSE(leader_sync->has_value()) << "nobody gets an assignment before it is stored";
   const auto stores = group_.take_stores();
@@ -168,20 +165,20 @@ TEST_F(classic_group_test, TheLeadersAssignmentReachesEveryMemberOnceStored) {
   group_.stored(stores[0].generation, {}, now_);
   ASSERT_TRUE(follower_sync->has_value());
   ASSERT_TRUE(leader_sync->has_value());
-  EXPECT_EQ((*follower_sync)->assignment, bytes("for-" + follower));
-  EXPECT_EQ((*leader_sync)->assignment, bytes("for-" + leader));
+  EXPECT_EQ((*follower_sync)->assignment, to_bytes("for-" + follower));
+  EXPECT_EQ((*leader_sync)->assignment, to_bytes("for-" + leader));
   EXPECT_EQ(group_.state(), group_state::stable);
   // A late SyncGroup from the third member gets its assignment at once.
   const auto third = ids[2] == leader ? ids[1] : ids[2];
   const auto late = sync(third, 1);
   ASSERT_TRUE(late->has_value());
-  EXPECT_EQ((*late)->assignment, bytes("for-" + third));
+  EXPECT_EQ((*late)->assignment, to_bytes("for-" + third));
 }
 
 TEST_F(classic_group_test, AFailedStoreRebalancesInsteadOfHandingOutAssignments) {
   const auto a = join_two_step(joiner());
   advance(3000);
-  const auto leader_sync = sync((*a)->member_id, 1, {{(*a)->member_id, bytes("x")}});
+  const auto leader_sync = sync((*a)->member_id, 1, {{(*a)->member_id, to_bytes("x")}});
   store_all(errc::not_coordinator);
   ASSERT_TRUE(leader_sync->has_value());
   EXPECT_EQ((*leader_sync)->error, errc::not_coordinator);
@@ -275,7 +272,7 @@ TEST_F(classic_group_test, ARestartedStaticMemberGetsItsAssignmentBackWithoutARe
   ASSERT_TRUE(first->has_value());
   const auto old_id = (*first)->member_id;
   EXPECT_EQ(old_id.rfind("instance-1-", 0), 0U);
-  sync(old_id, 1, {{old_id, bytes("mine")}});
+  sync(old_id, 1, {{old_id, to_bytes("mine")}});
   store_all();
   ASSERT_EQ(group_.state(), group_state::stable);
 
@@ -290,7 +287,7 @@ TEST_F(classic_group_test, ARestartedStaticMemberGetsItsAssignmentBackWithoutARe
   EXPECT_EQ(group_.state(), group_state::stable);
   const auto assignment = sync((*rejoined)->member_id, 1);
   ASSERT_TRUE(assignment->has_value());
-  EXPECT_EQ((*assignment)->assignment, bytes("mine"));
+  EXPECT_EQ((*assignment)->assignment, to_bytes("mine"));
   // The old incarnation is fenced.
   EXPECT_EQ(group_.heartbeat(old_id, std::string("instance-1"), 1, now_), errc::fenced_instance_id);
   EXPECT_EQ(group_.leave(old_id, std::string("instance-1"), now_), errc::fenced_instance_id);

@@ -9,6 +9,7 @@
 namespace ferry::group {
 namespace {
 
+using testing::expect_every_prefix_truncated;
 using testing::hand_bytes;
 using testing::to_bytes;
 
@@ -37,15 +38,6 @@ std::vector<std::byte> subscription_bytes(std::int16_t version) {
   if (version >= 2) b.i32(7);
   if (version >= 3) b.str("r1");
   return b.bytes();
-}
-
-template <typename Decode>
-void expect_every_prefix_truncated(const std::vector<std::byte>& valid, Decode decode) {
-  for (std::size_t n = 0; n < valid.size(); ++n) {
-    const auto decoded = decode(std::span(valid).first(n));
-    ASSERT_FALSE(decoded) << "prefix of " << n << " bytes of " << valid.size();
-    EXPECT_EQ(decoded.error(), codec_errc::truncated) << "prefix of " << n << " bytes";
-  }
 }
 
 TEST(Subscription, EveryVersionByteForByte) {

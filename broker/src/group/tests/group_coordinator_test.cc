@@ -79,6 +79,17 @@ std::vector<std::error_code> run_commit(group_coordinator& c, const std::string&
   return out;
 }
 
+// A new consumer's JoinGroup, with a session long enough for the test.
+join_request consumer_join() {
+  join_request r;
+  r.client_id = "c";
+  r.session_timeout_ms = 10000;
+  r.rebalance_timeout_ms = 10000;
+  r.protocol_type = "consumer";
+  r.protocols.push_back({"range", {}});
+  return r;
+}
+
 const topic_partition t0{"t", partition_id{0}};
 const topic_partition t1{"t", partition_id{1}};
 
@@ -141,12 +152,7 @@ TEST(group_coordinator, AStableGroupIsReadBackWithItsMembersAndAssignments) {
   std::string member;
   {
     auto c = loaded(log);
-    join_request r;
-    r.client_id = "c";
-    r.session_timeout_ms = 10000;
-    r.rebalance_timeout_ms = 10000;
-    r.protocol_type = "consumer";
-    r.protocols.push_back({"range", {}});
+    const auto r = consumer_join();
     std::optional<join_result> joined;
     c->join("g", r, now_ms, [&](join_result j) { joined = std::move(j); });
     c->tick(now_ms);
@@ -176,9 +182,9 @@ TEST(group_coordinator, DeletingAGroupLeavesNothingToReadBack) {
     auto c = loaded(log);
     EXPECT_FALSE(run_commit(*c, "g", simple_commit({{t0, 10}}))[0]);
     std::error_code deleted = errc::coordinator_not_available;
-    c->delete_group("g", now_ms, [&](std::error_code e) { deleted = e; });
+    c->delete_group("g", [&](std::error_code e) { deleted = e; });
     EXPECT_FALSE(deleted);
-    c->delete_group("g", now_ms, [&](std::error_code e) { deleted = e; });
+    c->delete_group("g", [&](std::error_code e) { deleted = e; });
     EXPECT_EQ(deleted, errc::group_id_not_found);
   }
   auto next = loaded(log);
@@ -189,12 +195,7 @@ TEST(group_coordinator, DeletingAGroupLeavesNothingToReadBack) {
 TEST(group_coordinator, LosingLeadershipAnswersParkedJoinsWithNotCoordinator) {
   memory_log log;
   auto c = loaded(log);
-  join_request r;
-  r.client_id = "c";
-  r.session_timeout_ms = 10000;
-  r.rebalance_timeout_ms = 10000;
-  r.protocol_type = "consumer";
-  r.protocols.push_back({"range", {}});
+  const auto r = consumer_join();
   std::optional<join_result> parked;
   c->join("g", r, now_ms, [&](join_result j) { parked = std::move(j); });
   ASSERT_FALSE(parked) << "the join phase ends at the next tick";

@@ -2,11 +2,16 @@
 
 // Builds expected bytes by hand, field by field from Kafka's schemas, independently of group/wire.h: the
 // tests compare the codecs' output with these and feed these to the decoders.
+#include <gtest/gtest.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string_view>
 #include <vector>
+
+#include "group/codec_errc.h"
 
 namespace ferry::group::testing {
 
@@ -52,6 +57,16 @@ inline std::vector<std::byte> to_bytes(std::string_view s) {
   std::vector<std::byte> out;
   for (const char c : s) out.push_back(static_cast<std::byte>(c));
   return out;
+}
+
+// Every proper prefix of a valid encoding is refused as truncated: every field is mandatory.
+template <typename Decode>
+void expect_every_prefix_truncated(const std::vector<std::byte>& valid, Decode decode) {
+  for (std::size_t n = 0; n < valid.size(); ++n) {
+    const auto decoded = decode(std::span(valid).first(n));
+    ASSERT_FALSE(decoded) << "prefix of " << n << " bytes of " << valid.size();
+    EXPECT_EQ(decoded.error(), codec_errc::truncated) << "prefix of " << n << " bytes";
+  }
 }
 
 }  // namespace ferry::group::testing

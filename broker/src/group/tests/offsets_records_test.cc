@@ -11,22 +11,13 @@
 namespace ferry::group {
 namespace {
 
+using testing::expect_every_prefix_truncated;
 using testing::hand_bytes;
 using testing::to_bytes;
 
 std::vector<std::byte> with_trailing_byte(std::vector<std::byte> bytes) {
   bytes.push_back(std::byte{0});
   return bytes;
-}
-
-// Every proper prefix of a valid encoding is refused as truncated: every field is mandatory.
-template <typename Decode>
-void expect_every_prefix_truncated(const std::vector<std::byte>& valid, Decode decode) {
-  for (std::size_t n = 0; n < valid.size(); ++n) {
-    const auto decoded = decode(std::span(valid).first(n));
-    ASSERT_FALSE(decoded) << "prefix of " << n << " bytes of " << valid.size();
-    EXPECT_EQ(decoded.error(), codec_errc::truncated) << "prefix of " << n << " bytes";
-  }
 }
 
 // --- keys ---

@@ -13,10 +13,9 @@ namespace asio = boost::asio;
 awaitable<p::delete_groups_response> handle_delete_groups(request_context& ctx, p::delete_groups_request& request) {
   p::delete_groups_response response;
   auto& groups = ctx.broker.groups;
-  const auto now = ctx.broker.clock.now_ms();
   for (const auto& id : request.groups_names) {
     auto reply = std::make_shared<group_reply<std::error_code>>(ctx.connection.executor);
-    groups.delete_group(id, now, reply->callback());
+    groups.delete_group(id, reply->callback());
     while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
     response.results.push_back({id, ctx.error(to_kafka_error(reply->value()))});
   }

@@ -19,9 +19,8 @@ awaitable<p::offset_delete_response> handle_offset_delete(request_context& ctx, 
     std::vector<std::error_code> partitions;
   };
   auto& groups = ctx.broker.groups;
-  const auto now = ctx.broker.clock.now_ms();
   auto reply = std::make_shared<group_reply<outcome>>(ctx.connection.executor);
-  groups.delete_offsets(request.group_id, partitions, now,
+  groups.delete_offsets(request.group_id, partitions,
                         [done = reply->callback()](std::error_code group, std::vector<std::error_code> each) {
                           done({group, std::move(each)});
                         });
