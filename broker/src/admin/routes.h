@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "coord/cluster_view.h"
+#include "group/group_coordinator.h"
+#include "lag/consumer_lag.h"
 #include "metrics/broker_metrics.h"
 #include "replication/partition_manager.h"
 
@@ -16,6 +18,9 @@ struct admin_sources {
   std::function<std::shared_ptr<const coord::cluster_view>()> view;
   replication::partition_manager* partitions = nullptr;
   metrics::broker_metrics* metrics = nullptr;
+  // The groups this broker coordinates and their lag (/v1/groups; the lag metrics on /metrics).
+  group::group_coordinator* groups = nullptr;
+  const lag::consumer_lag* lag = nullptr;
   // Why the broker is not ready (not registered in ZooKeeper yet, not serving, a log dir offline or full);
   // empty when it is registered and serving.
   std::function<std::vector<std::string>()> not_ready;
@@ -29,7 +34,8 @@ struct http_reply {
   std::string body;
 };
 
-// Routes one request: GET /metrics, /v1/health, /v1/ready, /v1/brokers, /v1/topics, /v1/topics/<name>.
+// Routes one request: GET /metrics, /v1/health, /v1/ready, /v1/brokers, /v1/topics, /v1/topics/<name>, /v1/groups,
+// /v1/groups/<id> (percent-encoded).
 // Other paths are 404 and other methods 405, each with a JSON {"error": "..."} body.
 http_reply route(const admin_sources& sources, const std::string& method, const std::string& target);
 

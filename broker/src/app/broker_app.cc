@@ -119,6 +119,12 @@ void broker_app::start() {
     coordinate_groups(*view);
   });
 
+  // Lag reads other leaders' high watermarks from a poll of them, for the partitions its groups committed.
+  watermarks_ = std::make_shared<follower::high_watermark_poller>(
+      network_.main(), broker_id{config_.broker_id}, *partitions_, [this] { return registry_->view(); },
+      [this] { return lag_->committed_partitions(); }, follower::high_watermark_poller::settings{});
+  lag_ = std::make_unique<lag::consumer_lag>(*groups_, *watermarks_);
+
   cluster_ = std::make_unique<server::zk_cluster>(*registry_);
   producer_ids_ = std::make_unique<server::producer_ids>(*cluster_);
   context_ = std::make_unique<server::broker_context>(
@@ -142,6 +148,8 @@ void broker_app::start() {
                                             .view = [this] { return registry_->view(); },
                                             .partitions = partitions_.get(),
                                             .metrics = &metrics_,
+                                            .groups = groups_.get(),
+                                            .lag = lag_.get(),
                                             .not_ready = [this] { return not_ready(); },
                                             .refresh_metrics = [this] { refresh_metrics(); }});
   if (const auto bound = admin_->listen(config_.admin.host, config_.admin.port); !bound)
@@ -150,6 +158,7 @@ void broker_app::start() {
 
   kafka_listener_->start();
   admin_->start();
+  watermarks_->start();
   schedule(retention_timer_, config_.log_retention_check_interval_ms, &broker_app::retention_tick);
   schedule(flush_timer_, config_.log_flush_scheduler_interval_ms, &broker_app::flush_tick);
   schedule(checkpoint_timer_, config_.log_flush_offset_checkpoint_interval_ms, &broker_app::checkpoint_tick);
@@ -261,6 +270,7 @@ void broker_app::stop() {
     serving_ = false;
     kafka_listener_->stop();
     admin_->stop();
+    watermarks_->stop();
     retention_timer_.cancel();
     flush_timer_.cancel();
     checkpoint_timer_.cancel();

@@ -12,7 +12,9 @@
 #include "config/broker_config.h"
 #include "coord/cluster_registry.h"
 #include "follower/fetcher_manager.h"
+#include "follower/high_watermark_poller.h"
 #include "group/group_coordinator.h"
+#include "lag/consumer_lag.h"
 #include "metrics/broker_metrics.h"
 #include "net/io_context_pool.h"
 #include "net/tcp_server.h"
@@ -72,6 +74,8 @@ class broker_app {
   std::unique_ptr<follower::fetcher_manager> fetchers_;
   std::unique_ptr<server::replicated_offsets_log> offsets_log_;
   std::unique_ptr<group::group_coordinator> groups_;
+  std::shared_ptr<follower::high_watermark_poller> watermarks_;
+  std::unique_ptr<lag::consumer_lag> lag_;
   std::unique_ptr<coord::cluster_registry> registry_;
   std::unique_ptr<server::zk_cluster> cluster_;
   std::unique_ptr<server::producer_ids> producer_ids_;

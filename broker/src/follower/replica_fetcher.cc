@@ -2,13 +2,9 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/read.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/endian/conversion.hpp>
 
 #include "base/log.h"
 #include "protocol/error_code.h"
@@ -25,13 +21,11 @@ namespace {
 // Fetch v12: the first version with the last fetched epoch and the diverging epoch, still by topic name.
 constexpr std::int16_t fetch_version = 12;
 
-std::error_code to_std(const boost::system::error_code& ec) { return {ec.value(), std::system_category()}; }
-
 }  // namespace
 
 replica_fetcher::replica_fetcher(asio::io_context& io, broker_id self, leader_address leader, fetch_settings settings,
                                  replication::replication_quota& quota)
-    : io_(io), self_(self), leader_(std::move(leader)), settings_(settings), quota_(quota), socket_(io), wake_(io) {}
+    : io_(io), self_(self), leader_(std::move(leader)), settings_(settings), quota_(quota), peer_(io), wake_(io) {}
 
 void replica_fetcher::start() {
   asio::co_spawn(
@@ -41,8 +35,7 @@ void replica_fetcher::start() {
 void replica_fetcher::stop() {
   stopped_ = true;
   asio::post(io_, [self = shared_from_this()] {
-    boost::system::error_code ignored;
-    self->socket_.close(ignored);
+    self->peer_.close();
     self->wake_.cancel();
   });
 }
@@ -141,8 +134,10 @@ awaitable<void> replica_fetcher::run() {
       co_await pause(backoff);  // set_partitions wakes it sooner
       continue;
     }
-    if (!socket_.is_open()) {
-      if (const auto connected = co_await connect(); !connected) {
+    if (!peer_.is_open()) {
+      if (const auto connected = co_await peer_.connect(leader_.host, leader_.port,
+                                                        std::chrono::milliseconds(settings_.socket_timeout_ms));
+          !connected) {
         FERRY_LOG_LIMITED(warn, "follower", 10000)
             << "cannot connect to leader " << leader_.id << " at " << leader_.host << ":" << leader_.port << ": "
             << connected.error().message() << "; retrying every " << settings_.backoff_ms << " ms";
@@ -154,8 +149,7 @@ awaitable<void> replica_fetcher::run() {
       if (!stopped_)
         FERRY_LOG_LIMITED(warn, "follower", 10000)
             << "fetch from leader " << leader_.id << " failed: " << done.error().message() << "; reconnecting";
-      boost::system::error_code ignored;
-      socket_.close(ignored);
+      peer_.close();
       co_await pause(backoff);
       continue;
     }
@@ -167,8 +161,7 @@ awaitable<void> replica_fetcher::run() {
       FERRY_LOG_LIMITED(error, "follower", 10000)
           << "leader " << leader_.id << " answered a fetch with a response that does not parse or with error "
           << response.error_code << "; reconnecting";
-      boost::system::error_code ignored;
-      socket_.close(ignored);
+      peer_.close();
       co_await pause(backoff);
       continue;
     }
@@ -254,29 +247,6 @@ result<void> replica_fetcher::truncate_diverged(replication::partition& partitio
   return partition.truncate_to(to);
 }
 
-awaitable<result<void>> replica_fetcher::connect() {
-  asio::ip::tcp::resolver resolver(io_);
-  const auto [resolve_error, endpoints] =
-      co_await resolver.async_resolve(leader_.host, std::to_string(leader_.port), asio::as_tuple(asio::use_awaitable));
-  if (resolve_error) co_return to_std(resolve_error);
-  asio::steady_timer deadline(io_);
-  deadline.expires_after(std::chrono::milliseconds(settings_.socket_timeout_ms));
-  deadline.async_wait([this](const boost::system::error_code& ec) {
-    boost::system::error_code ignored;
-    if (!ec) socket_.close(ignored);
-  });
-  const auto [connect_error, endpoint] =
-      co_await asio::async_connect(socket_, endpoints, asio::as_tuple(asio::use_awaitable));
-  deadline.cancel();
-  if (connect_error) {
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-    co_return to_std(connect_error);
-  }
-  socket_.set_option(asio::ip::tcp::no_delay(true));
-  co_return success();
-}
-
 awaitable<result<void>> replica_fetcher::round_trip(const p::fetch_request& request, std::vector<std::byte>& body) {
   p::output_buffer out;
   p::begin_request_frame(out, {1, fetch_version, ++correlation_id_, "ferry-follower-" + std::to_string(self_.value())},
@@ -285,32 +255,12 @@ awaitable<result<void>> replica_fetcher::round_trip(const p::fetch_request& requ
   request.encode(w, fetch_version);
   p::finish_frame(out);
   const auto frame = out.flatten();
-  // A leader that stops answering (a zombie, a cut network) must not hold the fetcher forever.
-  asio::steady_timer deadline(io_);
-  deadline.expires_after(std::chrono::milliseconds(settings_.max_wait_ms + settings_.socket_timeout_ms));
-  deadline.async_wait([this](const boost::system::error_code& ec) {
-    boost::system::error_code ignored;
-    if (!ec) socket_.close(ignored);
-  });
-  const auto [write_error, written] =
-      co_await asio::async_write(socket_, asio::buffer(frame), asio::as_tuple(asio::use_awaitable));
-  if (write_error) co_return to_std(write_error);
-  std::int32_t size = 0;
-  const auto [size_error, got] =
-      co_await asio::async_read(socket_, asio::buffer(&size, sizeof size), asio::as_tuple(asio::use_awaitable));
-  if (size_error) co_return to_std(size_error);
-  size = boost::endian::big_to_native(size);
   // Bounded: the leader sends at most what was asked for, or one batch past it (KIP-74), and no batch is
   // larger than a produce request may be (socket.request.max.bytes, 100 MiB by default).
   constexpr std::int32_t largest_batch = 100 << 20;
-  if (size < 4 || size > std::max(settings_.response_max_bytes, largest_batch) + (1 << 20))
-    co_return std::make_error_code(std::errc::protocol_error);
-  body.resize(static_cast<std::size_t>(size));
-  const auto [body_error, read] =
-      co_await asio::async_read(socket_, asio::buffer(body), asio::as_tuple(asio::use_awaitable));
-  deadline.cancel();
-  if (body_error) co_return to_std(body_error);
-  co_return success();
+  co_return co_await peer_.round_trip(frame,
+                                      std::chrono::milliseconds(settings_.max_wait_ms + settings_.socket_timeout_ms),
+                                      std::max(settings_.response_max_bytes, largest_batch) + (1 << 20), body);
 }
 
 }  // namespace ferry::follower

@@ -9,11 +9,11 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "base/result.h"
 #include "model/ids.h"
+#include "net/peer_client.h"
 #include "protocol/api_table.h"
 #include "replication/partition.h"
 #include "replication/replication_quota.h"
@@ -72,7 +72,6 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
   };
 
   boost::asio::awaitable<void> run();
-  boost::asio::awaitable<result<void>> connect();
   // Sends one Fetch and reads its response into `body`.
   boost::asio::awaitable<result<void>> round_trip(const protocol::fetch_request& request, std::vector<std::byte>& body);
   // A partition in a fetch on its way, with what the fetch assumed of it.
@@ -102,7 +101,7 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
   const leader_address leader_;
   const fetch_settings settings_;
   replication::replication_quota& quota_;
-  boost::asio::ip::tcp::socket socket_;
+  net::peer_client peer_;
   boost::asio::steady_timer wake_;  // cancelled when the partitions change or the fetcher stops
   std::atomic<bool> stopped_{false};
   std::int32_t correlation_id_ = 0;

@@ -419,6 +419,31 @@ group_coordinator::listing group_coordinator::list() {
   return out;
 }
 
+std::vector<group_overview> group_coordinator::overview() {
+  std::vector<std::shared_ptr<shard>> shards;
+  {
+    std::lock_guard lock(shards_mutex_);
+    for (const auto& [p, s] : shards_) shards.push_back(s);
+  }
+  std::vector<group_overview> out;
+  for (const auto& s : shards) {
+    std::lock_guard lock(s->mutex);
+    if (!s->loaded) continue;
+    for (const auto& [id, g] : s->groups) {
+      group_overview& o = out.emplace_back();
+      o.group_id = id;
+      o.state = g->state();
+      o.protocol_type = g->protocol_type().value_or("");
+      if (g->state() == group_state::stable) o.protocol = g->protocol_name().value_or("");
+      o.members = g->member_count();
+      o.offsets_partition = s->partition;
+      o.committed.reserve(g->offsets().size());
+      for (const auto& [tp, value] : g->offsets()) o.committed.emplace_back(tp, value.committed);
+    }
+  }
+  return out;
+}
+
 void group_coordinator::delete_group(const std::string& group_id, std::function<void(std::error_code)> done) {
   auto s = shard_for(group_id);
   if (!s) {

@@ -65,6 +65,17 @@ struct group_description {
   std::vector<member_description> members;
 };
 
+// A group as the lag metrics and the admin API list it: no member details, committed offsets without metadata.
+struct group_overview {
+  std::string group_id;
+  group_state state = group_state::empty;
+  std::string protocol_type;
+  std::string protocol;  // the selected protocol while stable, else empty
+  std::size_t members = 0;
+  std::int32_t offsets_partition = 0;  // the __consumer_offsets partition that holds it
+  std::vector<std::pair<topic_partition, offset>> committed;
+};
+
 // The group coordinator: the groups whose __consumer_offsets partitions this broker leads, each partition a
 // shard with its own lock. Requests for a group of a partition led elsewhere get not_coordinator; while a
 // newly led partition's records are read back, coordinator_loading.
@@ -130,6 +141,9 @@ class group_coordinator {
     bool loading = false;
   };
   [[nodiscard]] listing list();
+  // Every group of the partitions loaded here, with its committed offsets. Takes one shard's lock at a time, so
+  // its cost is one copy of the offsets and it never holds up more than one shard.
+  [[nodiscard]] std::vector<group_overview> overview();
   // Deletes an empty group and its offsets (tombstones in the log).
   void delete_group(const std::string& group_id, std::function<void(std::error_code)> done);
   // Deletes the group's offsets of these partitions; group_subscribed_to_topic for topics its members consume.

@@ -2,8 +2,8 @@
 // the request target after it (the whole input is a GET's target when there is no space). Boost.Beast
 // hands route() whatever method and target a client sent. The router answers from a fixed cluster of three
 // brokers and three topics, one of them invalid (a znode the metadata table could not use), with real
-// metrics, no local partitions, and a broker that is ready. Every reply must carry an HTTP status from 100 to
-// 599 and a body, and a JSON reply must be JSON.
+// metrics, no local partitions, a broker that is ready, and one group with committed offsets. Every reply must carry an
+// HTTP status from 100 to 599 and a body, and a JSON reply must be JSON.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -14,10 +14,15 @@
 
 #include "admin/routes.h"
 #include "coord/cluster_view.h"
+#include "group/testing/memory_offsets_log.h"
 #include "metrics/broker_metrics.h"
 
 namespace ferry::admin {
 namespace {
+
+void check(bool ok) {
+  if (!ok) __builtin_trap();
+}
 
 std::shared_ptr<const coord::cluster_view> cluster() {
   coord::cluster_view view;
@@ -51,21 +56,46 @@ std::shared_ptr<const coord::cluster_view> cluster() {
   return std::make_shared<const coord::cluster_view>(std::move(view));
 }
 
+// The groups broker 2 coordinates (every group: one __consumer_offsets partition, led here): "orders-app" with
+// committed offsets of orders 0 and 1, whose high watermarks are 100 and unknown.
+class fixed_watermarks final : public lag::high_watermarks {
+ public:
+  [[nodiscard]] std::optional<offset> high_watermark(const topic_partition& partition) const override {
+    return partition.partition == partition_id{0} ? std::optional(offset{100}) : std::nullopt;
+  }
+};
+
+group::group_coordinator& coordinator() {
+  static group::testing::memory_offsets_log log;
+  static group::group_coordinator groups(group::coordinator_config{.offsets_partitions = 1}, log);
+  static const bool loaded = [] {
+    (void)groups.lead({{0, leader_epoch{1}}});
+    check(groups.load(0, 0).has_value());
+    group::group_coordinator::commit_request commit;
+    for (const std::int32_t p : {0, 1})
+      commit.offsets.push_back({{"orders", partition_id{p}}, {offset{40}, leader_epoch{-1}, "m", 0, std::nullopt}});
+    groups.commit("orders-app", commit, 0, [](const std::vector<std::error_code>&) {});
+    return true;
+  }();
+  (void)loaded;
+  return groups;
+}
+
 const admin_sources& sources() {
   static metrics::broker_metrics metrics;
+  static const fixed_watermarks watermarks;
+  static const lag::consumer_lag lag(coordinator(), watermarks);
   static const admin_sources s{
       .broker_id = 2,
       .view = [view = cluster()] { return view; },
       .partitions = nullptr,
       .metrics = &metrics,
+      .groups = &coordinator(),
+      .lag = &lag,
       .not_ready = [] { return std::vector<std::string>{}; },
       .refresh_metrics = [] { metrics.open_connections().Set(3); },
   };
   return s;
-}
-
-void check(bool ok) {
-  if (!ok) __builtin_trap();
 }
 
 void run(std::string_view input) {

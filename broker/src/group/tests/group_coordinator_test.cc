@@ -2,39 +2,17 @@
 
 #include <gtest/gtest.h>
 
-#include <mutex>
+#include <algorithm>
 
 #include "group/errc.h"
+#include "group/testing/memory_offsets_log.h"
 
 namespace ferry::group {
 namespace {
 
 constexpr std::int64_t now_ms = 1'700'000'000'000;
 
-// __consumer_offsets in memory: writes succeed at once, unless told to fail.
-class memory_log final : public offsets_log {
- public:
-  void append(std::int32_t partition, std::vector<record> records, std::function<void(std::error_code)> done) override {
-    {
-      std::lock_guard lock(mutex_);
-      if (!failure)
-        for (auto& r : records) written[partition].push_back(std::move(r));
-    }
-    done(failure);
-  }
-  result<void> replay(std::int32_t partition, const record_visitor& fn) override {
-    std::lock_guard lock(mutex_);
-    for (const auto& r : written[partition])
-      fn(r.key, r.value ? std::optional<std::span<const std::byte>>(*r.value) : std::nullopt);
-    return success();
-  }
-
-  std::map<std::int32_t, std::vector<record>> written;
-  std::error_code failure;
-
- private:
-  std::mutex mutex_;
-};
+using memory_log = testing::memory_offsets_log;
 
 coordinator_config one_partition() {
   coordinator_config c;
@@ -174,6 +152,35 @@ TEST(group_coordinator, AStableGroupIsReadBackWithItsMembersAndAssignments) {
   EXPECT_EQ(d.value().members[0].member_id, member);
   EXPECT_EQ(d.value().members[0].assignment, std::vector<std::byte>{std::byte{7}});
   EXPECT_FALSE(next->heartbeat("g", member, std::nullopt, 1, now_ms)) << "its members carry on without rejoining";
+}
+
+TEST(group_coordinator, OverviewListsEveryLoadedGroupWithItsCommittedOffsets) {
+  memory_log log;
+  auto c = loaded(log);
+  EXPECT_FALSE(run_commit(*c, "simple", simple_commit({{t0, 10}, {t1, 20}}))[0]);
+  std::optional<join_result> joined;
+  c->join("members", consumer_join(), now_ms, [&](join_result j) { joined = std::move(j); });
+  c->tick(now_ms);
+  ASSERT_TRUE(joined);
+
+  auto groups = c->overview();
+  ASSERT_EQ(groups.size(), 2U);
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.group_id < b.group_id; });
+  EXPECT_EQ(groups[0].group_id, "members");
+  EXPECT_EQ(groups[0].state, group_state::completing_rebalance);
+  EXPECT_EQ(groups[0].members, 1U);
+  EXPECT_EQ(groups[0].protocol_type, "consumer");
+  EXPECT_TRUE(groups[0].protocol.empty()) << "not stable yet";
+  EXPECT_TRUE(groups[0].committed.empty());
+  EXPECT_EQ(groups[1].group_id, "simple");
+  EXPECT_EQ(groups[1].state, group_state::empty);
+  EXPECT_EQ(groups[1].members, 0U);
+  const std::vector<std::pair<topic_partition, offset>> committed{{t0, offset{10}}, {t1, offset{20}}};
+  EXPECT_EQ(groups[1].committed, committed);
+
+  group_coordinator unloaded(one_partition(), log);
+  (void)unloaded.lead({{0, leader_epoch{2}}});
+  EXPECT_TRUE(unloaded.overview().empty()) << "a partition still loading shows nothing";
 }
 
 TEST(group_coordinator, DeletingAGroupLeavesNothingToReadBack) {

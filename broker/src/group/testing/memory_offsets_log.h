@@ -1,0 +1,37 @@
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <system_error>
+#include <vector>
+
+#include "group/group_coordinator.h"
+
+namespace ferry::group::testing {
+
+// __consumer_offsets in memory for tests: writes succeed at once, unless `failure` is set.
+class memory_offsets_log final : public offsets_log {
+ public:
+  void append(std::int32_t partition, std::vector<record> records, std::function<void(std::error_code)> done) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failure)
+        for (auto& r : records) written[partition].push_back(std::move(r));
+    }
+    done(failure);
+  }
+  result<void> replay(std::int32_t partition, const record_visitor& fn) override {
+    std::lock_guard lock(mutex_);
+    for (const auto& r : written[partition])
+      fn(r.key, r.value ? std::optional<std::span<const std::byte>>(*r.value) : std::nullopt);
+    return success();
+  }
+
+  std::map<std::int32_t, std::vector<record>> written;
+  std::error_code failure;
+
+ private:
+  std::mutex mutex_;
+};
+
+}  // namespace ferry::group::testing
