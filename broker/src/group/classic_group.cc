@@ -228,16 +228,16 @@ void classic_group::replace_static_member(const join_request& request, std::int6
   static_members_[*request.group_instance_id] = m.id;
   if (leader_ == old_id) leader_ = m.id;
   if (pending_sync_.erase(old_id) > 0) pending_sync_.insert(m.id);
-  const bool protocols_unchanged = same_protocols(m, request);
   update_member(m, request);
   touch(m, now_ms);
   auto inserted = members_.insert(std::move(node));
   member& replaced = inserted.position->second;
   switch (state_) {
     case group_state::stable:
-      if (protocols_unchanged && protocol_ && select_protocol() == *protocol_) {
+      if (protocol_ && select_protocol() == *protocol_) {
         // KIP-345: a restarted static member gets its assignment back without a rebalance, once the new
-        // member id is stored.
+        // member id is stored; as in Kafka, new metadata alone does not rebalance (a restarted consumer's
+        // subscription no longer names the partitions it owned).
         replaced.awaiting_join = std::move(done);
         stores_.push_back({generation_, snapshot(now_ms)});
         return;

@@ -276,7 +276,8 @@ TEST_F(classic_group_test, ARestartedStaticMemberGetsItsAssignmentBackWithoutARe
   store_all();
   ASSERT_EQ(group_.state(), group_state::stable);
 
-  // The process restarts: same instance id, no member id.
+  // The process restarts: same instance id, no member id, and a subscription that no longer names what it owned.
+  r.protocols[0].metadata = to_bytes("owns nothing yet");
   const auto rejoined = join(r);
   EXPECT_FALSE(rejoined->has_value()) << "the new member id is stored first";
   store_all();
