@@ -8,6 +8,7 @@
 #include "app/session_file.h"
 #include "base/log.h"
 #include "config/dynamic_broker_config.h"
+#include "group/errc.h"
 #include "replication/log_cleaning.h"
 
 namespace ferry::app {
@@ -204,7 +205,12 @@ void broker_app::coordinate_groups(const coord::cluster_view& view) {
   for (const auto p : groups_->lead(led)) {
     // Reading a partition's groups back reads its log: off the listener thread.
     asio::post(blocking_pool_, [this, p] {
-      if (const auto loaded = groups_->load(p, clock_.now_ms()); !loaded)
+      const auto loaded = groups_->load(p, clock_.now_ms());
+      if (loaded) return;
+      if (loaded.error() == group::errc::not_coordinator)
+        FERRY_LOG(info, "group") << "stopped loading the groups of " << group::offsets_topic << "-" << p
+                                 << ": this broker no longer leads it";
+      else
         FERRY_LOG(error, "group") << "cannot load the groups of " << group::offsets_topic << "-" << p << ": "
                                   << loaded.error().message() << " (they stay unavailable until leadership moves)";
     });

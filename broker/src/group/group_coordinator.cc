@@ -152,7 +152,11 @@ result<void> group_coordinator::load(std::int32_t partition, std::int64_t now_ms
           metadata[group->key.group] = std::move(group->value);
         }
       });
-  if (!replayed) return replayed.error();
+  if (!replayed) {
+    // A replica dropped or truncated under the replay because leadership moved on is not a failure to report.
+    std::lock_guard lock(s->mutex);
+    return s->gone ? std::error_code(errc::not_coordinator) : replayed.error();
+  }
 
   std::map<std::string, std::unique_ptr<classic_group>> groups;
   for (auto& [id, value] : metadata) {

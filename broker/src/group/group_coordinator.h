@@ -100,6 +100,7 @@ class group_coordinator {
   // loaded with load(), off the network threads.
   [[nodiscard]] std::vector<std::int32_t> lead(const std::map<std::int32_t, leader_epoch>& led);
   // Reads a partition's groups and offsets back from the log; errors leave it loading until lead() says otherwise.
+  // not_coordinator when lead() gave the partition up meanwhile (nothing to report).
   result<void> load(std::int32_t partition, std::int64_t now_ms);
 
   void join(const std::string& group_id, const join_request& request, std::int64_t now_ms, join_callback done);

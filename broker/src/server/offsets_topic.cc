@@ -65,4 +65,24 @@ topic_admin_result create_offsets_topic(broker_context& broker) {
   return created;
 }
 
+bool offsets_topic_needs_repair(const coord::cluster_view& view) {
+  const auto* topic = view.find_topic(group::offsets_topic);
+  if (topic == nullptr || topic->marked_for_deletion) return false;
+  const auto policy = topic->config.find("cleanup.policy");
+  return policy == topic->config.end() || policy->second != "compact";
+}
+
+result<void> repair_offsets_topic(broker_context& broker) {
+  const auto view = broker.cluster.view();
+  if (!offsets_topic_needs_repair(*view)) return success();
+  auto config = view->find_topic(group::offsets_topic)->config;
+  const auto before = config.contains("cleanup.policy") ? config["cleanup.policy"] : "delete (the default)";
+  config["cleanup.policy"] = "compact";
+  FERRY_TRY(broker.writes.set_topic_config(group::offsets_topic, config));
+  FERRY_LOG(warn, "group") << group::offsets_topic << " had cleanup.policy=" << before
+                           << ", as an ordinary topic created by a client or a tool would: set it to compact, so "
+                              "retention cannot delete committed offsets";
+  return success();
+}
+
 }  // namespace ferry::server

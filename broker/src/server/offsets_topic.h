@@ -30,4 +30,11 @@ struct coordinator_location {
 // enough replicas, offsets.topic.segment.bytes segments. Blocking: call through run_blocking.
 topic_admin_result create_offsets_topic(broker_context& broker);
 
+// A __consumer_offsets without cleanup.policy=compact was created as an ordinary topic (by a client's
+// auto-creation on a broker that allowed it, or by a tool) and would lose committed offsets to retention.
+[[nodiscard]] bool offsets_topic_needs_repair(const coord::cluster_view& view);
+// Sets its cleanup.policy to compact, keeping its other overrides, and says so in the log. Blocking: call through
+// run_blocking.
+result<void> repair_offsets_topic(broker_context& broker);
+
 }  // namespace ferry::server

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <system_error>
@@ -9,7 +10,7 @@
 
 namespace ferry::group::testing {
 
-// __consumer_offsets in memory for tests: writes succeed at once, unless `failure` is set.
+// __consumer_offsets in memory for tests: writes and replays succeed at once, unless told to fail.
 class memory_offsets_log final : public offsets_log {
  public:
   void append(std::int32_t partition, std::vector<record> records, std::function<void(std::error_code)> done) override {
@@ -21,6 +22,8 @@ class memory_offsets_log final : public offsets_log {
     done(failure);
   }
   result<void> replay(std::int32_t partition, const record_visitor& fn) override {
+    if (during_replay) during_replay();
+    if (replay_failure) return replay_failure;
     std::lock_guard lock(mutex_);
     for (const auto& r : written[partition])
       fn(r.key, r.value ? std::optional<std::span<const std::byte>>(*r.value) : std::nullopt);
@@ -28,7 +31,9 @@ class memory_offsets_log final : public offsets_log {
   }
 
   std::map<std::int32_t, std::vector<record>> written;
-  std::error_code failure;
+  std::error_code failure;         // what appends fail with
+  std::error_code replay_failure;  // what replays fail with
+  std::function<void()> during_replay;
 
  private:
   std::mutex mutex_;

@@ -199,6 +199,17 @@ TEST(group_coordinator, DeletingAGroupLeavesNothingToReadBack) {
   EXPECT_TRUE(next->list().groups.empty());
 }
 
+TEST(group_coordinator, ALoadCutShortByLosingLeadershipIsNotCoordinatorNotAFailure) {
+  memory_log log;
+  group_coordinator c(one_partition(), log);
+  ASSERT_EQ(c.lead({{0, leader_epoch{1}}}).size(), 1U);
+  log.replay_failure = std::make_error_code(std::errc::no_such_file_or_directory);  // the replica went away
+  EXPECT_EQ(c.load(0, now_ms).error(), log.replay_failure) << "still led: a real failure";
+
+  log.during_replay = [&] { (void)c.lead({}); };
+  EXPECT_EQ(c.load(0, now_ms).error(), errc::not_coordinator);
+}
+
 TEST(group_coordinator, LosingLeadershipAnswersParkedJoinsWithNotCoordinator) {
   memory_log log;
   auto c = loaded(log);

@@ -1,3 +1,4 @@
+#include "base/log.h"
 #include "server/handlers/handlers.h"
 #include "server/offsets_topic.h"
 
@@ -18,7 +19,9 @@ struct lookup {
 
 // A group's coordinator is the leader of its __consumer_offsets partition. The first lookup of a cluster
 // creates that topic, and answers COORDINATOR_NOT_AVAILABLE (retriable) until its leaders are elected.
-// Transaction coordinators do not exist yet: their lookups get COORDINATOR_NOT_AVAILABLE with a message.
+// A __consumer_offsets created as an ordinary topic gets cleanup.policy=compact on the way (see
+// offsets_topic_needs_repair). Transaction coordinators do not exist yet: their lookups get COORDINATOR_NOT_AVAILABLE
+// with a message.
 awaitable<p::find_coordinator_response> handle_find_coordinator(request_context& ctx,
                                                                 p::find_coordinator_request& request) {
   std::vector<std::string> keys = ctx.version() >= 4 ? request.coordinator_keys : std::vector<std::string>{request.key};
@@ -55,6 +58,14 @@ awaitable<p::find_coordinator_response> handle_find_coordinator(request_context&
         if (l.error == p::error_code::coordinator_not_available)
           l.message =
               "cannot create __consumer_offsets: " + created.message.value_or(std::string(p::name(created.error)));
+  }
+
+  if (offsets_topic_needs_repair(*view)) {
+    auto& broker = ctx.broker;
+    if (const auto repaired = co_await run_blocking(broker, [&broker] { return repair_offsets_topic(broker); });
+        !repaired)
+      FERRY_LOG_LIMITED(error, "group", 10000)
+          << "cannot set cleanup.policy=compact on " << group::offsets_topic << ": " << repaired.error().message();
   }
 
   p::find_coordinator_response response;
