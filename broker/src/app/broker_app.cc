@@ -192,7 +192,7 @@ void broker_app::checkpoint_tick() { partitions_->checkpoint(); }
 // tick runs four times a second, also while descriptors run out, when UBSan's vptr check cannot read vtables.
 void broker_app::isr_tick() { partitions_->update_isrs(*isr_writer_, steady_ms(std::chrono::steady_clock::now())); }
 
-void broker_app::group_tick() { groups_->tick(clock_.now_ms()); }
+void broker_app::group_tick() { groups_->tick(system_clock::wall_ms()); }
 
 void broker_app::coordinate_groups(const coord::cluster_view& view) {
   std::map<std::int32_t, leader_epoch> led;
@@ -205,7 +205,7 @@ void broker_app::coordinate_groups(const coord::cluster_view& view) {
   for (const auto p : groups_->lead(led)) {
     // Reading a partition's groups back reads its log: off the listener thread.
     asio::post(blocking_pool_, [this, p] {
-      const auto loaded = groups_->load(p, clock_.now_ms());
+      const auto loaded = groups_->load(p, system_clock::wall_ms());
       if (loaded) return;
       if (loaded.error() == group::errc::not_coordinator)
         FERRY_LOG(info, "group") << "stopped loading the groups of " << group::offsets_topic << "-" << p
