@@ -3,9 +3,13 @@ per key (the latest) once the cleaner has run, with offsets that only go forward
 through; tombstoned keys disappear after delete.retention.ms; keyless records are refused; __consumer_offsets is
 compacted and stays small under a commit loop.
 """
+import os
+import signal
+import time
+
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import CorruptRecordException, KafkaError
 
 from conftest import started_cluster, wait_until
@@ -134,3 +138,61 @@ def test_the_offsets_topic_stays_small_under_a_commit_loop(compacting):
         consumer.close(autocommit=False)
     wait_until(lambda: len(read_all(compacting.bootstrap, "__consumer_offsets")) < 500, timeout=180, interval=1,
                what="__consumer_offsets to be compacted")
+
+
+def cleaner_leftovers(cluster, topic):
+    """The files of a cleaning pass under way in the partition's directory: new segments being written
+    (*.cleaned) and swaps not completed (*.swap)."""
+    directory = cluster.partition_dir(0, topic, 0)
+    return [n for n in os.listdir(directory) if n.endswith((".cleaned", ".swap"))]
+
+
+def set_compaction_lag(cluster, topic, lag_ms):
+    config = {"cleanup.policy": "compact", "segment.bytes": "65536", "min.cleanable.dirty.ratio": "0.01",
+              "segment.ms": "500", "min.compaction.lag.ms": str(lag_ms)}
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=config)])
+    finally:
+        admin.close()
+
+
+def test_a_broker_killed_while_cleaning_recovers_its_log(compacting):
+    """SIGKILL in the middle of a cleaning pass (its *.cleaned files on disk): the log recovers, every key keeps
+    its latest value, offsets only go forward, and the next passes finish the cleaning. Last in this module: it
+    restarts the broker."""
+    c = compacting
+    topic = "killed-while-cleaning"
+    day_ms = 86_400_000
+    create_compacted(c, topic, min_compaction_lag_ms=day_ms)  # nothing is cleanable until the lag drops
+    killed_mid_pass = False
+    rounds = 0
+    for attempt in range(5):
+        produce_rounds(c.bootstrap, topic, 30, first_round=rounds)
+        rounds += 30
+        set_compaction_lag(c, topic, 0)
+        deadline = time.monotonic() + 60
+        while not cleaner_leftovers(c, topic) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        os.kill(c.pid(0), signal.SIGKILL)
+        c.kill(0)  # forgets the pid and waits for the ports
+        killed_mid_pass = bool(cleaner_leftovers(c, topic))
+        c.start(0)
+        if killed_mid_pass:
+            break
+        set_compaction_lag(c, topic, day_ms)  # the next rounds wait for the next attempt
+    assert killed_mid_pass, f"no kill landed in the middle of a pass in {attempt + 1} attempts"
+    assert not cleaner_leftovers(c, topic), "recovery leaves no half-done pass behind"
+
+    records = read_all(c.bootstrap, topic)
+    offsets = [o for o, _, _ in records]
+    assert offsets == sorted(set(offsets)), "offsets only go forward"
+    latest = {}
+    for _, key, value in records:
+        latest[key] = value
+    assert all(latest[b"key-%d" % k] == b"round-%d" % (rounds - 1) for k in range(KEYS))
+
+    def cleaned():
+        keyed = [k for _, k, _ in read_all(c.bootstrap, topic) if k != b"filler"]
+        return len(keyed) == len(set(keyed)) == KEYS
+    wait_until(cleaned, timeout=180, interval=1, what="cleaning finished after the restart: one record per key")
