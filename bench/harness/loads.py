@@ -1,10 +1,11 @@
 """The load generators and how to read their output.
 
 - librdkafka's rdkafka_performance (Debian's example source, built by bench/run): -P to produce, -C with
-  explicit partitions to consume (the simple consumer: no consumer group, so it runs against Ferry too),
-  -C -l to measure end-to-end latency from the payload's send timestamp.
-- Kafka's own ProducerPerformance, ConsumerPerformance and EndToEndLatency (org.apache.kafka.tools, from
-  the kafka-tools jar of the newest Kafka, the same tool version against every broker).
+  explicit partitions to consume (the simple consumer, no consumer group), -C -l to measure end-to-end
+  latency from the payload's send timestamp.
+- Kafka's own ProducerPerformance, ConsumerPerformance (which subscribes with a consumer group) and
+  EndToEndLatency (org.apache.kafka.tools, from the kafka-tools jar of the newest Kafka, the same tool
+  version against every broker).
 - benchtool paced-produce (bench/tools/benchtool.c, librdkafka): the fixed-rate producer for latency.
 
 MB is 10^6 bytes everywhere in the results (the Java tools print MiB; converted here).
@@ -320,16 +321,14 @@ class Tools:
                 "achieved_rate": sent.get("rate"), "client_cpu_s": round(cpu, 2), "wall_s": round(wall, 2)}
 
     def java_end_to_end(self, bootstrap, topic, size, count, log, timeout):
-        """EndToEndLatency: one record at a time, sent synchronously and polled back (a round trip each).
-        It ends with consumer.commitSync(), which waits out default.api.timeout.ms against a broker without
-        consumer groups; we stop it once it has printed its results."""
-        props = {"default.api.timeout.ms": "5000"}
+        """EndToEndLatency: one record at a time, sent synchronously and polled back (a round trip each); it
+        ends with commitSync() of its consumer's group."""
         argv = java_tool_argv(self.kafka_lib, self.log4j, "org.apache.kafka.tools.EndToEndLatency",
                               "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", str(count),
-                              "--producer-acks", "1", "--record-size", str(size), "--command-config",
-                              self._props(props))
-        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "EndToEndLatency",
-                                              stop_when=lambda o: "Percentiles:" in o)
+                              "--producer-acks", "1", "--record-size", str(size))
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "EndToEndLatency")
+        if code != 0:
+            raise ToolFailed(f"EndToEndLatency exited {code}")
         r = parse_end_to_end(out)
-        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2), exit_code=code)
+        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
         return r

@@ -47,9 +47,8 @@ class Report:
         """None when there are good runs; else what to print instead of a number."""
         if any(r.get("ok") for r in runs):
             return None
-        skipped = [r for r in runs if r.get("skipped")]
-        if skipped:
-            return "n/a¹" if "consumer group" in skipped[0]["skipped"] else "skipped"
+        if any(r.get("skipped") for r in runs):
+            return "n/a"  # the reason is in the Notes
         return "failed" if runs else "–"
 
     def keys(self, kind):
@@ -235,8 +234,8 @@ class Report:
         out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for kind in ("produce", "consume"):
             for row in self.throughput_rows(kind):
-                if row["mbps"][self.ferry.key] is None and row["cells"][self.ferry.key].startswith("n/a"):
-                    continue  # Kafka-only rows (ConsumerPerformance) are in results.md
+                if row["mbps"][self.ferry.key] is None and row["cells"][self.ferry.key] == "n/a":
+                    continue  # rows Ferry cannot run are in results.md
                 cells = [row["cells"][s.key] if row["mbps"][s.key] is None else
                          f"{row['mbps'][s.key]:.{0 if row['mbps'][s.key] >= 10 else 1}f} MB/s" for s in self.systems]
                 ratios = [fmt_ratio(row["mbps"][self.ferry.key], row["mbps"][k.key]) for k in self.kafkas]
@@ -341,10 +340,14 @@ class Report:
                 L.append("  (larger writes run slower here: the machine then hands out memory pages it has not "
                          "touched recently)")
             L.append("")
-        for kind, head in (("produce", "Produce (acks=1)"), ("consume", "Consume (explicit partitions)")):
+        for kind, head, text in (
+                ("produce", "Produce (acks=1)", []),
+                ("consume", "Consume", ["`rdkafka_performance -C` names every partition itself (no group); "
+                                        "ConsumerPerformance subscribes with a consumer group of its own, and its "
+                                        "time excludes the group join.", ""])):
             t = self.throughput_table(kind)
             if t:
-                L += [f"## {head}", "", t, ""]
+                L += [f"## {head}", "", *text, t, ""]
         t = self.latency_table()
         if t:
             L += ["## End-to-end latency", "", t, "",
@@ -402,10 +405,10 @@ class Report:
                 L.append(f"![{title}]({name})")
             L.append("")
         L += ["## Notes", ""]
-        skipped = sorted({(r["tool"], r["skipped"]) for r in self.results if r.get("skipped")})
-        for tool, why in skipped:
-            mark = "¹ " if "consumer group" in why else ""
-            L.append(f"- {mark}{tool}: {why}.")
+        label = {s.key: s.label for s in self.systems}
+        skipped = sorted({(r["tool"], r["system"], r["skipped"]) for r in self.results if r.get("skipped")})
+        for tool, system, why in skipped:
+            L.append(f"- n/a: {tool} on {label.get(system, system)}: {why}.")
         failed = [r for r in self.results if r.get("ok") is False]
         for r in failed:
             L.append(f"- FAILED: {r['kind']} {r['title']} | {r['tool']} | {r['system']} rep {r['rep']}: {r['error']}")
@@ -414,7 +417,6 @@ class Report:
         sp = self.spread()
         if sp:
             worst = sp[-1]
-            label = {s.key: s.label for s in self.systems}
             L.append(f"- Repeatability: over the repetitions of a throughput cell, (max − min) / median is "
                      f"{statistics.median([x for x, _ in sp]) * 100:.0f} % at the median cell and "
                      f"{worst[0] * 100:.0f} % at worst ({worst[1][0]} {worst[1][1]}, {worst[1][2]}, "
