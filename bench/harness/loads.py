@@ -6,7 +6,8 @@
 - Kafka's own ProducerPerformance, ConsumerPerformance (which subscribes with a consumer group) and
   EndToEndLatency (org.apache.kafka.tools, from the kafka-tools jar of the newest Kafka, the same tool
   version against every broker).
-- benchtool paced-produce (bench/tools/benchtool.c, librdkafka): the fixed-rate producer for latency.
+- benchtool (bench/tools/benchtool.c, librdkafka): paced-produce, the fixed-rate producer for latency, and
+  commit-load, group members committing offsets.
 
 MB is 10^6 bytes everywhere in the results (the Java tools print MiB; converted here).
 """
@@ -332,3 +333,15 @@ class Tools:
         r = parse_end_to_end(out)
         r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
         return r
+
+    # --- consumer groups ---------------------------------------------------------------------------------
+    def commit_load(self, bootstrap, topic, groups, members, seconds, warmup_s, log, timeout):
+        """benchtool commit-load: `groups` groups of `members` members (topic has `members` partitions), each
+        member committing an explicit offset synchronously in a loop; the first warmup_s seconds are not
+        counted."""
+        argv = [self.benchtool, "commit-load", "-b", bootstrap, "-t", topic, "-g", str(groups), "-n", str(members),
+                "-s", str(seconds), "-d", str(warmup_s), "-w", str(timeout // 2)]
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "commit-load", progress="benchtool:")
+        r = _benchtool_result(code, out, "benchtool commit-load")
+        return {k: r[k] for k in ("commits", "commits_per_s", "p50_ms", "p99_ms", "p999_ms", "max_ms", "avg_ms",
+                                  "join_s")} | {"client_cpu_s": round(cpu, 2), "wall_s": round(wall, 2)}

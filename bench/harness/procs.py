@@ -247,11 +247,11 @@ def unguard(pid):
         GUARDIAN.remove_pid(pid)
 
 
-def run_tool(argv, log_path, timeout, say=None, what=None, env=None):
+def run_tool(argv, log_path, timeout, say=None, what=None, progress=None, env=None):
     """Runs a load tool to completion (or timeout), its output appended to log_path.
 
-    Returns (returncode, output text, wall seconds, client CPU seconds). A timeout kills it and returns code
-    None.
+    Returns (returncode, output text, wall seconds, client CPU seconds). Lines starting with `progress` (the
+    tool's own progress reports) are also passed to `say`. A timeout kills it and returns code None.
     """
     with open(log_path, "a") as log:
         log.write(f"\n$ {' '.join(argv)}\n")
@@ -267,6 +267,8 @@ def run_tool(argv, log_path, timeout, say=None, what=None, env=None):
             for line in proc.stdout:
                 chunks.append(line)
                 log.write(line)
+                if progress and say and line.startswith(progress):
+                    say(f"      {line.rstrip()}")
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()

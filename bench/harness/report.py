@@ -5,6 +5,23 @@ import statistics
 
 LOWER_IS_BETTER = "lower is better"
 
+# The group scenarios' tables in results.md: (row, metric key, unit, digits).
+COMMIT_ROWS = [
+    ("commits per second, all members together", "commits_per_s", "commits/s", 0),
+    ("commit latency p50", "p50_ms", "ms", 2),
+    ("commit latency p99", "p99_ms", "ms", 2),
+    ("commit latency p99.9", "p999_ms", "ms", 2),
+    ("commit latency mean", "avg_ms", "ms", 2),
+    ("until every member held its partition (joins, untimed)", "join_s", "s", 1),
+    ("broker CPU seconds over the whole run (joins and leaves included)", "broker_cpu_s", "s", 1),
+]
+# Their rows in the summary: (row, kind, tool, metric key, unit, digits); {title} is the scenario's title.
+SUMMARY_GROUP_ROWS = [
+    ("offset commits, {title}", "commits", "benchtool commit-load", "commits_per_s", "commits/s", 0),
+    ("commit latency p50, {title}", "commits", "benchtool commit-load", "p50_ms", "ms", 2),
+    ("commit latency p99, {title}", "commits", "benchtool commit-load", "p99_ms", "ms", 2),
+]
+
 
 def median(values):
     values = [v for v in values if v is not None]
@@ -172,6 +189,24 @@ class Report:
                                           *["" for _ in self.kafkas]]) + " |")
         return "\n".join(out)
 
+    def metric_table(self, kind, rows):
+        """A table of `kind`'s runs with one row per (name, metric key, unit, digits): the median of each system
+        and Ferry / each Kafka. A metric that only some systems report is "–" for the others."""
+        if not self.runs(kind):
+            return ""
+        head = ["", *[s.label for s in self.systems], *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for name, key, unit, digits in rows:
+            vals, cells = {}, []
+            for s in self.systems:
+                runs = self.runs(kind, system=s.key)
+                vals[s.key] = self.med(runs, key, metric=key != "broker_cpu_s")
+                cells.append(f"{fmt_num(vals[s.key], digits)} {unit}".rstrip() if vals[s.key] is not None
+                             else self.cell_status(runs) or "–")
+            ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([name, *cells, *ratios]) + " |")
+        return "\n".join(out)
+
     def restart_table(self):
         keys = self.keys("restart")
         if not keys:
@@ -283,6 +318,15 @@ class Report:
             ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
             out.append("| " + " | ".join([f"{self.title('failover', scenario)}, 3 brokers: s until every partition "
                                           "is led", tool, *cells, *ratios]) + " |")
+        for name, kind, tool, key, unit, digits in SUMMARY_GROUP_ROWS:
+            if not self.runs(kind):
+                continue
+            vals = {s.key: self.med(self.runs(kind, system=s.key), key) for s in self.systems}
+            cells = [f"{fmt_num(vals[s.key], digits)} {unit}" if vals[s.key] is not None else "–"
+                     for s in self.systems]
+            ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([name.format(title=self.title(kind, kind).split(":")[0]), tool, *cells,
+                                          *ratios]) + " |")
         rss = {s.key: median([r.get("broker_peak_rss_mib") for r in self.results
                               if r["system"] == s.key and r.get("ok") and r["kind"] in ("produce", "consume")])
                for s in self.systems}
@@ -387,6 +431,15 @@ class Report:
                   "on its data; measured is the time from the kill until one more record is acknowledged "
                   "(leaders known, log recovered). Lower is better. One run per system, whatever the "
                   "repetitions: the log is large.", "", t, ""]
+        t = self.metric_table("commits", COMMIT_ROWS)
+        if t:
+            L += ["## Offset commits from many group members", "",
+                  f"`benchtool commit-load` with {self.title('commits', 'commits').split(':')[0]}: one librdkafka "
+                  "consumer (and connection) per member, subscribed to a topic with one partition per member of a "
+                  "group, so each member holds one; once every member holds its partition, fetching is paused and "
+                  "each commits its partition's next offset with `rd_kafka_commit(..., async=0)` and waits for the "
+                  "answer before the next. Counted are the commits completed in the measured seconds after a "
+                  "warm-up; any failed commit fails the run.", "", t, ""]
         t = self.resource_table()
         if t:
             L += ["## Broker CPU and memory per run", "",

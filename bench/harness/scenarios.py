@@ -30,6 +30,7 @@ PROFILES = {
         "growth": {"size": 1024, "chunk": 250_000, "chunks": 8},
         "context": {"loopback_s": 3, "pagecache_mib": [256, 2048]},
         "warmup": {"size": 1024, "partitions": 8, "records": 300_000},
+        "commits": {"groups": 10, "members": 10, "seconds": 20, "warmup_s": 2},
         "timeout": 600,
     },
     "quick": {
@@ -40,6 +41,7 @@ PROFILES = {
         "growth": {"size": 1024, "chunk": 2_000, "chunks": 2},
         "context": {"loopback_s": 1, "pagecache_mib": [32]},
         "warmup": {"size": 1024, "partitions": 8, "records": 2_000},
+        "commits": {"groups": 2, "members": 3, "seconds": 2, "warmup_s": 1},
         "timeout": 120,
     },
 }
@@ -107,6 +109,8 @@ class Bench:
             n += nsys
         if self.wants("growth"):
             n += self.profile["growth"]["chunks"] * nsys
+        if self.wants("groups"):
+            n += reps * nsys
         return n
 
     def order(self, rep):
@@ -204,6 +208,8 @@ class Bench:
             self.restart()
         if self.wants("growth"):
             self.growth()
+        if self.wants("groups"):
+            self.groups()
 
     def produce(self, scenarios):
         timeout = self.profile["timeout"]
@@ -387,3 +393,31 @@ class Bench:
                              lambda m: f"{human_rate(m['rec_per_s'])} rec/s, {m['MB_per_s']:.1f} MB/s at "
                                        f"{m['retained_bytes_on_disk'] / 1e6:.0f} MB retained",
                              {"chunk": c, "records": chunk, "size": g["size"], "retained_before": retained_before})
+
+    def groups(self):
+        """The group coordinator: offset commits from many members."""
+        c = self.profile["commits"]
+        members = c["groups"] * c["members"]
+        title_c = f"{members} members in {c['groups']} groups: synchronous commits of explicit offsets"
+        for rep in range(self.profile["reps"]):
+            for system in self.order(rep):
+                extra_c = {"groups": c["groups"], "members": members, "seconds": c["seconds"]}
+                if not system.has_groups:
+                    self.done += 1
+                    if rep == 0:
+                        self.skip("commits", "commits", title_c, "benchtool commit-load", system, NO_GROUPS, extra_c)
+                    continue
+                topic = f"commits-{rep}"
+                log = os.path.join(self.logs, f"{system.key}-{topic}.log")
+
+                def go_c(system=system, topic=topic, log=log):
+                    return self.tools.commit_load(system.bootstrap, topic, c["groups"], c["members"], c["seconds"],
+                                                  c["warmup_s"], log, self.profile["timeout"])
+
+                self.measure("commits", "commits", title_c, "benchtool commit-load", system, rep, go_c,
+                             lambda m: f"{m['commits_per_s']:.0f} commits/s, p50 {m['p50_ms']:.2f} ms, "
+                                       f"p99 {m['p99_ms']:.2f} ms", extra_c,
+                             lambda system=system, topic=topic: self.tools.create_topic(system.bootstrap, topic,
+                                                                                        c["members"]))
+                if system.alive():
+                    self.tools.delete_topic(system.bootstrap, topic)
