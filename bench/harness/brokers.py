@@ -23,8 +23,8 @@ SAME_ON_BOTH = {
 }
 
 # Set the same on every side, unlike both sides' default (3000). The delay holds back the first rebalance of
-# a new group; ConsumerPerformance's timing excludes its join anyway, but the group scenarios form many groups,
-# each of which would wait it out. Kafka's config/server.properties of 3.x sets 0 as well.
+# a new group; ConsumerPerformance's timing excludes its join anyway, but the group scenarios form thousands
+# of groups, each of which would wait it out. Kafka's config/server.properties of 3.x sets 0 as well.
 SAME_FOR_GROUPS = {
     "group.initial.rebalance.delay.ms": "0",
 }

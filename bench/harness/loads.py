@@ -8,6 +8,8 @@
   version against every broker).
 - benchtool (bench/tools/benchtool.c, librdkafka): paced-produce, the fixed-rate producer for latency, and
   commit-load, group members committing offsets.
+- grouptool (bench/tools/grouptool.py, kafka-python's protocol classes): thousands of groups formed with
+  JoinGroup and SyncGroup, and the broker's memory before and after.
 
 MB is 10^6 bytes everywhere in the results (the Java tools print MiB; converted here).
 """
@@ -16,9 +18,12 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 
 from . import procs
+
+GROUPTOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "grouptool.py")
 
 JAVA_TOOL_HEAP = ["-Xmx512M"]  # as kafka-producer-perf-test.sh and kafka-consumer-perf-test.sh
 
@@ -345,3 +350,14 @@ class Tools:
         r = _benchtool_result(code, out, "benchtool commit-load")
         return {k: r[k] for k in ("commits", "commits_per_s", "p50_ms", "p99_ms", "p999_ms", "max_ms", "avg_ms",
                                   "join_s")} | {"client_cpu_s": round(cpu, 2), "wall_s": round(wall, 2)}
+
+    def group_memory(self, bootstrap, pid, prefix, groups, members, lanes, jvm, log, timeout):
+        """grouptool: `groups` groups of `members` members formed; the broker's RSS (and with jvm its live heap)
+        before and after, and the time it took."""
+        argv = [sys.executable, GROUPTOOL, "-b", bootstrap, "-g", str(groups), "-m", str(members), "--prefix", prefix,
+                "--pid", str(pid), "--lanes", str(lanes), *(["--jvm"] if jvm else [])]
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "grouptool", progress="grouptool:")
+        r = _benchtool_result(code, out, "grouptool")
+        r.pop("ok")
+        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
+        return r

@@ -15,11 +15,23 @@ COMMIT_ROWS = [
     ("until every member held its partition (joins, untimed)", "join_s", "s", 1),
     ("broker CPU seconds over the whole run (joins and leaves included)", "broker_cpu_s", "s", 1),
 ]
+GROUP_MEMORY_ROWS = [
+    ("time to form every group", "form_s", "s", 1),
+    ("JoinGroup requests per member (rebalance rounds)", "joins_per_member", "", 2),
+    ("broker RSS before", "rss_before_mib", "MiB", 1),
+    ("broker RSS growth", "rss_growth_mib", "MiB", 1),
+    ("... per member", "rss_bytes_per_member", "B", 0),
+    ("live heap growth after a full GC (JVM only, jmap -histo:live)", "heap_growth_mib", "MiB", 1),
+    ("... per member", "heap_bytes_per_member", "B", 0),
+]
 # Their rows in the summary: (row, kind, tool, metric key, unit, digits); {title} is the scenario's title.
 SUMMARY_GROUP_ROWS = [
     ("offset commits, {title}", "commits", "benchtool commit-load", "commits_per_s", "commits/s", 0),
     ("commit latency p50, {title}", "commits", "benchtool commit-load", "p50_ms", "ms", 2),
     ("commit latency p99, {title}", "commits", "benchtool commit-load", "p99_ms", "ms", 2),
+    ("{title}: time to form them", "group-memory", "grouptool", "form_s", "s", 1),
+    ("{title}: broker RSS growth per member", "group-memory", "grouptool", "rss_bytes_per_member", "B", 0),
+    ("{title}: live heap growth per member (JVM)", "group-memory", "grouptool", "heap_bytes_per_member", "B", 0),
 ]
 
 
@@ -440,6 +452,18 @@ class Report:
                   "each commits its partition's next offset with `rd_kafka_commit(..., async=0)` and waits for the "
                   "answer before the next. Counted are the commits completed in the measured seconds after a "
                   "warm-up; any failed commit fails the run.", "", t, ""]
+        t = self.metric_table("group-memory", GROUP_MEMORY_ROWS)
+        if t:
+            L += ["## Coordinator memory with many groups", "",
+                  f"`bench/tools/grouptool.py` forms {self.title('group-memory', 'group-memory').split(':')[0]}. "
+                  "The members speak JoinGroup v2, SyncGroup v1 and Heartbeat v1 themselves (kafka-python's "
+                  "protocol classes; consumer-protocol metadata for one topic, range assignor, one partition each) "
+                  "with a 30-minute session timeout, so none heartbeats once its group is formed; a group's members "
+                  f"are on different connections, and {self.runs('group-memory')[0]['lanes']} groups form at once. "
+                  "Every group is checked with ListGroups and DescribeGroups (Stable, every member) before the "
+                  "broker's RSS is read (VmRSS, 2 s after the last group formed); Kafka's RSS is mostly its fixed "
+                  "1 GiB heap, so its live heap after a full GC (`jmap -histo:live`) is shown too. The members "
+                  "leave and the groups are deleted afterwards.", "", t, ""]
         t = self.resource_table()
         if t:
             L += ["## Broker CPU and memory per run", "",

@@ -31,6 +31,7 @@ PROFILES = {
         "context": {"loopback_s": 3, "pagecache_mib": [256, 2048]},
         "warmup": {"size": 1024, "partitions": 8, "records": 300_000},
         "commits": {"groups": 10, "members": 10, "seconds": 20, "warmup_s": 2},
+        "group_memory": {"groups": 10_000, "members": 10, "lanes": 10, "timeout": 1800},
         "timeout": 600,
     },
     "quick": {
@@ -42,6 +43,7 @@ PROFILES = {
         "context": {"loopback_s": 1, "pagecache_mib": [32]},
         "warmup": {"size": 1024, "partitions": 8, "records": 2_000},
         "commits": {"groups": 2, "members": 3, "seconds": 2, "warmup_s": 1},
+        "group_memory": {"groups": 20, "members": 3, "lanes": 4, "timeout": 120},
         "timeout": 120,
     },
 }
@@ -110,7 +112,7 @@ class Bench:
         if self.wants("growth"):
             n += self.profile["growth"]["chunks"] * nsys
         if self.wants("groups"):
-            n += reps * nsys
+            n += reps * nsys * 2
         return n
 
     def order(self, rep):
@@ -395,17 +397,20 @@ class Bench:
                              {"chunk": c, "records": chunk, "size": g["size"], "retained_before": retained_before})
 
     def groups(self):
-        """The group coordinator: offset commits from many members."""
-        c = self.profile["commits"]
+        """The group coordinator: offset commits from many members, and the memory that many groups take."""
+        c, g = self.profile["commits"], self.profile["group_memory"]
         members = c["groups"] * c["members"]
         title_c = f"{members} members in {c['groups']} groups: synchronous commits of explicit offsets"
+        title_m = f"{g['groups']:,} groups of {g['members']} members: formed, then the broker's memory"
         for rep in range(self.profile["reps"]):
             for system in self.order(rep):
                 extra_c = {"groups": c["groups"], "members": members, "seconds": c["seconds"]}
+                extra_m = {"groups": g["groups"], "members": g["groups"] * g["members"], "lanes": g["lanes"]}
                 if not system.has_groups:
-                    self.done += 1
+                    self.done += 2
                     if rep == 0:
                         self.skip("commits", "commits", title_c, "benchtool commit-load", system, NO_GROUPS, extra_c)
+                        self.skip("group-memory", "group-memory", title_m, "grouptool", system, NO_GROUPS, extra_m)
                     continue
                 topic = f"commits-{rep}"
                 log = os.path.join(self.logs, f"{system.key}-{topic}.log")
@@ -421,3 +426,16 @@ class Bench:
                                                                                         c["members"]))
                 if system.alive():
                     self.tools.delete_topic(system.bootstrap, topic)
+                prefix = f"members-{rep}"
+                log = os.path.join(self.logs, f"{system.key}-{prefix}.log")
+
+                def go_m(system=system, prefix=prefix, log=log):
+                    return self.tools.group_memory(system.bootstrap, system.meter_pids()[0], prefix, g["groups"],
+                                                   g["members"], g["lanes"], isinstance(system, brokers_mod.Kafka),
+                                                   log, g["timeout"])
+
+                self.measure("group-memory", "group-memory", title_m, "grouptool", system, rep, go_m,
+                             lambda m: f"formed in {m['form_s']:.1f} s, RSS +{m['rss_growth_mib']:.1f} MiB "
+                                       f"({m['rss_bytes_per_member']:.0f} B per member)" +
+                                       (f", live heap +{m['heap_growth_mib']:.1f} MiB" if "heap_growth_mib" in m
+                                        else ""), extra_m)
