@@ -463,7 +463,9 @@ class Report:
                   "Every group is checked with ListGroups and DescribeGroups (Stable, every member) before the "
                   "broker's RSS is read (VmRSS, 2 s after the last group formed); Kafka's RSS is mostly its fixed "
                   "1 GiB heap, so its live heap after a full GC (`jmap -histo:live`) is shown too. The members "
-                  "leave and the groups are deleted afterwards.", "", t, ""]
+                  "leave and the groups are deleted afterwards. One run per system, whatever the repetitions: the "
+                  "memory freed then stays with the broker's allocator (or heap), and a second run would reuse "
+                  "it.", "", t, ""]
         t = self.resource_table()
         if t:
             L += ["## Broker CPU and memory per run", "",
