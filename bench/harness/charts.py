@@ -52,7 +52,7 @@ def draw(report, out_dir):
         else:
             panels = [([r for r in rows if r["tool"] == "rdkafka_performance"], title + ", rdkafka_performance"),
                       ([r for r in rows if r["tool"] != "rdkafka_performance"],
-                       "ConsumerPerformance (Kafka only: it needs consumer groups)")]
+                       "ConsumerPerformance (subscribed with a consumer group)")]
         panels = [p for p in panels if p[0]]
         nrows = max(len(p[0]) for p in panels)
         fig, axes = plt.subplots(len(panels), 1, figsize=(max(8, 1.3 * nrows + 2), 4.2 * len(panels)),
@@ -82,15 +82,14 @@ def draw(report, out_dir):
         made.append(("latency.png", "End-to-end latency"))
 
     prod = [r for r in report.throughput_rows("produce") if any(v is not None for v in r["cpu"].values())]
-    cons = [r for r in report.throughput_rows("consume")
-            if r["tool"] == "rdkafka_performance" and any(v is not None for v in r["cpu"].values())]
+    cons = [r for r in report.throughput_rows("consume") if any(v is not None for v in r["cpu"].values())]
     if prod or cons:
-        panels = [p for p in ((prod, "Broker CPU seconds per produce run (median)", True),
-                              (cons, "Broker CPU seconds per consume run (median, rdkafka_performance)", False)) if p[0]]
+        panels = [p for p in ((prod, "Broker CPU seconds per produce run (median)"),
+                              (cons, "Broker CPU seconds per consume run (median)")) if p[0]]
         fig, axes = plt.subplots(len(panels) + 1, 1, figsize=(max(8, 1.2 * max(len(p[0]) for p in panels) + 2),
                                                                4.2 * (len(panels) + 1)), squeeze=False)
-        for ax, (rows, sub, with_tool) in zip(axes[:, 0], panels):
-            groups = [short(r["scenario"]) + (f"\n{r['tool']}" if with_tool else "") for r in rows]
+        for ax, (rows, sub) in zip(axes[:, 0], panels):
+            groups = [short(r["scenario"]) + f"\n{r['tool']}" for r in rows]
             _bars(ax, groups, series, [r["cpu"] for r in rows], "CPU seconds", sub)
         ax = axes[-1, 0]
         runs = [r for r in report.results if r.get("ok") and r["kind"] in ("produce", "consume")]

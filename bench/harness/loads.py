@@ -1,11 +1,15 @@
 """The load generators and how to read their output.
 
 - librdkafka's rdkafka_performance (Debian's example source, built by bench/run): -P to produce, -C with
-  explicit partitions to consume (the simple consumer: no consumer group, so it runs against Ferry too),
-  -C -l to measure end-to-end latency from the payload's send timestamp.
-- Kafka's own ProducerPerformance, ConsumerPerformance and EndToEndLatency (org.apache.kafka.tools, from
-  the kafka-tools jar of the newest Kafka, the same tool version against every broker).
-- benchtool paced-produce (bench/tools/benchtool.c, librdkafka): the fixed-rate producer for latency.
+  explicit partitions to consume (the simple consumer, no consumer group), -C -l to measure end-to-end
+  latency from the payload's send timestamp.
+- Kafka's own ProducerPerformance, ConsumerPerformance (which subscribes with a consumer group) and
+  EndToEndLatency (org.apache.kafka.tools, from the kafka-tools jar of the newest Kafka, the same tool
+  version against every broker).
+- benchtool (bench/tools/benchtool.c, librdkafka): paced-produce, the fixed-rate producer for latency, and
+  commit-load, group members committing offsets.
+- grouptool (bench/tools/grouptool.py, kafka-python's protocol classes): thousands of groups formed with
+  JoinGroup and SyncGroup, and the broker's memory before and after.
 
 MB is 10^6 bytes everywhere in the results (the Java tools print MiB; converted here).
 """
@@ -14,9 +18,12 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 
 from . import procs
+
+GROUPTOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "grouptool.py")
 
 JAVA_TOOL_HEAP = ["-Xmx512M"]  # as kafka-producer-perf-test.sh and kafka-consumer-perf-test.sh
 
@@ -320,16 +327,37 @@ class Tools:
                 "achieved_rate": sent.get("rate"), "client_cpu_s": round(cpu, 2), "wall_s": round(wall, 2)}
 
     def java_end_to_end(self, bootstrap, topic, size, count, log, timeout):
-        """EndToEndLatency: one record at a time, sent synchronously and polled back (a round trip each).
-        It ends with consumer.commitSync(), which waits out default.api.timeout.ms against a broker without
-        consumer groups; we stop it once it has printed its results."""
-        props = {"default.api.timeout.ms": "5000"}
+        """EndToEndLatency: one record at a time, sent synchronously and polled back (a round trip each); it
+        ends with commitSync() of its consumer's group."""
         argv = java_tool_argv(self.kafka_lib, self.log4j, "org.apache.kafka.tools.EndToEndLatency",
                               "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", str(count),
-                              "--producer-acks", "1", "--record-size", str(size), "--command-config",
-                              self._props(props))
-        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "EndToEndLatency",
-                                              stop_when=lambda o: "Percentiles:" in o)
+                              "--producer-acks", "1", "--record-size", str(size))
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "EndToEndLatency")
+        if code != 0:
+            raise ToolFailed(f"EndToEndLatency exited {code}")
         r = parse_end_to_end(out)
-        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2), exit_code=code)
+        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
+        return r
+
+    # --- consumer groups ---------------------------------------------------------------------------------
+    def commit_load(self, bootstrap, topic, groups, members, seconds, warmup_s, log, timeout):
+        """benchtool commit-load: `groups` groups of `members` members (topic has `members` partitions), each
+        member committing an explicit offset synchronously in a loop; the first warmup_s seconds are not
+        counted."""
+        argv = [self.benchtool, "commit-load", "-b", bootstrap, "-t", topic, "-g", str(groups), "-n", str(members),
+                "-s", str(seconds), "-d", str(warmup_s), "-w", str(timeout // 2)]
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "commit-load", progress="benchtool:")
+        r = _benchtool_result(code, out, "benchtool commit-load")
+        return {k: r[k] for k in ("commits", "commits_per_s", "p50_ms", "p99_ms", "p999_ms", "max_ms", "avg_ms",
+                                  "join_s")} | {"client_cpu_s": round(cpu, 2), "wall_s": round(wall, 2)}
+
+    def group_memory(self, bootstrap, pid, prefix, groups, members, lanes, jvm, log, timeout):
+        """grouptool: `groups` groups of `members` members formed; the broker's RSS (and with jvm its live heap)
+        before and after, and the time it took."""
+        argv = [sys.executable, GROUPTOOL, "-b", bootstrap, "-g", str(groups), "-m", str(members), "--prefix", prefix,
+                "--pid", str(pid), "--lanes", str(lanes), *(["--jvm"] if jvm else [])]
+        code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "grouptool", progress="grouptool:")
+        r = _benchtool_result(code, out, "grouptool")
+        r.pop("ok")
+        r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
         return r

@@ -187,6 +187,13 @@ def machine_facts(data_dir):
     }
 
 
+def build_commit(build_dir):
+    """git_describe of the checkout a build tree was configured from; a tree without a CMake cache (a binary
+    copied aside, say from before a change) cannot tell, and the checkout at hand may be another commit."""
+    source = cmake_cache(build_dir).get("CMAKE_HOME_DIRECTORY")
+    return git_describe(source) if source else "commit unknown"
+
+
 def git_describe(root):
     """The commit Ferry was built from, and whether the broker's sources differ from it."""
     try:

@@ -247,11 +247,11 @@ def unguard(pid):
         GUARDIAN.remove_pid(pid)
 
 
-def run_tool(argv, log_path, timeout, say=None, what=None, stop_when=None, env=None):
+def run_tool(argv, log_path, timeout, say=None, what=None, progress=None, env=None):
     """Runs a load tool to completion (or timeout), its output appended to log_path.
 
-    Returns (returncode, output text, wall seconds, client CPU seconds). `stop_when(output)` may end a
-    tool early once it has printed what we need (SIGTERM). A timeout kills it and returns code None.
+    Returns (returncode, output text, wall seconds, client CPU seconds). Lines starting with `progress` (the
+    tool's own progress reports) are also passed to `say`. A timeout kills it and returns code None.
     """
     with open(log_path, "a") as log:
         log.write(f"\n$ {' '.join(argv)}\n")
@@ -262,15 +262,13 @@ def run_tool(argv, log_path, timeout, say=None, what=None, stop_when=None, env=N
                                 text=True, errors="replace", env=env, start_new_session=True)
         guard(proc.pid, argv)
         chunks = []
-        stopped = threading.Event()
 
         def pump():
             for line in proc.stdout:
                 chunks.append(line)
                 log.write(line)
-                if stop_when and not stopped.is_set() and stop_when("".join(chunks)):
-                    stopped.set()
-                    threading.Timer(3.0, lambda: proc.poll() is None and proc.terminate()).start()
+                if progress and say and line.startswith(progress):
+                    say(f"      {line.rstrip()}")
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
@@ -295,8 +293,6 @@ def run_tool(argv, log_path, timeout, say=None, what=None, stop_when=None, env=N
         reader.join(10)
         wall = time.monotonic() - t0
         cpu = children_cpu_seconds() - cpu0
-        if stopped.is_set() and code is not None and code != 0:
-            code = 0  # we ended it on purpose after it printed its results
         return code, "".join(chunks), wall, cpu
 
 

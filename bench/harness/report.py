@@ -6,6 +6,43 @@ import statistics
 LOWER_IS_BETTER = "lower is better"
 
 
+def memory_per_member(metrics):
+    """What a group member costs the broker: on a JVM the live heap growth (its RSS is mostly the fixed heap,
+    touched or not), else the RSS growth."""
+    return metrics.get("heap_bytes_per_member", metrics.get("rss_bytes_per_member"))
+
+
+# The group scenarios' tables in results.md: (row, metric key or function of the metrics, unit, digits).
+COMMIT_ROWS = [
+    ("commits per second, all members together", "commits_per_s", "commits/s", 0),
+    ("commit latency p50", "p50_ms", "ms", 2),
+    ("commit latency p99", "p99_ms", "ms", 2),
+    ("commit latency p99.9", "p999_ms", "ms", 2),
+    ("commit latency mean", "avg_ms", "ms", 2),
+    ("until every member held its partition (joins, untimed)", "join_s", "s", 1),
+    ("broker CPU seconds over the whole run (joins and leaves included)", "broker_cpu_s", "s", 1),
+]
+GROUP_MEMORY_ROWS = [
+    ("time to form every group", "form_s", "s", 1),
+    ("JoinGroup requests per member (rebalance rounds)", "joins_per_member", "", 2),
+    ("broker RSS before", "rss_before_mib", "MiB", 1),
+    ("broker RSS growth", "rss_growth_mib", "MiB", 1),
+    ("... per member", "rss_bytes_per_member", "B", 0),
+    ("live heap growth after a full GC (JVM only, jmap -histo:live)", "heap_growth_mib", "MiB", 1),
+    ("... per member", "heap_bytes_per_member", "B", 0),
+    ("memory per member: RSS growth, on a JVM live heap growth", memory_per_member, "B", 0),
+]
+# Their rows in the summary: (row, kind, tool, metric, unit, digits); {title} is the scenario's title.
+SUMMARY_GROUP_ROWS = [
+    ("offset commits, {title}", "commits", "benchtool commit-load", "commits_per_s", "commits/s", 0),
+    ("commit latency p50, {title}", "commits", "benchtool commit-load", "p50_ms", "ms", 2),
+    ("commit latency p99, {title}", "commits", "benchtool commit-load", "p99_ms", "ms", 2),
+    ("{title}: time to form them", "group-memory", "grouptool", "form_s", "s", 1),
+    ("{title}: memory per member (RSS growth; Kafka: live heap growth)", "group-memory", "grouptool",
+     memory_per_member, "B", 0),
+]
+
+
 def median(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -40,16 +77,18 @@ class Report:
                 and (tool is None or r["tool"] == tool) and (system is None or r["system"] == system)]
 
     def med(self, runs, key, metric=True):
+        """The median of a metric (a key, or a function of the metrics) over the good runs; metric=False: of a
+        key of the run itself (broker CPU, RSS)."""
         ok = [r for r in runs if r.get("ok")]
-        return median([(r["metrics"].get(key) if metric else r.get(key)) for r in ok])
+        return median([(key(r["metrics"]) if callable(key) else r["metrics"].get(key)) if metric else r.get(key)
+                       for r in ok])
 
     def cell_status(self, runs):
         """None when there are good runs; else what to print instead of a number."""
         if any(r.get("ok") for r in runs):
             return None
-        skipped = [r for r in runs if r.get("skipped")]
-        if skipped:
-            return "n/a¹" if "consumer group" in skipped[0]["skipped"] else "skipped"
+        if any(r.get("skipped") for r in runs):
+            return "n/a"  # the reason is in the Notes
         return "failed" if runs else "–"
 
     def keys(self, kind):
@@ -173,6 +212,24 @@ class Report:
                                           *["" for _ in self.kafkas]]) + " |")
         return "\n".join(out)
 
+    def metric_table(self, kind, rows):
+        """A table of `kind`'s runs with one row per (name, metric key, unit, digits): the median of each system
+        and Ferry / each Kafka. A metric that only some systems report is "–" for the others."""
+        if not self.runs(kind):
+            return ""
+        head = ["", *[s.label for s in self.systems], *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for name, key, unit, digits in rows:
+            vals, cells = {}, []
+            for s in self.systems:
+                runs = self.runs(kind, system=s.key)
+                vals[s.key] = self.med(runs, key, metric=key != "broker_cpu_s")
+                cells.append(f"{fmt_num(vals[s.key], digits)} {unit}".rstrip() if vals[s.key] is not None
+                             else self.cell_status(runs) or "–")
+            ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([name, *cells, *ratios]) + " |")
+        return "\n".join(out)
+
     def restart_table(self):
         keys = self.keys("restart")
         if not keys:
@@ -235,8 +292,8 @@ class Report:
         out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for kind in ("produce", "consume"):
             for row in self.throughput_rows(kind):
-                if row["mbps"][self.ferry.key] is None and row["cells"][self.ferry.key].startswith("n/a"):
-                    continue  # Kafka-only rows (ConsumerPerformance) are in results.md
+                if row["mbps"][self.ferry.key] is None and row["cells"][self.ferry.key] == "n/a":
+                    continue  # rows Ferry cannot run are in results.md
                 cells = [row["cells"][s.key] if row["mbps"][s.key] is None else
                          f"{row['mbps'][s.key]:.{0 if row['mbps'][s.key] >= 10 else 1}f} MB/s" for s in self.systems]
                 ratios = [fmt_ratio(row["mbps"][self.ferry.key], row["mbps"][k.key]) for k in self.kafkas]
@@ -284,6 +341,15 @@ class Report:
             ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
             out.append("| " + " | ".join([f"{self.title('failover', scenario)}, 3 brokers: s until every partition "
                                           "is led", tool, *cells, *ratios]) + " |")
+        for name, kind, tool, key, unit, digits in SUMMARY_GROUP_ROWS:
+            if not self.runs(kind):
+                continue
+            vals = {s.key: self.med(self.runs(kind, system=s.key), key) for s in self.systems}
+            cells = [f"{fmt_num(vals[s.key], digits)} {unit}" if vals[s.key] is not None else "–"
+                     for s in self.systems]
+            ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([name.format(title=self.title(kind, kind).split(":")[0]), tool, *cells,
+                                          *ratios]) + " |")
         rss = {s.key: median([r.get("broker_peak_rss_mib") for r in self.results
                               if r["system"] == s.key and r.get("ok") and r["kind"] in ("produce", "consume")])
                for s in self.systems}
@@ -341,10 +407,14 @@ class Report:
                 L.append("  (larger writes run slower here: the machine then hands out memory pages it has not "
                          "touched recently)")
             L.append("")
-        for kind, head in (("produce", "Produce (acks=1)"), ("consume", "Consume (explicit partitions)")):
+        for kind, head, text in (
+                ("produce", "Produce (acks=1)", []),
+                ("consume", "Consume", ["`rdkafka_performance -C` names every partition itself (no group); "
+                                        "ConsumerPerformance subscribes with a consumer group of its own, and its "
+                                        "time excludes the group join.", ""])):
             t = self.throughput_table(kind)
             if t:
-                L += [f"## {head}", "", t, ""]
+                L += [f"## {head}", "", *text, t, ""]
         t = self.latency_table()
         if t:
             L += ["## End-to-end latency", "", t, "",
@@ -384,6 +454,29 @@ class Report:
                   "on its data; measured is the time from the kill until one more record is acknowledged "
                   "(leaders known, log recovered). Lower is better. One run per system, whatever the "
                   "repetitions: the log is large.", "", t, ""]
+        t = self.metric_table("commits", COMMIT_ROWS)
+        if t:
+            L += ["## Offset commits from many group members", "",
+                  f"`benchtool commit-load` with {self.title('commits', 'commits').split(':')[0]}: one librdkafka "
+                  "consumer (and connection) per member, subscribed to a topic with one partition per member of a "
+                  "group, so each member holds one; once every member holds its partition, fetching is paused and "
+                  "each commits its partition's next offset with `rd_kafka_commit(..., async=0)` and waits for the "
+                  "answer before the next. Counted are the commits completed in the measured seconds after a "
+                  "warm-up; any failed commit fails the run.", "", t, ""]
+        t = self.metric_table("group-memory", GROUP_MEMORY_ROWS)
+        if t:
+            L += ["## Coordinator memory with many groups", "",
+                  f"`bench/tools/grouptool.py` forms {self.title('group-memory', 'group-memory').split(':')[0]}. "
+                  "The members speak JoinGroup v2, SyncGroup v1 and Heartbeat v1 themselves (kafka-python's "
+                  "protocol classes; consumer-protocol metadata for one topic, range assignor, one partition each) "
+                  "with a 30-minute session timeout, so none heartbeats once its group is formed; a group's members "
+                  f"are on different connections, and {self.runs('group-memory')[0]['lanes']} groups form at once. "
+                  "Every group is checked with ListGroups and DescribeGroups (Stable, every member) before the "
+                  "broker's RSS is read (VmRSS, 2 s after the last group formed); Kafka's RSS is mostly its fixed "
+                  "1 GiB heap, so its live heap after a full GC (`jmap -histo:live`) is shown too. The members "
+                  "leave and the groups are deleted afterwards. One run per system, whatever the repetitions: the "
+                  "memory freed then stays with the broker's allocator (or heap), and a second run would reuse "
+                  "it.", "", t, ""]
         t = self.resource_table()
         if t:
             L += ["## Broker CPU and memory per run", "",
@@ -402,10 +495,10 @@ class Report:
                 L.append(f"![{title}]({name})")
             L.append("")
         L += ["## Notes", ""]
-        skipped = sorted({(r["tool"], r["skipped"]) for r in self.results if r.get("skipped")})
-        for tool, why in skipped:
-            mark = "¹ " if "consumer group" in why else ""
-            L.append(f"- {mark}{tool}: {why}.")
+        label = {s.key: s.label for s in self.systems}
+        skipped = sorted({(r["tool"], r["system"], r["skipped"]) for r in self.results if r.get("skipped")})
+        for tool, system, why in skipped:
+            L.append(f"- n/a: {tool} on {label.get(system, system)}: {why}.")
         failed = [r for r in self.results if r.get("ok") is False]
         for r in failed:
             L.append(f"- FAILED: {r['kind']} {r['title']} | {r['tool']} | {r['system']} rep {r['rep']}: {r['error']}")
@@ -414,7 +507,6 @@ class Report:
         sp = self.spread()
         if sp:
             worst = sp[-1]
-            label = {s.key: s.label for s in self.systems}
             L.append(f"- Repeatability: over the repetitions of a throughput cell, (max − min) / median is "
                      f"{statistics.median([x for x, _ in sp]) * 100:.0f} % at the median cell and "
                      f"{worst[0] * 100:.0f} % at worst ({worst[1][0]} {worst[1][1]}, {worst[1][2]}, "

@@ -30,6 +30,8 @@ PROFILES = {
         "growth": {"size": 1024, "chunk": 250_000, "chunks": 8},
         "context": {"loopback_s": 3, "pagecache_mib": [256, 2048]},
         "warmup": {"size": 1024, "partitions": 8, "records": 300_000},
+        "commits": {"groups": 10, "members": 10, "seconds": 20, "warmup_s": 2},
+        "group_memory": {"groups": 10_000, "members": 10, "lanes": 10, "timeout": 1800},
         "timeout": 600,
     },
     "quick": {
@@ -40,6 +42,8 @@ PROFILES = {
         "growth": {"size": 1024, "chunk": 2_000, "chunks": 2},
         "context": {"loopback_s": 1, "pagecache_mib": [32]},
         "warmup": {"size": 1024, "partitions": 8, "records": 2_000},
+        "commits": {"groups": 2, "members": 3, "seconds": 2, "warmup_s": 1},
+        "group_memory": {"groups": 20, "members": 3, "lanes": 4, "timeout": 120},
         "timeout": 120,
     },
 }
@@ -48,7 +52,7 @@ PROFILES = {
 # a roll, with its segment seal, every quarter second), set as topic configs so every system gets the same.
 FLUSH_TOPIC_CONFIGS = {"flush.ms": "1000", "segment.bytes": "1048576"}
 
-NO_GROUPS = "ConsumerPerformance joins a consumer group (subscribe); Ferry has no consumer groups yet"
+NO_GROUPS = "this build has no consumer groups (its broker refused group.initial.rebalance.delay.ms)"
 
 
 def human_rate(r):
@@ -107,6 +111,8 @@ class Bench:
             n += nsys
         if self.wants("growth"):
             n += self.profile["growth"]["chunks"] * nsys
+        if self.wants("groups"):
+            n += reps * nsys + nsys
         return n
 
     def order(self, rep):
@@ -204,6 +210,9 @@ class Bench:
             self.restart()
         if self.wants("growth"):
             self.growth()
+        if self.wants("groups"):
+            self.commits()
+            self.group_memory()
 
     def produce(self, scenarios):
         timeout = self.profile["timeout"]
@@ -250,7 +259,7 @@ class Bench:
                                      "partitions": sc["partitions"],
                                      "cache": mode}
                             src = self.consume_sources.get((sc["id"], system.key))
-                            if tool == "ConsumerPerformance" and isinstance(system, brokers_mod.Ferry):
+                            if tool == "ConsumerPerformance" and not system.has_groups:
                                 self.done += 1
                                 if rep == 0:
                                     self.skip("consume", sid, title, tool, system, NO_GROUPS, extra)
@@ -293,6 +302,12 @@ class Bench:
                              lambda system=system, topic=topic: self.tools.create_topic(system.bootstrap, topic, 1))
                 topic = f"lat-java-{rep}"
                 log = os.path.join(self.logs, f"{system.key}-{topic}.log")
+                extra = {"records": lp["e2e_count"], "size": lp["size"]}
+                if not system.has_groups:  # EndToEndLatency ends with commitSync()
+                    self.done += 1
+                    if rep == 0:
+                        self.skip("latency", "lat-e2e", title_j, "EndToEndLatency", system, NO_GROUPS, extra)
+                    continue
 
                 def go_j(system=system, topic=topic, log=log):
                     return self.tools.java_end_to_end(system.bootstrap, topic, lp["size"], lp["e2e_count"], log,
@@ -300,7 +315,7 @@ class Bench:
 
                 self.measure("latency", "lat-e2e", title_j, "EndToEndLatency", system, rep, go_j,
                              lambda m: f"avg {m['avg_ms']:.2f} ms, p50 {m['p50_ms']:.0f} ms, p99 {m['p99_ms']:.0f} ms, "
-                                       f"p99.9 {m['p999_ms']:.0f} ms", {"records": lp["e2e_count"], "size": lp["size"]},
+                                       f"p99.9 {m['p999_ms']:.0f} ms", extra,
                              lambda system=system, topic=topic: self.tools.create_topic(system.bootstrap, topic, 1))
 
     def flush_latency(self):
@@ -381,3 +396,56 @@ class Bench:
                              lambda m: f"{human_rate(m['rec_per_s'])} rec/s, {m['MB_per_s']:.1f} MB/s at "
                                        f"{m['retained_bytes_on_disk'] / 1e6:.0f} MB retained",
                              {"chunk": c, "records": chunk, "size": g["size"], "retained_before": retained_before})
+
+    def commits(self):
+        """Offset commits from many group members at once."""
+        c = self.profile["commits"]
+        members = c["groups"] * c["members"]
+        title = f"{members} members in {c['groups']} groups: synchronous commits of explicit offsets"
+        for rep in range(self.profile["reps"]):
+            for system in self.order(rep):
+                extra = {"groups": c["groups"], "members": members, "seconds": c["seconds"]}
+                if not system.has_groups:
+                    self.done += 1
+                    if rep == 0:
+                        self.skip("commits", "commits", title, "benchtool commit-load", system, NO_GROUPS, extra)
+                    continue
+                topic = f"commits-{rep}"
+                log = os.path.join(self.logs, f"{system.key}-{topic}.log")
+
+                def go(system=system, topic=topic, log=log):
+                    return self.tools.commit_load(system.bootstrap, topic, c["groups"], c["members"], c["seconds"],
+                                                  c["warmup_s"], log, self.profile["timeout"])
+
+                self.measure("commits", "commits", title, "benchtool commit-load", system, rep, go,
+                             lambda m: f"{m['commits_per_s']:.0f} commits/s, p50 {m['p50_ms']:.2f} ms, "
+                                       f"p99 {m['p99_ms']:.2f} ms", extra,
+                             lambda system=system, topic=topic: self.tools.create_topic(system.bootstrap, topic,
+                                                                                        c["members"]))
+                if system.alive():
+                    self.tools.delete_topic(system.bootstrap, topic)
+
+    def group_memory(self):
+        """The coordinator's memory with many groups. Once per system, whatever the repetitions: the memory the
+        groups took stays with the broker's allocator once they are gone (Ferry's malloc keeps it for reuse, a
+        JVM keeps its heap), so a second run on the same broker would grow it less."""
+        g = self.profile["group_memory"]
+        title = f"{g['groups']:,} groups of {g['members']} members: formed, then the broker's memory"
+        for system in self.systems:
+            extra = {"groups": g["groups"], "members": g["groups"] * g["members"], "lanes": g["lanes"]}
+            if not system.has_groups:
+                self.done += 1
+                self.skip("group-memory", "group-memory", title, "grouptool", system, NO_GROUPS, extra)
+                continue
+            log = os.path.join(self.logs, f"{system.key}-group-memory.log")
+
+            def go(system=system, log=log):
+                return self.tools.group_memory(system.bootstrap, system.meter_pids()[0], "members", g["groups"],
+                                               g["members"], g["lanes"], isinstance(system, brokers_mod.Kafka), log,
+                                               g["timeout"])
+
+            self.measure("group-memory", "group-memory", title, "grouptool", system, 0, go,
+                         lambda m: f"formed in {m['form_s']:.1f} s, RSS +{m['rss_growth_mib']:.1f} MiB "
+                                   f"({m['rss_bytes_per_member']:.0f} B per member)" +
+                                   (f", live heap +{m['heap_growth_mib']:.1f} MiB" if "heap_growth_mib" in m else ""),
+                         extra)

@@ -18,6 +18,12 @@
  *       each led by a broker the metadata lists, other than DEAD_ID; with -i also each with its whole
  *       replica set in sync. Prints the CLOCK_MONOTONIC time it first held ("at") and how many partitions
  *       each broker led at the first answer and at the end
+ *   benchtool commit-load -b BROKERS -t TOPIC -g GROUPS -n MEMBERS -s SECONDS [-d WARMUP_SECONDS] [-w SECONDS]
+ *       GROUPS consumer groups TOPIC-0 .. TOPIC-<GROUPS-1> of MEMBERS consumers each (one librdkafka client and
+ *       thread per member), subscribed to TOPIC, which has MEMBERS partitions; once every member holds one
+ *       partition, fetching is paused and each member commits an explicit offset of its partition (one more
+ *       each time) synchronously in a loop. Prints the commits completed per second over all members and the
+ *       commit latency percentiles of the SECONDS after WARMUP_SECONDS (default 2); any failed commit fails it
  *   benchtool controller -z ZOOKEEPER[/CHROOT]
  *       the broker id in the /controller znode (Kafka's and Ferry's ZooKeeper layout)
  *   benchtool loopback -s SECONDS
@@ -62,6 +68,8 @@ static long mib = 256;
 static long drop = 0;
 static int replication_factor = 1;
 static int topic_count = 0; /* 0: the one topic TOPIC; else TOPIC-0 .. TOPIC-<topic_count-1> */
+static int group_count = 1;
+static int members_per_group = 1;
 static const char *acks = "1";
 static int dead_broker = -1;
 static int want_in_sync = 0;
@@ -417,6 +425,153 @@ static int cmd_paced_produce(void) {
   return delivered_err ? 1 : 0;
 }
 
+/* commit-load: one librdkafka consumer and one thread per member, as members in processes of their own would
+ * each have their own client and connections. */
+enum { JOINING, COMMITTING, STOPPING };
+static int commit_phase = JOINING;
+static int members_assigned = 0;
+static double window_start, window_end;
+
+struct member {
+  rd_kafka_t *rk;
+  pthread_t thread;
+  int32_t partition;
+  double *latency_ms; /* of the commits completed in the measured window */
+  long samples, capacity;
+  long failed;
+  rd_kafka_resp_err_t first_error;
+};
+
+static rd_kafka_t *subscribed_consumer(const char *group_id) {
+  char err[512];
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err) != RD_KAFKA_CONF_OK) fail("conf", err);
+  rd_kafka_conf_set(conf, "group.id", group_id, err, sizeof err);
+  rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
+  rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
+  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+  if (!rk) fail("rd_kafka_new", err);
+  rd_kafka_poll_set_consumer(rk);
+  rd_kafka_topic_partition_list_t *subscription = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(subscription, topic, RD_KAFKA_PARTITION_UA);
+  rd_kafka_resp_err_t e = rd_kafka_subscribe(rk, subscription);
+  if (e) fail("subscribe", rd_kafka_err2str(e));
+  rd_kafka_topic_partition_list_destroy(subscription);
+  return rk;
+}
+
+/* Whether the member holds exactly one partition; sets m->partition to it. */
+static int holds_one_partition(struct member *m) {
+  rd_kafka_topic_partition_list_t *assignment = NULL;
+  int one = !rd_kafka_assignment(m->rk, &assignment) && assignment->cnt == 1;
+  if (one) m->partition = assignment->elems[0].partition;
+  if (assignment) rd_kafka_topic_partition_list_destroy(assignment);
+  return one;
+}
+
+static void *run_member(void *arg) {
+  struct member *m = arg;
+  int counted = 0;
+  /* Serve the group's rebalances (librdkafka assigns on poll) until every member holds its partition. */
+  while (__atomic_load_n(&commit_phase, __ATOMIC_ACQUIRE) == JOINING) {
+    rd_kafka_message_t *msg = rd_kafka_consumer_poll(m->rk, 100);
+    if (msg) rd_kafka_message_destroy(msg);
+    int one = holds_one_partition(m);
+    if (one != counted) __atomic_add_fetch(&members_assigned, one ? 1 : -1, __ATOMIC_RELEASE);
+    counted = one;
+  }
+  rd_kafka_topic_partition_list_t *offsets = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(offsets, topic, m->partition);
+  rd_kafka_pause_partitions(m->rk, offsets); /* only commits (and heartbeats) load the broker */
+  for (int64_t next = 1; __atomic_load_n(&commit_phase, __ATOMIC_ACQUIRE) == COMMITTING; next++) {
+    tp->offset = next;
+    double t0 = mono_now();
+    rd_kafka_resp_err_t e = rd_kafka_commit(m->rk, offsets, 0);
+    double t1 = mono_now();
+    if (e) {
+      if (!m->failed++) m->first_error = e;
+    } else if (t1 >= window_start && t1 <= window_end) {
+      if (m->samples == m->capacity) {
+        m->capacity = m->capacity ? m->capacity * 2 : 4096;
+        m->latency_ms = realloc(m->latency_ms, sizeof(double) * (size_t)m->capacity);
+      }
+      m->latency_ms[m->samples++] = (t1 - t0) * 1e3;
+    }
+    rd_kafka_message_t *msg = rd_kafka_consumer_poll(m->rk, 0); /* events, and max.poll.interval.ms */
+    if (msg) rd_kafka_message_destroy(msg);
+  }
+  rd_kafka_topic_partition_list_destroy(offsets);
+  rd_kafka_consumer_close(m->rk);
+  rd_kafka_destroy(m->rk);
+  return NULL;
+}
+
+static int cmd_commit_load(void) {
+  int total = group_count * members_per_group;
+  struct member *members = calloc((size_t)total, sizeof *members);
+  double t0 = mono_now();
+  for (int i = 0; i < total; i++) {
+    char group_id[512];
+    snprintf(group_id, sizeof group_id, "%s-%d", topic, i / members_per_group);
+    members[i].rk = subscribed_consumer(group_id);
+    pthread_create(&members[i].thread, NULL, run_member, &members[i]);
+  }
+  /* Every member holding one partition means every group has all its members in its latest generation; it
+   * has to hold for a second, so that no rebalance is still on its way. */
+  double deadline = t0 + wait_s, all_since = 0, last_report = t0;
+  for (;;) {
+    int assigned = __atomic_load_n(&members_assigned, __ATOMIC_ACQUIRE);
+    double now = mono_now();
+    if (assigned < total) all_since = 0;
+    else if (!all_since) all_since = now;
+    if (all_since && now - all_since >= 1.0) break;
+    if (now > deadline) {
+      char detail[128];
+      snprintf(detail, sizeof detail, "only %d of %d members hold a partition after %d s", assigned, total, wait_s);
+      fail("commit-load", detail);
+    }
+    if (now - last_report >= 2.0) {
+      fprintf(stderr, "benchtool: %d of %d members hold their partition\n", assigned, total);
+      last_report = now;
+    }
+    usleep(50000);
+  }
+  double join_s = mono_now() - t0;
+  fprintf(stderr, "benchtool: %d groups of %d members formed in %.1f s; committing for %ld + %d s\n", group_count,
+          members_per_group, join_s, drop, seconds);
+  window_start = mono_now() + (double)drop;
+  window_end = window_start + seconds;
+  __atomic_store_n(&commit_phase, COMMITTING, __ATOMIC_RELEASE);
+  while (mono_now() < window_end + 0.2) usleep(100000);
+  __atomic_store_n(&commit_phase, STOPPING, __ATOMIC_RELEASE);
+  long samples = 0, failed = 0;
+  rd_kafka_resp_err_t first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  for (int i = 0; i < total; i++) {
+    pthread_join(members[i].thread, NULL);
+    samples += members[i].samples;
+    failed += members[i].failed;
+    if (!first_error) first_error = members[i].first_error;
+  }
+  double *latency = malloc(sizeof(double) * (size_t)(samples ? samples : 1));
+  double sum = 0;
+  long n = 0;
+  for (int i = 0; i < total; i++) {
+    for (long j = 0; j < members[i].samples; j++) sum += latency[n++] = members[i].latency_ms[j];
+    free(members[i].latency_ms);
+  }
+  qsort(latency, (size_t)n, sizeof(double), by_value);
+  printf("{\"ok\": %s, \"error\": \"%s\", \"groups\": %d, \"members\": %d, \"join_s\": %.3f, \"seconds\": %d, "
+         "\"commits\": %ld, \"commits_per_s\": %.1f, \"failed\": %ld, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
+         "\"p999_ms\": %.3f, \"max_ms\": %.3f, \"avg_ms\": %.3f}\n",
+         failed || !n ? "false" : "true",
+         failed ? rd_kafka_err2name(first_error) : n ? "" : "no commit completed", group_count, total, join_s,
+         seconds, n, (double)n / seconds, failed, quantile(latency, n, 0.50), quantile(latency, n, 0.99),
+         quantile(latency, n, 0.999), n ? latency[n - 1] : 0, n ? sum / (double)n : 0);
+  free(latency);
+  free(members);
+  return failed || !n ? 1 : 0;
+}
+
 static volatile int loop_run = 1;
 static long long loop_received = 0;
 static void *loop_reader(void *arg) {
@@ -477,13 +632,14 @@ static int cmd_pagecache_write(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: benchtool ready|create-topic|delete-topic|paced-produce|leaders|controller|loopback|pagecache-write ...\n");
+    fprintf(stderr, "usage: benchtool ready|create-topic|delete-topic|paced-produce|commit-load|leaders|controller|"
+                    "loopback|pagecache-write ...\n");
     return 2;
   }
   const char *cmd = argv[1];
   int opt;
   optind = 2;
-  while ((opt = getopt(argc, argv, "b:t:p:w:s:r:n:f:m:c:d:R:T:a:x:iz:")) != -1) {
+  while ((opt = getopt(argc, argv, "b:t:p:w:s:r:n:f:m:c:d:R:T:a:x:iz:g:")) != -1) {
     switch (opt) {
       case 'b': brokers = optarg; break;
       case 't': topic = optarg; break;
@@ -491,7 +647,7 @@ int main(int argc, char **argv) {
       case 'w': wait_s = atoi(optarg); break;
       case 's': size = seconds = atoi(optarg); break;
       case 'r': rate = atof(optarg); break;
-      case 'n': count = atol(optarg); break;
+      case 'n': count = atol(optarg), members_per_group = atoi(optarg); break;
       case 'f': file = optarg; break;
       case 'm': mib = atol(optarg); break;
       case 'c':
@@ -505,6 +661,7 @@ int main(int argc, char **argv) {
       case 'x': dead_broker = atoi(optarg); break;
       case 'i': want_in_sync = 1; break;
       case 'z': zookeeper = optarg; break;
+      case 'g': group_count = atoi(optarg); break;
       default: return 2;
     }
   }
@@ -521,6 +678,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "create-topic")) return cmd_create_topic();
   if (!strcmp(cmd, "delete-topic")) return cmd_delete_topic();
   if (!strcmp(cmd, "paced-produce")) return cmd_paced_produce();
+  if (!strcmp(cmd, "commit-load")) return cmd_commit_load();
   fail("usage", "unknown command");
   return 2;
 }
