@@ -311,6 +311,15 @@ def create_spread_topic(cluster, topic, partitions):
         cluster.leader(topic, p)
 
 
+def offsets_partition(group, partitions):
+    """Kafka's choice of a group's __consumer_offsets partition: Java's String.hashCode of the id (over UTF-16
+    units), sign bit cleared, modulo the partition count."""
+    h = 0
+    for unit in group.encode("utf-16-be").hex(" ", 2).split():
+        h = (h * 31 + int(unit, 16)) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % partitions
+
+
 def kcat(*args, input=None, timeout=120, check=True):
     """Runs kcat (librdkafka 2.0.2) and returns its completed process."""
     result = subprocess.run(["kcat", *args], input=input, capture_output=True, timeout=timeout)

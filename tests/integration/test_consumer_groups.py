@@ -17,7 +17,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import InvalidTopicError, TopicAuthorizationFailedError
 
-from conftest import kcat, started_cluster, wait_until
+from conftest import kcat, offsets_partition, started_cluster, wait_until
 
 PARTITIONS = 6
 OFFSETS_PARTITIONS = 10
@@ -28,18 +28,6 @@ def groups():
     with started_cluster(3, overrides=[f"num.partitions={PARTITIONS}", "group.initial.rebalance.delay.ms=200",
                                        f"offsets.topic.num.partitions={OFFSETS_PARTITIONS}"]) as c:
         yield c
-
-
-def java_string_hash(s):
-    h = 0
-    for unit in s.encode("utf-16-be").hex(" ", 2).split():
-        h = (h * 31 + int(unit, 16)) & 0xFFFFFFFF
-    return h
-
-
-def coordinator_partition(group):
-    """Kafka's choice of the group's __consumer_offsets partition."""
-    return (java_string_hash(group) & 0x7FFFFFFF) % OFFSETS_PARTITIONS
 
 
 def produce(bootstrap, topic, count, tag):
@@ -222,7 +210,7 @@ def test_committed_offsets_survive_a_restart_and_the_coordinators_death(groups):
     # After the restart the last broker stopped is the only in-sync replica: the others must catch up before
     # losing the coordinator leaves its partition a leader.
     wait_until(lambda: offsets_topic_in_sync(groups), timeout=90, what="__consumer_offsets back in sync")
-    coordinator = groups.leader("__consumer_offsets", coordinator_partition(group))
+    coordinator = groups.leader("__consumer_offsets", offsets_partition(group, OFFSETS_PARTITIONS))
     groups.kill(coordinator)
     try:
         assert committed(groups.bootstrap, group, topic) == positions

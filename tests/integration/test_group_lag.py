@@ -16,7 +16,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from conftest import started_cluster, wait_until
+from conftest import offsets_partition, started_cluster, wait_until
 
 PARTITIONS = 6
 OFFSETS_PARTITIONS = 10
@@ -32,16 +32,9 @@ def lagging():
         yield c
 
 
-def java_string_hash(s):
-    h = 0
-    for unit in s.encode("utf-16-be").hex(" ", 2).split():
-        h = (h * 31 + int(unit, 16)) & 0xFFFFFFFF
-    return h
-
-
 def coordinator_of(cluster, group):
     """The broker leading the group's __consumer_offsets partition (Kafka's choice of partition)."""
-    return cluster.leader("__consumer_offsets", (java_string_hash(group) & 0x7FFFFFFF) % OFFSETS_PARTITIONS)
+    return cluster.leader("__consumer_offsets", offsets_partition(group, OFFSETS_PARTITIONS))
 
 
 def produce(bootstrap, topic, count):
