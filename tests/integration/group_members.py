@@ -78,10 +78,11 @@ class MemberProcess:
         self.stderr.close()
 
 
-def java_member(classpath, bootstrap, topic, group, name, assignor, instance_id=None, session_timeout_ms=6000):
+def java_member(classpath, bootstrap, topic, group, name, assignor, instance_id=None, session_timeout_ms=6000,
+                group_protocol="classic"):
     cmd = ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath, "ferry.GroupMember",
            "--bootstrap", bootstrap, "--topic", topic, "--group", group, "--assignor", assignor,
-           "--session-timeout-ms", str(session_timeout_ms)]
+           "--session-timeout-ms", str(session_timeout_ms), "--group-protocol", group_protocol]
     if instance_id:
         cmd += ["--instance-id", instance_id]
     return MemberProcess(name, cmd)

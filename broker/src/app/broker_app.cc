@@ -80,7 +80,11 @@ void broker_app::start() {
                                            .max_size = config_.group_max_size},
                                 .offset_metadata_max_bytes = config_.offset_metadata_max_bytes,
                                 .offsets_retention_ms = config_.offsets_retention_minutes * 60000,
-                                .offsets_retention_check_interval_ms = config_.offsets_retention_check_interval_ms},
+                                .offsets_retention_check_interval_ms = config_.offsets_retention_check_interval_ms,
+                                .consumer = {.session_timeout_ms = config_.group_consumer_session_timeout_ms,
+                                             .heartbeat_interval_ms = config_.group_consumer_heartbeat_interval_ms,
+                                             .max_size = config_.group_consumer_max_size,
+                                             .assignors = config_.group_consumer_assignors}},
       *offsets_log_);
 
   const auto session_file = dirs.front() / session_file_name;

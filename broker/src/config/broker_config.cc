@@ -3,6 +3,8 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <functional>
 #include <set>
@@ -215,6 +217,70 @@ const std::map<std::string, setter>& setters() {
          }},
         {"group.max.size",
          [](auto& c, auto& k, auto& v) { c.group_max_size = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"group.coordinator.rebalance.protocols",
+         [](auto& c, auto& k, auto& v) {
+           const auto protocols = to_list(v);
+           c.group_consumer_protocol = false;
+           bool classic = false;
+           for (const auto& p : protocols) {
+             if (p == "classic") {
+               classic = true;
+             } else if (p == "consumer") {
+               c.group_consumer_protocol = true;
+             } else {
+               fail(k, v, "'" + p + "' is not supported (Ferry has the classic and consumer protocols)");
+             }
+           }
+           if (!classic) fail(k, v, "must include classic");
+         }},
+        {"group.consumer.session.timeout.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.group_consumer_session_timeout_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
+        {"group.consumer.min.session.timeout.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.group_consumer_min_session_timeout_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
+        {"group.consumer.max.session.timeout.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.group_consumer_max_session_timeout_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
+        {"group.consumer.heartbeat.interval.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.group_consumer_heartbeat_interval_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
+        {"group.consumer.min.heartbeat.interval.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.group_consumer_min_heartbeat_interval_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
+        {"group.consumer.max.heartbeat.interval.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.group_consumer_max_heartbeat_interval_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
+        {"group.consumer.max.size",
+         [](auto& c, auto& k, auto& v) { c.group_consumer_max_size = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"group.consumer.assignors",
+         [](auto& c, auto& k, auto& v) {
+           c.group_consumer_assignors.clear();
+           for (const auto& name : to_list(v)) {
+             // Kafka takes the assignors' class names too.
+             if (name == "uniform" || name == "org.apache.kafka.coordinator.group.assignor.UniformAssignor")
+               c.group_consumer_assignors.emplace_back("uniform");
+             else if (name == "range" || name == "org.apache.kafka.coordinator.group.assignor.RangeAssignor")
+               c.group_consumer_assignors.emplace_back("range");
+             else
+               fail(k, v, "'" + name + "' is not an assignor Ferry has (uniform, range)");
+           }
+           if (c.group_consumer_assignors.empty()) fail(k, v, "must name at least one assignor");
+         }},
+        {"group.consumer.migration.policy",
+         [](auto& c, auto& k, auto& v) {
+           // Kafka's default, bidirectional, converts groups with members between the protocols; Ferry converts
+           // only empty groups, which is what Kafka does with this policy disabled.
+           std::string lower = v;
+           std::ranges::transform(lower, lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+           if (lower != "disabled") fail(k, v, "only 'disabled' is supported: Ferry converts only empty groups");
+         }},
         {"admin.listener", [](auto& c, auto& k, auto& v) { c.admin = to_endpoint(k, v, false); }},
         {"log.level",
          [](auto& c, auto& k, auto& v) {
@@ -304,6 +370,24 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
     throw config_exception("'group.min.session.timeout.ms' (" + std::to_string(c.group_min_session_timeout_ms) +
                            ") must not exceed 'group.max.session.timeout.ms' (" +
                            std::to_string(c.group_max_session_timeout_ms) + ")");
+  const auto within = [](const char* name, std::int32_t value, const char* min_name, std::int32_t min,
+                         const char* max_name, std::int32_t max) {
+    if (value < min || value > max)
+      throw config_exception(std::string("'") + name + "' (" + std::to_string(value) + ") must lie between '" +
+                             min_name + "' (" + std::to_string(min) + ") and '" + max_name + "' (" +
+                             std::to_string(max) + ")");
+  };
+  within("group.consumer.session.timeout.ms", c.group_consumer_session_timeout_ms,
+         "group.consumer.min.session.timeout.ms", c.group_consumer_min_session_timeout_ms,
+         "group.consumer.max.session.timeout.ms", c.group_consumer_max_session_timeout_ms);
+  within("group.consumer.heartbeat.interval.ms", c.group_consumer_heartbeat_interval_ms,
+         "group.consumer.min.heartbeat.interval.ms", c.group_consumer_min_heartbeat_interval_ms,
+         "group.consumer.max.heartbeat.interval.ms", c.group_consumer_max_heartbeat_interval_ms);
+  if (c.group_consumer_heartbeat_interval_ms >= c.group_consumer_session_timeout_ms)
+    throw config_exception("'group.consumer.heartbeat.interval.ms' (" +
+                           std::to_string(c.group_consumer_heartbeat_interval_ms) +
+                           ") must be less than 'group.consumer.session.timeout.ms' (" +
+                           std::to_string(c.group_consumer_session_timeout_ms) + ")");
   if (c.zookeeper_connect.empty()) throw config_exception("'zookeeper.connect' is required");
   if (c.advertised.port == 0) c.advertised = c.listener;
   if (c.advertised.host.empty() || c.advertised.host == "0.0.0.0") c.advertised.host = machine_name();

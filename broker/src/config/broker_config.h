@@ -86,11 +86,20 @@ struct broker_config {
   std::int32_t group_max_session_timeout_ms = 1800000;   // group.max.session.timeout.ms
   std::int32_t group_initial_rebalance_delay_ms = 3000;  // group.initial.rebalance.delay.ms
   std::int32_t group_max_size = 2147483647;              // group.max.size
-  std::int64_t offsets_retention_minutes = 10080;        // offsets.retention.minutes
-  std::int64_t offsets_retention_check_interval_ms = 600000;  // offsets.retention.check.interval.ms
-  endpoint admin{"127.0.0.1", 9644};                          // admin.listener: host:port of the HTTP admin API (Ferry)
-  std::string log_level = "info";                             // log.level: debug, info, warn, error (Ferry)
-  topic_settings topic_defaults;  // log.retention.*, log.segment.bytes, message.max.bytes, ...
+  bool group_consumer_protocol = true;  // group.coordinator.rebalance.protocols: classic and (default) consumer
+  std::int32_t group_consumer_session_timeout_ms = 45000;                 // group.consumer.session.timeout.ms
+  std::int32_t group_consumer_min_session_timeout_ms = 45000;             // group.consumer.min.session.timeout.ms
+  std::int32_t group_consumer_max_session_timeout_ms = 60000;             // group.consumer.max.session.timeout.ms
+  std::int32_t group_consumer_heartbeat_interval_ms = 5000;               // group.consumer.heartbeat.interval.ms
+  std::int32_t group_consumer_min_heartbeat_interval_ms = 5000;           // group.consumer.min.heartbeat.interval.ms
+  std::int32_t group_consumer_max_heartbeat_interval_ms = 15000;          // group.consumer.max.heartbeat.interval.ms
+  std::int32_t group_consumer_max_size = 2147483647;                      // group.consumer.max.size
+  std::vector<std::string> group_consumer_assignors{"uniform", "range"};  // group.consumer.assignors
+  std::int64_t offsets_retention_minutes = 10080;                         // offsets.retention.minutes
+  std::int64_t offsets_retention_check_interval_ms = 600000;              // offsets.retention.check.interval.ms
+  endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
+  std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
+  topic_settings topic_defaults;      // log.retention.*, log.segment.bytes, message.max.bytes, ...
 };
 
 class config_exception : public std::runtime_error {

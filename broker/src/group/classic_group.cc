@@ -34,6 +34,10 @@ std::string_view state_name(group_state state) {
       return "Stable";
     case group_state::dead:
       return "Dead";
+    case group_state::assigning:
+      return "Assigning";
+    case group_state::reconciling:
+      return "Reconciling";
   }
   return "Unknown";
 }
@@ -211,6 +215,8 @@ void classic_group::join_known_member(const join_request& request, std::int64_t 
       return;
     case group_state::empty:
     case group_state::dead:
+    case group_state::assigning:  // never a classic group's
+    case group_state::reconciling:
       done({.error = errc::unknown_member_id, .member_id = request.member_id});
       return;
   }
@@ -256,6 +262,8 @@ void classic_group::replace_static_member(const join_request& request, std::int6
       return;
     case group_state::empty:
     case group_state::dead:
+    case group_state::assigning:  // never a classic group's
+    case group_state::reconciling:
       done({.error = errc::unknown_member_id, .member_id = request.member_id});
       return;
   }
@@ -473,6 +481,8 @@ void classic_group::sync(const sync_request& request, std::int64_t now_ms, sync_
   switch (state_) {
     case group_state::empty:
     case group_state::dead:
+    case group_state::assigning:  // never a classic group's
+    case group_state::reconciling:
       done({.error = errc::unknown_member_id});
       return;
     case group_state::preparing_rebalance:

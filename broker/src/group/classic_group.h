@@ -15,8 +15,9 @@
 
 namespace ferry::group {
 
-// A group's state in the classic protocol, with the names DescribeGroups and ListGroups report.
-enum class group_state { empty, preparing_rebalance, completing_rebalance, stable, dead };
+// A group's state, with the names DescribeGroups and ListGroups report: the classic protocol's, and Assigning
+// and Reconciling of the consumer protocol (group/consumer_group.h).
+enum class group_state { empty, preparing_rebalance, completing_rebalance, stable, dead, assigning, reconciling };
 [[nodiscard]] std::string_view state_name(group_state state);
 
 // The broker settings that bound groups (Kafka's group.* names).

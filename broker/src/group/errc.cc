@@ -41,6 +41,16 @@ const char* describe(errc e) {
       return "the group is subscribed to the topic";
     case errc::field_too_long:
       return "a string is longer than __consumer_offsets can store (32767 bytes)";
+    case errc::invalid_request:
+      return "the request breaks the consumer group protocol";
+    case errc::fenced_member_epoch:
+      return "the member epoch is fenced by the group coordinator";
+    case errc::unreleased_instance_id:
+      return "the instance id is still used by another member";
+    case errc::unsupported_assignor:
+      return "the assignor is not supported";
+    case errc::stale_member_epoch:
+      return "the member epoch is stale";
   }
   return nullptr;
 }

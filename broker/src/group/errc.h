@@ -23,6 +23,11 @@ enum class errc {
   offset_metadata_too_large,    // OFFSET_METADATA_TOO_LARGE: offset.metadata.max.bytes
   group_subscribed_to_topic,    // GROUP_SUBSCRIBED_TO_TOPIC: OffsetDelete of a topic the group consumes
   field_too_long,               // INVALID_REQUEST: a string __consumer_offsets cannot store (over 32767 bytes)
+  invalid_request,              // INVALID_REQUEST: a ConsumerGroupHeartbeat that breaks the protocol's rules
+  fenced_member_epoch,          // FENCED_MEMBER_EPOCH: the member's epoch is not the coordinator's (KIP-848)
+  unreleased_instance_id,       // UNRELEASED_INSTANCE_ID: a static member joins while its instance id is in use
+  unsupported_assignor,         // UNSUPPORTED_ASSIGNOR: not one of group.consumer.assignors
+  stale_member_epoch,           // STALE_MEMBER_EPOCH: a commit or fetch with an old member epoch
 };
 
 const std::error_category& error_category();

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "group/consumer_protocol.h"
 #include "group/errc.h"
 #include "group/offsets_records.h"
 
@@ -55,6 +56,8 @@ constexpr std::size_t max_stored_string = 32767;
 
 }  // namespace
 
+std::string_view type_name(group_type type) { return type == group_type::consumer ? "consumer" : "classic"; }
+
 std::int32_t offsets_partition_for(std::string_view group_id, std::int32_t partitions) {
   std::uint32_t hash = 0;
   for_each_utf16_unit(group_id, [&](std::uint16_t unit) { hash = hash * 31 + unit; });
@@ -67,13 +70,20 @@ struct group_coordinator::shard {
   std::int32_t partition = 0;
   leader_epoch epoch;
   std::mutex mutex;
-  bool loaded = false;                                           // guarded by mutex
-  bool gone = false;                                             // guarded by mutex
+  bool loaded = false;  // guarded by mutex
+  bool gone = false;    // guarded by mutex
+  // Every group, with its committed offsets; for a consumer-protocol group an empty classic group holds them.
   std::map<std::string, std::unique_ptr<classic_group>> groups;  // guarded by mutex
+  // The groups of the consumer protocol, each also in `groups`.
+  std::map<std::string, std::unique_ptr<consumer_group>> consumer_groups;  // guarded by mutex
 
   classic_group* find(const std::string& id) {
     const auto it = groups.find(id);
     return it == groups.end() ? nullptr : it->second.get();
+  }
+  consumer_group* find_consumer(const std::string& id) {
+    const auto it = consumer_groups.find(id);
+    return it == consumer_groups.end() ? nullptr : it->second.get();
   }
 };
 
@@ -132,6 +142,7 @@ result<void> group_coordinator::load(std::int32_t partition, std::int64_t now_ms
   // The log in order: the latest record of each key wins, and a tombstone removes it.
   std::map<std::string, std::optional<group_metadata_value>> metadata;
   std::map<std::string, std::map<topic_partition, std::optional<committed_offset>>> offsets;
+  std::map<std::string, std::unique_ptr<consumer_group>> consumer_groups;
   std::size_t skipped = 0;
   const auto replayed =
       log_.replay(partition, [&](std::span<const std::byte> key, std::optional<std::span<const std::byte>> value) {
@@ -150,6 +161,14 @@ result<void> group_coordinator::load(std::int32_t partition, std::int64_t now_ms
           // A group's tombstone removes its offsets too (DeleteGroups writes theirs first).
           if (!group->value) offsets.erase(group->key.group);
           metadata[group->key.group] = std::move(group->value);
+        } else if (auto* consumer = std::get_if<consumer_group_record>(&record.value())) {
+          auto& g = consumer_groups[consumer->key.group];
+          if (consumer->key.type == consumer_record_type::group_metadata && !consumer->value) {
+            g.reset();
+          } else {
+            if (!g) g = std::make_unique<consumer_group>(consumer->key.group, config_.consumer);
+            g->replay(*consumer);
+          }
         }
       });
   if (!replayed) {
@@ -168,13 +187,25 @@ result<void> group_coordinator::load(std::int32_t partition, std::int64_t now_ms
     for (auto& [tp, value] : committed)
       if (value) g->apply_commit(tp, *value);
   }
-  std::erase_if(groups, [](const auto& entry) {
+  std::erase_if(consumer_groups, [](const auto& entry) { return !entry.second; });
+  for (auto& [id, g] : consumer_groups) {
+    g->loaded(now_ms);
+    // A consumer group outranks a classic group's metadata left from before the group changed protocol: only
+    // an empty group changes, and the classic one is not written again.
+    auto& holder = groups[id];
+    auto fresh = std::make_unique<classic_group>(id, config_.limits, now_ms);
+    if (holder)
+      for (const auto& [tp, value] : holder->offsets()) fresh->apply_commit(tp, value);
+    holder = std::move(fresh);
+  }
+  std::erase_if(groups, [&](const auto& entry) {
     return entry.second->state() == group_state::empty && entry.second->offsets().empty() &&
-           !entry.second->protocol_type();
+           !entry.second->protocol_type() && !consumer_groups.contains(entry.first);
   });
   std::lock_guard lock(s->mutex);
   if (s->gone) return errc::not_coordinator;
   s->groups = std::move(groups);
+  s->consumer_groups = std::move(consumer_groups);
   s->loaded = true;
   FERRY_LOG(info, "group") << "coordinating " << s->groups.size() << " groups of " << offsets_topic << "-" << partition
                            << " (leader epoch " << s->epoch << ")"
@@ -232,6 +263,16 @@ void group_coordinator::join(const std::string& group_id, const join_request& re
     if (!s.value()->loaded) {
       done({.error = errc::coordinator_loading, .member_id = request.member_id});
       return;
+    }
+    if (auto* consumer = s.value()->find_consumer(group_id)) {
+      // Only an empty consumer-protocol group may become a classic one (Kafka would also let a classic member
+      // join a non-empty one; Ferry does not mix protocols in one group).
+      if (consumer->member_count() > 0) {
+        done({.error = errc::inconsistent_group_protocol, .member_id = request.member_id});
+        return;
+      }
+      append_locked(s.value(), consumer->tombstones(), [](std::error_code) {});
+      s.value()->consumer_groups.erase(group_id);
     }
     auto& g = s.value()->groups[group_id];
     if (!g) {
@@ -327,8 +368,10 @@ void group_coordinator::commit(const std::string& group_id, commit_request reque
       g = created.get();
       s.value()->groups.emplace(group_id, std::move(created));
     }
-    if (const auto refused =
-            g->validate_commit(request.member_id, request.group_instance_id, request.generation, now_ms)) {
+    const auto* consumer = s.value()->find_consumer(group_id);
+    if (const auto refused = consumer != nullptr ? consumer->validate_commit(request.member_id, request.generation)
+                                                 : g->validate_commit(request.member_id, request.group_instance_id,
+                                                                      request.generation, now_ms)) {
       done(all(refused));
       return;
     }
@@ -368,11 +411,15 @@ void group_coordinator::commit(const std::string& group_id, commit_request reque
 }
 
 result<group_coordinator::fetched_offsets> group_coordinator::fetch(
-    const std::string& group_id, const std::optional<std::vector<topic_partition>>& partitions) {
+    const std::string& group_id, const std::optional<std::vector<topic_partition>>& partitions,
+    const std::optional<std::string>& member_id, std::int32_t member_epoch) {
   auto s = shard_for(group_id);
   if (!s) return s.error();
   std::lock_guard lock(s.value()->mutex);
   if (!s.value()->loaded) return errc::coordinator_loading;
+  if (const auto* consumer = s.value()->find_consumer(group_id)) {
+    if (const auto refused = consumer->validate_fetch(member_id, member_epoch)) return refused;
+  }
   const auto* g = s.value()->find(group_id);
   fetched_offsets out;
   if (!partitions) {
@@ -398,6 +445,25 @@ result<group_description> group_coordinator::describe(const std::string& group_i
   const auto* g = s.value()->find(group_id);
   group_description d{.group_id = group_id};
   if (g == nullptr) return d;
+  if (const auto* consumer = s.value()->find_consumer(group_id)) {
+    d.type = group_type::consumer;
+    d.state = consumer->state();
+    d.protocol_type = "consumer";
+    d.protocol = consumer->assignor();
+    const auto described = consumer->describe();
+    for (const auto& m : described.members) {
+      assignment a;
+      for (const auto& [topic, partitions] : m.assignment) {
+        const auto name = described.topic_names.find(topic);
+        if (name == described.topic_names.end()) continue;
+        auto& out = a.assigned_partitions.emplace_back();
+        out.topic = name->second;
+        for (const auto p : partitions) out.partitions.emplace_back(p);
+      }
+      d.members.push_back({m.member_id, m.instance_id, m.client_id, m.client_host, {}, encode_assignment(a)});
+    }
+    return d;
+  }
   d.state = g->state();
   d.protocol_type = g->protocol_type().value_or("");
   if (g->state() == group_state::stable) d.protocol = g->protocol_name().value_or("");
@@ -418,7 +484,12 @@ group_coordinator::listing group_coordinator::list() {
       out.loading = true;
       continue;
     }
-    for (const auto& [id, g] : s->groups) out.groups.push_back({id, g->protocol_type().value_or(""), g->state()});
+    for (const auto& [id, g] : s->groups) {
+      if (const auto* consumer = s->find_consumer(id))
+        out.groups.push_back({id, "consumer", consumer->state(), group_type::consumer});
+      else
+        out.groups.push_back({id, g->protocol_type().value_or(""), g->state(), group_type::classic});
+    }
   }
   return out;
 }
@@ -440,6 +511,13 @@ std::vector<group_overview> group_coordinator::overview() {
       o.protocol_type = g->protocol_type().value_or("");
       if (g->state() == group_state::stable) o.protocol = g->protocol_name().value_or("");
       o.members = g->member_count();
+      if (const auto* consumer = s->find_consumer(id)) {
+        o.type = group_type::consumer;
+        o.state = consumer->state();
+        o.protocol_type = "consumer";
+        o.protocol = consumer->assignor();
+        o.members = consumer->member_count();
+      }
       o.offsets_partition = s->partition;
       o.committed.reserve(g->offsets().size());
       for (const auto& [tp, value] : g->offsets()) o.committed.emplace_back(tp, value.committed);
@@ -466,9 +544,14 @@ void group_coordinator::delete_group(const std::string& group_id, std::function<
       done(errc::group_id_not_found);
       return;
     }
-    if (it->second->state() != group_state::empty) {
+    auto* consumer = s.value()->find_consumer(group_id);
+    if (it->second->state() != group_state::empty || (consumer != nullptr && consumer->member_count() > 0)) {
       done(errc::non_empty_group);
       return;
+    }
+    if (consumer != nullptr) {
+      records = consumer->tombstones();
+      s.value()->consumer_groups.erase(group_id);
     }
     for (const auto& [tp, value] : it->second->offsets())
       records.push_back({encode_key(offset_commit_key{group_id, tp.topic, tp.partition}), std::nullopt});
@@ -499,7 +582,10 @@ void group_coordinator::delete_offsets(const std::string& group_id, const std::v
       done(errc::group_id_not_found, {});
       return;
     }
-    const auto subscribed = g->state() == group_state::empty ? std::set<std::string>{} : g->subscribed_topics();
+    const auto* consumer = s.value()->find_consumer(group_id);
+    const auto subscribed = consumer != nullptr                ? consumer->subscribed_topics()
+                            : g->state() == group_state::empty ? std::set<std::string>{}
+                                                               : g->subscribed_topics();
     for (std::size_t i = 0; i < partitions.size(); ++i) {
       const auto& tp = partitions[i];
       if (subscribed.contains(tp.topic)) {
@@ -538,6 +624,9 @@ void group_coordinator::tick(std::int64_t now_ms) {
         g->tick(now_ms);
         ticked.push_back(id);
       }
+      std::vector<offsets_log::record> fenced;
+      for (auto& [id, g] : s->consumer_groups) g->tick(now_ms, fenced);
+      if (!fenced.empty()) append_locked(s, std::move(fenced), [](std::error_code) {});
     }
     flush_stores(s, ticked, now_ms);
     if (expire) expire_offsets(s, now_ms);
@@ -551,12 +640,21 @@ void group_coordinator::expire_offsets(const std::shared_ptr<shard>& s, std::int
     std::lock_guard lock(s->mutex);
     for (auto it = s->groups.begin(); it != s->groups.end();) {
       auto& g = *it->second;
+      auto* consumer = s->find_consumer(it->first);
+      if (consumer != nullptr && consumer->member_count() > 0) {
+        ++it;
+        continue;
+      }
       for (const auto& tp : g.expired_offsets(now_ms, config_.offsets_retention_ms)) {
         g.remove_offset(tp);
         records.push_back({encode_key(offset_commit_key{it->first, tp.topic, tp.partition}), std::nullopt});
       }
       if (g.state() == group_state::empty && g.offsets().empty()) {
         // Kafka's answer to an empty group without offsets: it is gone, and a tombstone says so.
+        if (consumer != nullptr) {
+          for (auto& r : consumer->tombstones()) records.push_back(std::move(r));
+          s->consumer_groups.erase(it->first);
+        }
         records.push_back({encode_key(group_metadata_key{it->first}), std::nullopt});
         g.unload(errc::coordinator_not_available);
         it = s->groups.erase(it);
@@ -570,6 +668,82 @@ void group_coordinator::expire_offsets(const std::shared_ptr<shard>& s, std::int
   FERRY_LOG(info, "group") << "expired " << records.size() - removed_groups << " offsets and " << removed_groups
                            << " groups of " << offsets_topic << "-" << s->partition;
   log_.append(s->partition, std::move(records), [](std::error_code) {});
+}
+
+void group_coordinator::append_locked(const std::shared_ptr<shard>& s, std::vector<offsets_log::record> records,
+                                      std::function<void(std::error_code)> done) {
+  log_.append(s->partition, std::move(records), std::move(done));
+}
+
+void group_coordinator::consumer_heartbeat(const std::string& group_id, const consumer_heartbeat_request& request,
+                                           const topic_lookup& topics, std::int64_t now_ms,
+                                           consumer_heartbeat_callback done) {
+  const auto refuse = [&](std::error_code error, std::string message = {}) {
+    consumer_heartbeat_result out;
+    out.error = error;
+    out.error_message = std::move(message);
+    done(std::move(out));
+  };
+  std::string message;
+  if (const auto invalid = consumer_group::check_request(request, config_.consumer, message)) {
+    refuse(invalid, std::move(message));
+    return;
+  }
+  auto s = shard_for(group_id);
+  if (!s) {
+    refuse(s.error());
+    return;
+  }
+  std::lock_guard lock(s.value()->mutex);
+  if (!s.value()->loaded) {
+    refuse(errc::coordinator_loading);
+    return;
+  }
+  auto* g = s.value()->find_consumer(group_id);
+  const bool created = g == nullptr;
+  if (g == nullptr) {
+    if (request.member_epoch != 0) {
+      refuse(errc::group_id_not_found, "Consumer group " + group_id + " not found.");
+      return;
+    }
+    auto& holder = s.value()->groups[group_id];
+    if (holder && (holder->member_count() > 0 || holder->state() != group_state::empty)) {
+      // Ferry does not convert a classic group with members (Kafka's migration policy "disabled").
+      refuse(errc::group_id_not_found,
+             "Cannot upgrade classic group " + group_id + " to consumer group because online upgrade is disabled.");
+      return;
+    }
+    if (!holder) holder = std::make_unique<classic_group>(group_id, config_.limits, now_ms);
+    g = s.value()
+            ->consumer_groups.emplace(group_id, std::make_unique<consumer_group>(group_id, config_.consumer))
+            .first->second.get();
+  }
+  std::vector<offsets_log::record> records;
+  auto result = g->heartbeat(request, topics, now_ms, records);
+  if (result.error || records.empty()) {
+    if (created) {
+      s.value()->consumer_groups.erase(group_id);
+      const auto* holder = s.value()->find(group_id);
+      if (holder != nullptr && holder->offsets().empty() && !holder->protocol_type()) s.value()->groups.erase(group_id);
+    }
+    done(std::move(result));
+    return;
+  }
+  append_locked(s.value(), std::move(records),
+                [result = std::move(result), done = std::move(done)](std::error_code ec) mutable {
+                  if (ec) result = consumer_heartbeat_result{.error = ec};
+                  done(std::move(result));
+                });
+}
+
+result<consumer_group_description> group_coordinator::describe_consumer_group(const std::string& group_id) {
+  auto s = shard_for(group_id);
+  if (!s) return s.error();
+  std::lock_guard lock(s.value()->mutex);
+  if (!s.value()->loaded) return errc::coordinator_loading;
+  const auto* g = s.value()->find_consumer(group_id);
+  if (g == nullptr) return errc::group_id_not_found;
+  return g->describe();
 }
 
 }  // namespace ferry::group

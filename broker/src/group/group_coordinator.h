@@ -14,6 +14,7 @@
 
 #include "base/result.h"
 #include "group/classic_group.h"
+#include "group/consumer_group.h"
 #include "model/ids.h"
 
 namespace ferry::group {
@@ -28,10 +29,7 @@ inline constexpr std::string_view offsets_topic = "__consumer_offsets";
 // implements it over the replicated partitions.
 class offsets_log {
  public:
-  struct record {
-    std::vector<std::byte> key;
-    std::optional<std::vector<std::byte>> value;  // nullopt: a tombstone
-  };
+  using record = stored_record;
   virtual ~offsets_log() = default;
   // Appends the records to the partition as one batch and calls `done` once the in-sync replicas have it
   // (acks=all), or with why not. `done` may run on any thread, before append returns too.
@@ -49,16 +47,23 @@ struct coordinator_config {
   std::int32_t offset_metadata_max_bytes = 4096;               // offset.metadata.max.bytes
   std::int64_t offsets_retention_ms = 7LL * 24 * 3600 * 1000;  // offsets.retention.minutes
   std::int64_t offsets_retention_check_interval_ms = 600000;   // offsets.retention.check.interval.ms
+  consumer_group_config consumer;                              // group.consumer.*
 };
+
+// A group's type, as ListGroups v5 and ConsumerGroupDescribe name it.
+enum class group_type { classic, consumer };
+[[nodiscard]] std::string_view type_name(group_type type);
 
 // What ListGroups and DescribeGroups show of a group.
 struct group_listing {
   std::string group_id;
   std::string protocol_type;
   group_state state;
+  group_type type = group_type::classic;
 };
 struct group_description {
   std::string group_id;
+  group_type type = group_type::classic;
   group_state state = group_state::dead;
   std::string protocol_type;
   std::string protocol;  // the selected protocol while stable, else empty
@@ -70,7 +75,8 @@ struct group_overview {
   std::string group_id;
   group_state state = group_state::empty;
   std::string protocol_type;
-  std::string protocol;  // the selected protocol while stable, else empty
+  std::string protocol;  // the selected protocol while stable (consumer groups: the assignor), else empty
+  group_type type = group_type::classic;
   std::size_t members = 0;
   std::int32_t offsets_partition = 0;  // the __consumer_offsets partition that holds it
   std::vector<std::pair<topic_partition, offset>> committed;
@@ -130,10 +136,21 @@ class group_coordinator {
   // `done` gets one error per offset (in order), all the group's error when it refused the commit.
   using commit_callback = std::function<void(std::vector<std::error_code>)>;
   void commit(const std::string& group_id, commit_request request, std::int64_t now_ms, commit_callback done);
-  // The group's committed offsets: of the partitions asked for (nullopt for those without one), or all.
+  // The group's committed offsets: of the partitions asked for (nullopt for those without one), or all. A
+  // member of a consumer-protocol group names itself and its epoch (OffsetFetch v9+).
   using fetched_offsets = std::vector<std::pair<topic_partition, std::optional<committed_offset>>>;
   [[nodiscard]] result<fetched_offsets> fetch(const std::string& group_id,
-                                              const std::optional<std::vector<topic_partition>>& partitions);
+                                              const std::optional<std::vector<topic_partition>>& partitions,
+                                              const std::optional<std::string>& member_id = std::nullopt,
+                                              std::int32_t member_epoch = -1);
+
+  // ConsumerGroupHeartbeat: `done` gets the answer once what it changed is written to __consumer_offsets.
+  // `topics` resolves the subscribed topic names; it is called with the shard's lock held.
+  using consumer_heartbeat_callback = std::function<void(consumer_heartbeat_result)>;
+  void consumer_heartbeat(const std::string& group_id, const consumer_heartbeat_request& request,
+                          const topic_lookup& topics, std::int64_t now_ms, consumer_heartbeat_callback done);
+  // ConsumerGroupDescribe: group_id_not_found unless the group is one of the consumer protocol.
+  [[nodiscard]] result<consumer_group_description> describe_consumer_group(const std::string& group_id);
 
   [[nodiscard]] result<group_description> describe(const std::string& group_id);
   // Every group of the partitions loaded here, and whether some partition is still loading.
@@ -162,6 +179,10 @@ class group_coordinator {
   // Writes what groups of the shard queued (classic_group::take_stores), after the lock is released.
   void flush_stores(const std::shared_ptr<shard>& s, const std::vector<std::string>& group_ids, std::int64_t now_ms);
   void expire_offsets(const std::shared_ptr<shard>& s, std::int64_t now_ms);
+  // Writes a consumer group's records; call with the shard's lock held, so that records reach the log in the
+  // order the group made them.
+  void append_locked(const std::shared_ptr<shard>& s, std::vector<offsets_log::record> records,
+                     std::function<void(std::error_code)> done);
 
   coordinator_config config_;
   offsets_log& log_;

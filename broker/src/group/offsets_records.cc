@@ -113,6 +113,10 @@ result<record_key> decode_key(std::span<const std::byte> key) {
     out = std::move(k);
   } else if (version == group_metadata_key_version) {
     out = group_metadata_key{in.string(encoding::classic)};
+  } else if (is_consumer_record_type(version)) {
+    FERRY_TRY(auto k,
+              decode_consumer_group_key(static_cast<consumer_record_type>(version), key.subspan(sizeof(version))));
+    return record_key{std::move(k)};
   } else {
     // Kafka's loaders skip a record type they do not know without reading further; so does Ferry's.
     return record_key{unknown_key{version}};
@@ -175,6 +179,14 @@ result<offsets_record> decode_record(std::span<const std::byte> key, std::option
     group_metadata_record record{std::move(*k), std::nullopt};
     if (value) {
       FERRY_TRY(auto v, decode_group_metadata_value(*value));
+      record.value = std::move(v);
+    }
+    return offsets_record{std::move(record)};
+  }
+  if (auto* k = std::get_if<consumer_group_key>(&decoded_key)) {
+    consumer_group_record record{std::move(*k), std::nullopt};
+    if (value) {
+      FERRY_TRY(auto v, decode_consumer_group_value(record.key.type, *value));
       record.value = std::move(v);
     }
     return offsets_record{std::move(record)};

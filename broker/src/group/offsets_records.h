@@ -11,9 +11,9 @@
 //
 //   0, 1   offset commit key     group string, topic string, partition int32        Ferry writes 1
 //   2      group metadata key    group string
-//   3+     KIP-848 consumer groups (3 group, 4 partition metadata, 5 member, 6 and 7 target assignment, 8
-//          current assignment, 16 regular expressions), share groups (9-15), streams groups (17-23). Ferry
-//          writes none of these and skips them, and any other number, when it loads (unknown_key).
+//   3, 5-8 KIP-848 consumer groups: group/consumer_group_records.h
+//   4, 16  KIP-848 subscription metadata and regular expressions, share groups (9-15), streams groups (17-23):
+//          Ferry writes none of these and skips them, and any other number, when it loads (unknown_key).
 //
 // A null value is a tombstone: the group's committed offset for the partition, or the group, was deleted.
 // Compaction keeps the last record of each key.
@@ -68,9 +68,16 @@
 
 #include "base/result.h"
 #include "group/codec_errc.h"
+#include "group/consumer_group_records.h"
 #include "model/ids.h"
 
 namespace ferry::group {
+
+// A record as the coordinator appends it to __consumer_offsets.
+struct stored_record {
+  std::vector<std::byte> key;
+  std::optional<std::vector<std::byte>> value;  // nullopt: a tombstone
+};
 
 // Key versions (record types).
 inline constexpr std::int16_t offset_commit_key_version = 1;
@@ -104,7 +111,7 @@ struct unknown_key {
   bool operator==(const unknown_key&) const = default;
 };
 
-using record_key = std::variant<offset_commit_key, group_metadata_key, unknown_key>;
+using record_key = std::variant<offset_commit_key, group_metadata_key, consumer_group_key, unknown_key>;
 
 struct offset_commit_value {
   offset committed_offset{0};
@@ -178,7 +185,7 @@ struct group_metadata_record {
 
   bool operator==(const group_metadata_record&) const = default;
 };
-using offsets_record = std::variant<offset_commit_record, group_metadata_record, unknown_key>;
+using offsets_record = std::variant<offset_commit_record, group_metadata_record, consumer_group_record, unknown_key>;
 
 // `value` nullopt is a null value (a tombstone). The value of an unknown key is not looked at. Kafka never
 // writes a null key here; pass an empty span for one, which is refused as truncated.

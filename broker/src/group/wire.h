@@ -10,6 +10,7 @@
 // protocol/wire.h has the request codec's reader and writer; this library may not use `protocol`, and only
 // needs the owned, bounds-checked subset below.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -49,9 +50,16 @@ class reader {
     if (!error_) error_ = e;
   }
 
+  std::int8_t int8() { return read_be<std::int8_t>(); }
   std::int16_t int16() { return read_be<std::int16_t>(); }
   std::int32_t int32() { return read_be<std::int32_t>(); }
   std::int64_t int64() { return read_be<std::int64_t>(); }
+  std::array<std::uint8_t, 16> uuid() {
+    std::array<std::uint8_t, 16> out{};
+    const auto raw = take(out.size());
+    if (raw.size() == out.size()) std::memcpy(out.data(), raw.data(), out.size());
+    return out;
+  }
 
   std::string string(encoding e) {
     const auto n = length(e, true);
@@ -193,9 +201,11 @@ class writer {
  public:
   [[nodiscard]] bool overflow() const { return overflow_; }
 
+  void int8(std::int8_t v) { write_be(v); }
   void int16(std::int16_t v) { write_be(v); }
   void int32(std::int32_t v) { write_be(v); }
   void int64(std::int64_t v) { write_be(v); }
+  void uuid(const std::array<std::uint8_t, 16>& id) { append(std::as_bytes(std::span(id))); }
 
   void string(std::string_view s, encoding e) {
     length(s.size(), e, true);

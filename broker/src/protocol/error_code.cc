@@ -100,6 +100,14 @@ std::string_view name(error_code e) {
       return "FENCED_INSTANCE_ID";
     case error_code::group_subscribed_to_topic:
       return "GROUP_SUBSCRIBED_TO_TOPIC";
+    case error_code::fenced_member_epoch:
+      return "FENCED_MEMBER_EPOCH";
+    case error_code::unreleased_instance_id:
+      return "UNRELEASED_INSTANCE_ID";
+    case error_code::unsupported_assignor:
+      return "UNSUPPORTED_ASSIGNOR";
+    case error_code::stale_member_epoch:
+      return "STALE_MEMBER_EPOCH";
     case error_code::unsupported_for_message_format:
       return "UNSUPPORTED_FOR_MESSAGE_FORMAT";
     case error_code::policy_violation:

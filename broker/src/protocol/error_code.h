@@ -74,6 +74,10 @@ enum class error_code : std::int16_t {
   group_max_size_reached = 81,
   fenced_instance_id = 82,
   group_subscribed_to_topic = 86,
+  fenced_member_epoch = 110,
+  unreleased_instance_id = 111,
+  unsupported_assignor = 112,
+  stale_member_epoch = 113,
 };
 
 [[nodiscard]] constexpr std::int16_t code(error_code e) { return static_cast<std::int16_t>(e); }

@@ -135,7 +135,16 @@ error_code to_kafka_error(const std::error_code& error) {
       case group::errc::group_subscribed_to_topic:
         return error_code::group_subscribed_to_topic;
       case group::errc::field_too_long:
+      case group::errc::invalid_request:
         return error_code::invalid_request;
+      case group::errc::fenced_member_epoch:
+        return error_code::fenced_member_epoch;
+      case group::errc::unreleased_instance_id:
+        return error_code::unreleased_instance_id;
+      case group::errc::unsupported_assignor:
+        return error_code::unsupported_assignor;
+      case group::errc::stale_member_epoch:
+        return error_code::stale_member_epoch;
     }
   }
   if (category == std::system_category() || category == std::generic_category()) {

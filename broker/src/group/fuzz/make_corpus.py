@@ -188,7 +188,30 @@ def seeds():
     yield "record-offset-commit-tombstone", record(ok)
     yield "record-group-metadata", record(gk, group_metadata_value(3, "consumer", 3, "range", members[0][0], 1, members[:1]))
     yield "record-group-metadata-tombstone", record(gk)
-    yield "record-unknown", record(i16(5) + string("my-group") + string("member"), b"\x00\x00\x00")
+    yield "record-unknown", record(i16(4) + string("my-group"), b"\x00\x00\x00")
+
+    # KIP-848 consumer group records (types 3, 5-8): value version 0, flexible, from Kafka 4's schemas.
+    def topic_partitions(topics):
+        out = array_length(len(topics), True)
+        for topic_id, parts in topics:
+            out += topic_id + array_length(len(parts), True) + b"".join(i32(p) for p in parts) + NO_TAGS
+        return out
+
+    other_id = bytes(range(17, 33))
+    member_key = lambda t: i16(t) + string("my-group") + string("m-1")  # noqa: E731
+    yield "record-consumer-group-epoch", record(i16(3) + string("my-group"), i16(0) + i32(4) + NO_TAGS)
+    yield "record-consumer-group-epoch-hash", record(
+        i16(3) + string("my-group"), i16(0) + i32(4) + uvarint(1) + uvarint(0) + uvarint(8) + i64(123456789))
+    yield "record-consumer-member", record(member_key(5), i16(0) + string("i-1", True) + string(None, True) +
+                                            string("consumer-1", True) + string("/10.0.0.1", True) +
+                                            array_length(2, True) + string("orders", True) + string("payments", True) +
+                                            string(None, True) + i32(300000) + string("uniform", True) + NO_TAGS)
+    yield "record-consumer-member-tombstone", record(member_key(5))
+    yield "record-consumer-target-epoch", record(i16(6) + string("my-group"), i16(0) + i32(4) + NO_TAGS)
+    yield "record-consumer-target", record(member_key(7), i16(0) + topic_partitions([(topic_id, [0, 2]), (other_id, [1])]) + NO_TAGS)
+    yield "record-consumer-current", record(member_key(8), i16(0) + i32(4) + i32(3) + b"\x01" +
+                                             topic_partitions([(topic_id, [0])]) + topic_partitions([(other_id, [1])]) + NO_TAGS)
+    yield "record-consumer-current-tombstone", record(member_key(8))
 
 
 def main(argv):

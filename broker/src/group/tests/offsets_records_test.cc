@@ -47,16 +47,16 @@ TEST(OffsetsRecordsKey, GroupMetadataKeyIsVersion2) {
 }
 
 TEST(OffsetsRecordsKey, OtherVersionsAreUnknownAndNotReadFurther) {
-  // 3: ConsumerGroupMetadataKey (its group id follows), 16: regular expressions, 23: streams topology; and
+  // 4: subscription metadata (its group id follows), 16: regular expressions, 23: streams topology; and
   // numbers no Kafka uses.
-  for (const std::int16_t version : {3, 8, 11, 16, 23, 100, -1}) {
+  for (const std::int16_t version : {4, 11, 16, 23, 100, -1}) {
     const auto decoded = decode_key(hand_bytes().i16(version).raw({0xff, 0xff, 0x01}).bytes());
     ASSERT_TRUE(decoded) << version;
     EXPECT_EQ(decoded.value(), record_key{unknown_key{version}});
   }
-  const auto bare = decode_key(hand_bytes().i16(5).bytes());
+  const auto bare = decode_key(hand_bytes().i16(9).bytes());
   ASSERT_TRUE(bare);
-  EXPECT_EQ(bare.value(), record_key{unknown_key{5}});
+  EXPECT_EQ(bare.value(), record_key{unknown_key{9}});
 }
 
 TEST(OffsetsRecordsKey, RefusesMalformedKeys) {
@@ -402,9 +402,9 @@ TEST(OffsetsRecord, TombstonesAndValuesByKeyType) {
 
   // The value of an unknown record type is not read.
   const auto garbage = to_bytes("\xff\xff garbage");
-  r = decode_record(hand_bytes().i16(6).str("g").bytes(), std::span<const std::byte>(garbage));
+  r = decode_record(hand_bytes().i16(4).str("g").bytes(), std::span<const std::byte>(garbage));
   ASSERT_TRUE(r);
-  EXPECT_EQ(r.value(), offsets_record{unknown_key{6}});
+  EXPECT_EQ(r.value(), offsets_record{unknown_key{4}});
 
   // A value is decoded by its key's type.
   EXPECT_FALSE(decode_record(ok_bytes, std::span<const std::byte>(group)));

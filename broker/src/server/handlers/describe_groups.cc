@@ -3,7 +3,8 @@
 
 namespace ferry::server::handlers {
 
-// A group this coordinator does not know is reported as Dead with no error, as Kafka does before v6.
+// A group this coordinator does not know is reported as Dead with no error, as Kafka does before v6; so is a
+// group of the consumer protocol, which is not a classic group (ConsumerGroupDescribe describes it).
 awaitable<p::describe_groups_response> handle_describe_groups(request_context& ctx,
                                                               p::describe_groups_request& request) {
   p::describe_groups_response response;
@@ -17,6 +18,10 @@ awaitable<p::describe_groups_response> handle_describe_groups(request_context& c
       continue;
     }
     const auto& found = described.value();
+    if (found.type != group::group_type::classic) {
+      out.group_state = std::string(group::state_name(group::group_state::dead));
+      continue;
+    }
     out.group_state = std::string(group::state_name(found.state));
     out.protocol_type = found.protocol_type;
     out.protocol_data = found.protocol;

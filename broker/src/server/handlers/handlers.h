@@ -3,6 +3,7 @@
 // One handler per Kafka API, each in its own file beside this one. A handler takes the decoded request and
 // returns the response to encode; errors travel inside the response as Kafka error codes.
 #include <optional>
+#include <string>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -30,6 +31,12 @@ namespace p = protocol;
 [[nodiscard]] inline coord::uuid from_wire(const p::uuid& id) { return coord::uuid{id}; }
 [[nodiscard]] inline p::uuid to_wire(const coord::uuid& id) { return id.bytes; }
 
+// A group member's host as Kafka shows it, the way Java prints an InetAddress: "/127.0.0.1".
+[[nodiscard]] inline std::string client_host(const std::string& peer) {
+  const auto colon = peer.rfind(':');
+  return "/" + (colon == std::string::npos ? peer : peer.substr(0, colon));
+}
+
 awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_request& request);
 awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request& request);
 awaitable<p::list_offsets_response> handle_list_offsets(request_context& ctx, p::list_offsets_request& request);
@@ -48,6 +55,10 @@ awaitable<p::offset_fetch_response> handle_offset_fetch(request_context& ctx, p:
 awaitable<p::describe_groups_response> handle_describe_groups(request_context& ctx,
                                                               p::describe_groups_request& request);
 awaitable<p::list_groups_response> handle_list_groups(request_context& ctx, p::list_groups_request& request);
+awaitable<p::consumer_group_heartbeat_response> handle_consumer_group_heartbeat(
+    request_context& ctx, p::consumer_group_heartbeat_request& request);
+awaitable<p::consumer_group_describe_response> handle_consumer_group_describe(
+    request_context& ctx, p::consumer_group_describe_request& request);
 awaitable<p::delete_groups_response> handle_delete_groups(request_context& ctx, p::delete_groups_request& request);
 awaitable<p::offset_delete_response> handle_offset_delete(request_context& ctx, p::offset_delete_request& request);
 awaitable<p::api_versions_response> handle_api_versions(request_context& ctx, p::api_versions_request& request);

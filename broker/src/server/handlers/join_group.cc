@@ -7,15 +7,6 @@
 
 namespace ferry::server::handlers {
 namespace asio = boost::asio;
-namespace {
-
-// Kafka shows a member's host as Java prints an InetAddress: "/127.0.0.1".
-std::string client_host(const std::string& peer) {
-  const auto colon = peer.rfind(':');
-  return "/" + (colon == std::string::npos ? peer : peer.substr(0, colon));
-}
-
-}  // namespace
 
 // The classic group protocol's join phase (group/classic_group.h): the answer waits until the rebalance
 // completes, so a request may stay parked for up to the group's rebalance timeout.

@@ -17,8 +17,6 @@ bool matches(const std::vector<std::string>& filter, std::string_view value) {
          std::ranges::any_of(filter, [&](const std::string& wanted) { return equals_ignoring_case(wanted, value); });
 }
 
-constexpr std::string_view classic_group_type = "classic";
-
 }  // namespace
 
 // The groups this broker coordinates, filtered by state (v4+) and type (v5+); the admin client asks every
@@ -29,8 +27,9 @@ awaitable<p::list_groups_response> handle_list_groups(request_context& ctx, p::l
   if (listing.loading) response.error_code = ctx.error(p::error_code::coordinator_load_in_progress);
   for (const auto& g : listing.groups) {
     const auto state = group::state_name(g.state);
-    if (!matches(request.states_filter, state) || !matches(request.types_filter, classic_group_type)) continue;
-    response.groups.push_back({g.group_id, g.protocol_type, std::string(state), std::string(classic_group_type)});
+    const auto type = group::type_name(g.type);
+    if (!matches(request.states_filter, state) || !matches(request.types_filter, type)) continue;
+    response.groups.push_back({g.group_id, g.protocol_type, std::string(state), std::string(type)});
   }
   co_return response;
 }

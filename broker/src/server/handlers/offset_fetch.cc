@@ -11,14 +11,15 @@ struct group_offsets {
 };
 
 template <typename Topics>
-group_offsets fetch_group(request_context& ctx, const std::string& group_id, const std::optional<Topics>& topics) {
+group_offsets fetch_group(request_context& ctx, const std::string& group_id, const std::optional<Topics>& topics,
+                          const std::optional<std::string>& member_id = std::nullopt, std::int32_t member_epoch = -1) {
   std::optional<std::vector<topic_partition>> wanted;
   if (topics) {
     wanted.emplace();
     for (const auto& t : *topics)
       for (const auto index : t.partition_indexes) wanted->push_back({t.name, partition_id{index}});
   }
-  auto fetched = ctx.broker.groups.fetch(group_id, wanted);
+  auto fetched = ctx.broker.groups.fetch(group_id, wanted, member_id, member_epoch);
   if (!fetched) return {to_kafka_error(fetched.error()), {}};
   return {p::error_code::none, std::move(fetched.value())};
 }
@@ -47,7 +48,8 @@ awaitable<p::offset_fetch_response> handle_offset_fetch(request_context& ctx, p:
     for (const auto& g : request.groups) {
       auto& out = response.groups.emplace_back();
       out.group_id = g.group_id;
-      const auto found = fetch_group(ctx, g.group_id, g.topics);
+      // v9+: a member of a consumer-protocol group names itself and its epoch, which must be current.
+      const auto found = fetch_group(ctx, g.group_id, g.topics, g.member_id, g.member_epoch);
       out.error_code = ctx.error(found.error);
       fill(out.topics, found.offsets, p::error_code::none);
     }

@@ -38,8 +38,12 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  *
  * <pre>
  * java -cp CLASSES:DEPS ferry.GroupMember --bootstrap HOST:PORT,... --topic T --group G --assignor range|cooperative-sticky
- *     [--instance-id ID] [--session-timeout-ms MS]
+ *     [--instance-id ID] [--session-timeout-ms MS] [--group-protocol classic|consumer]
  * </pre>
+ *
+ * With {@code --group-protocol consumer} (KIP-848) the broker assigns: {@code --assignor} names its server
+ * assignor (uniform or range), and the session timeout is the broker's, so {@code --session-timeout-ms} is not
+ * sent.
  */
 public final class GroupMember {
     private GroupMember() {}
@@ -51,6 +55,7 @@ public final class GroupMember {
         String assignor = "range";
         String instanceId = null;
         int sessionTimeoutMs = 6000;
+        String groupProtocol = "classic";
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--bootstrap": bootstrap = args[i + 1]; break;
@@ -59,6 +64,7 @@ public final class GroupMember {
                 case "--assignor": assignor = args[i + 1]; break;
                 case "--instance-id": instanceId = args[i + 1]; break;
                 case "--session-timeout-ms": sessionTimeoutMs = Integer.parseInt(args[i + 1]); break;
+                case "--group-protocol": groupProtocol = args[i + 1]; break;
                 default: throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -70,9 +76,14 @@ public final class GroupMember {
         props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, sessionTimeoutMs);
-        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 500);
-        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(assignor));
+        if (groupProtocol.equals("consumer")) {
+            props.put("group.protocol", "consumer");  // by name: older clients this compiles against lack the constant
+            props.put("group.remote.assignor", assignor);
+        } else {
+            props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, sessionTimeoutMs);
+            props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 500);
+            props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(assignor));
+        }
         if (instanceId != null) props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instanceId);
 
         AtomicBoolean stopping = new AtomicBoolean(false);
