@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <tuple>
+#include <vector>
 
 namespace ferry::config {
 namespace {
@@ -104,6 +106,42 @@ TEST(broker_config, replica_fetch_settings_are_read_and_checked_against_each_oth
   s.erase("replica.socket.timeout.ms");
   s["replica.lag.time.max.ms"] = "200";
   EXPECT_NE(error_of(s).find("must be less than 'replica.lag.time.max.ms'"), std::string::npos);
+}
+
+TEST(broker_config, consumer_group_protocol_settings) {
+  auto s = minimal;
+  const auto defaults = parse_broker_config(s);
+  EXPECT_TRUE(defaults.group_consumer_protocol);
+  EXPECT_EQ(defaults.group_consumer_session_timeout_ms, 45000);
+  EXPECT_EQ(defaults.group_consumer_assignors, (std::vector<std::string>{"uniform", "range"}));
+  s["group.coordinator.rebalance.protocols"] = "classic";
+  s["group.consumer.min.session.timeout.ms"] = "1000";
+  s["group.consumer.session.timeout.ms"] = "6000";
+  s["group.consumer.min.heartbeat.interval.ms"] = "500";
+  s["group.consumer.heartbeat.interval.ms"] = "500";
+  s["group.consumer.assignors"] = "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform";
+  s["group.consumer.migration.policy"] = "DISABLED";
+  const auto c = parse_broker_config(s);
+  EXPECT_FALSE(c.group_consumer_protocol);
+  EXPECT_EQ(c.group_consumer_session_timeout_ms, 6000);
+  EXPECT_EQ(c.group_consumer_heartbeat_interval_ms, 500);
+  EXPECT_EQ(c.group_consumer_assignors, (std::vector<std::string>{"range", "uniform"}));
+  // What Ferry does not do is refused by name, never accepted and ignored.
+  for (const auto& [key, value, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"group.consumer.migration.policy", "bidirectional", "only 'disabled'"},
+           {"group.consumer.assignors", "sticky", "'sticky' is not an assignor"},
+           {"group.coordinator.rebalance.protocols", "classic,streams", "'streams' is not supported"},
+           {"group.coordinator.rebalance.protocols", "consumer", "must include classic"},
+           {"group.consumer.session.timeout.ms", "500", "must lie between"},
+           {"group.consumer.heartbeat.interval.ms", "6000", "must be less than 'group.consumer.session.timeout.ms'"},
+       }) {
+    auto bad = s;
+    bad[key] = value;
+    if (key == "group.consumer.heartbeat.interval.ms") bad["group.consumer.max.heartbeat.interval.ms"] = "10000";
+    const auto error = error_of(bad);
+    EXPECT_NE(error.find(why), std::string::npos) << key << "=" << value << ": " << error;
+    EXPECT_NE(error.find(key), std::string::npos) << error;
+  }
 }
 
 TEST(broker_config, fetchers_per_leader_and_the_replica_selector) {

@@ -149,6 +149,21 @@ TEST_F(ConsumerGroupTest, AnExpiredSessionFencesTheMemberAndItsPartitionsMove) {
   EXPECT_EQ(of(b.assignment).size(), static_cast<std::size_t>(partitions));
 }
 
+TEST_F(ConsumerGroupTest, AMemberThatDoesNotRevokeWithinItsRebalanceTimeoutIsFenced) {
+  const auto a = send(join("a"));
+  const auto b = send(join("b"));
+  // a heartbeats on but keeps every partition; its rebalance timeout is 30 s.
+  for (std::int64_t t = 0; t <= 30000; t += 5000) {
+    EXPECT_FALSE(send(beat("a", a.member_epoch, a.assignment), now_ms + t).error);
+    EXPECT_FALSE(send(beat("b", b.member_epoch, owning({})), now_ms + t).error);
+    coordinator_->tick(now_ms + t);
+  }
+  coordinator_->tick(now_ms + 30001);
+  EXPECT_EQ(send(beat("a", a.member_epoch), now_ms + 30002).error, errc::unknown_member_id);
+  EXPECT_EQ(of(send(beat("b", b.member_epoch, owning({})), now_ms + 30002).assignment).size(),
+            static_cast<std::size_t>(partitions));
+}
+
 TEST_F(ConsumerGroupTest, EpochsAreChecked) {
   EXPECT_EQ(send(beat("a", 1)).error, errc::group_id_not_found);
   const auto a = send(join("a"));
