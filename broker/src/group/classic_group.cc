@@ -349,9 +349,10 @@ void classic_group::prepare_rebalance(std::int64_t now_ms) {
   const bool from_empty = state_ == group_state::empty;
   enter(group_state::preparing_rebalance, now_ms);
   const std::int64_t timeout = rebalance_timeout_ms();
-  if (from_empty) {
+  if (from_empty && limits_.initial_rebalance_delay_ms > 0) {
     // The first rebalance waits for more members (group.initial.rebalance.delay.ms), so a group that
-    // starts many consumers at once does not rebalance once per consumer.
+    // starts many consumers at once does not rebalance once per consumer. Without a delay it completes as
+    // soon as everyone joined, like any other, not at the next tick.
     initial_delay_ = true;
     new_member_added_ = false;
     const std::int64_t delay = std::min<std::int64_t>(limits_.initial_rebalance_delay_ms, timeout);

@@ -130,6 +130,20 @@ TEST_F(classic_group_test, ANewMemberIsToldItsIdFirstAndJoinsWithIt) {
   EXPECT_EQ(group_.state(), group_state::completing_rebalance);
 }
 
+TEST(classic_group, WithoutAnInitialDelayTheFirstRebalanceCompletesAtOnce) {
+  group_limits no_delay;
+  no_delay.initial_rebalance_delay_ms = 0;
+  classic_group g("g", no_delay, start_ms);
+  std::optional<join_result> first;
+  g.join(joiner(), start_ms, [&](join_result r) { first = std::move(r); });
+  ASSERT_TRUE(first.has_value());
+  std::optional<join_result> joined;
+  g.join(joiner(first->member_id), start_ms, [&](join_result r) { joined = std::move(r); });
+  ASSERT_TRUE(joined.has_value()) << "answered in the join itself, not at the coordinator's next tick";
+  EXPECT_EQ(joined->generation, 1);
+  EXPECT_EQ(g.state(), group_state::completing_rebalance);
+}
+
 TEST_F(classic_group_test, MembersArrivingDuringTheInitialDelayExtendIt) {
   const auto a = join_two_step(joiner());
   advance(2000);

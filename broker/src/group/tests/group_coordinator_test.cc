@@ -212,11 +212,15 @@ TEST(group_coordinator, ALoadCutShortByLosingLeadershipIsNotCoordinatorNotAFailu
 
 TEST(group_coordinator, LosingLeadershipAnswersParkedJoinsWithNotCoordinator) {
   memory_log log;
-  auto c = loaded(log);
+  auto config = one_partition();
+  config.limits.initial_rebalance_delay_ms = 3000;
+  auto c = std::make_unique<group_coordinator>(config, log);
+  (void)c->lead({{0, leader_epoch{1}}});
+  ASSERT_TRUE(c->load(0, now_ms));
   const auto r = consumer_join();
   std::optional<join_result> parked;
   c->join("g", r, now_ms, [&](join_result j) { parked = std::move(j); });
-  ASSERT_FALSE(parked) << "the join phase ends at the next tick";
+  ASSERT_FALSE(parked) << "the first rebalance waits for the initial delay";
   EXPECT_TRUE(c->lead({}).empty());
   ASSERT_TRUE(parked);
   EXPECT_EQ(parked->error, errc::not_coordinator);
