@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Check Ferry's protocol schemas (broker/schemas/*.json) against Apache Kafka's message definitions.
 
-usage: python3 broker/codegen/check_schemas.py broker/schemas <kafka-messages>
+usage: python3 broker/codegen/check_schemas.py broker/schemas <kafka-messages> [<kafka-messages> ...]
 
 <kafka-messages> is a directory of Kafka's message definitions, or the kafka-clients jar from Maven Central,
 which carries them as common/message/*.json (scripts/install-deps fetches it for the Java client tests).
-For every schema file, the matching <Name>Request.json and <Name>Response.json are loaded from there
-(their // comments are stripped). The script then checks:
+For every schema file, the matching <Name>Request.json and <Name>Response.json are loaded from the first
+source whose request covers the versions we serve, else from the first source (Kafka 4 dropped old versions
+that Kafka 3.9 still defines, and defines versions 3.9 lacks: the build passes both). Their // comments are
+stripped. The script then checks:
 
   * the file itself: known keys, snake_case names, valid version ranges, struct names unique within the file,
     nullable/tagged ranges inside the field's versions, tags unique and only in flexible versions, "as" only on
@@ -606,7 +608,19 @@ def compare_statics(s, ours, kafka, path, parent_key):
 # ---------------------------------------------------------------------------------------------------------
 # driver
 
-def check_api(path, kafka, problems):
+def source_for(kafkas, kname, served):
+    """The first source whose request definition covers the served versions, else the first one."""
+    for kafka in kafkas:
+        try:
+            kvalid = parse_range(KafkaMessage(kafka, "%sRequest.json" % kname).doc.get("validVersions"), True)
+        except (OSError, ValueError):
+            continue
+        if subset(served, kvalid):
+            return kafka
+    return kafkas[0]
+
+
+def check_api(path, kafkas, problems):
     """Returns the number of versions checked, or 0 if the file could not be checked."""
     fname = os.path.basename(path)
     try:
@@ -651,6 +665,7 @@ def check_api(path, kafka, problems):
         shapes_ok = lint_fields(ctx, side, doc.get(side, []), None, "") and shapes_ok
 
     kname = camel(api)
+    kafka = source_for(kafkas, kname, served)
     for side in ("request", "response"):
         kname_file = "%s%s.json" % (kname, side.capitalize())
         kpath = kafka.path(kname_file)
@@ -693,15 +708,15 @@ def check_api(path, kafka, problems):
 
 
 def main(argv):
-    if len(argv) != 3:
-        sys.stderr.write("usage: %s SCHEMA_DIR KAFKA_MESSAGES_DIR_OR_JAR\n" % argv[0])
+    if len(argv) < 3:
+        sys.stderr.write("usage: %s SCHEMA_DIR KAFKA_MESSAGES_DIR_OR_JAR...\n" % argv[0])
         return 2
     schema_dir = argv[1]
     if not os.path.isdir(schema_dir):
         sys.stderr.write("check_schemas: %s is not a directory\n" % schema_dir)
         return 2
     try:
-        kafka = KafkaSource(argv[2])
+        kafkas = [KafkaSource(location) for location in argv[2:]]
     except OSError as e:
         sys.stderr.write("check_schemas: %s (scripts/install-deps fetches the kafka-clients jar)\n" % e)
         return 2
@@ -712,7 +727,7 @@ def main(argv):
     problems = Problems()
     apis = versions = 0
     for f in files:
-        n = check_api(os.path.join(schema_dir, f), kafka, problems)
+        n = check_api(os.path.join(schema_dir, f), kafkas, problems)
         if n:
             apis += 1
             versions += n

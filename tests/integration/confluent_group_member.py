@@ -4,6 +4,9 @@ tests/java's ferry.GroupMember: the whole assignment after every rebalance callb
 once stdin closes and the consumer has left the group.
 
 usage: confluent_group_member.py BOOTSTRAP TOPIC GROUP ASSIGNOR [INSTANCE_ID]
+
+ASSIGNOR is a client-side assignor of the classic protocol (range, cooperative-sticky, ...), or consumer:NAME for
+Kafka 4's consumer protocol (group.protocol=consumer, KIP-848) with the broker's assignor NAME (uniform, range).
 """
 import json
 import sys
@@ -12,9 +15,10 @@ import threading
 from confluent_kafka import Consumer, KafkaError, KafkaException
 
 # A commit refused because a rebalance is under way or passed this member by: applications leave it to the next
-# commit (the records it covered may be read again by whoever gets their partitions).
+# commit (the records it covered may be read again by whoever gets their partitions). STALE_MEMBER_EPOCH is the
+# consumer protocol's word for it: the commit crossed a heartbeat that moved the member to a new epoch.
 REBALANCING = {KafkaError.REBALANCE_IN_PROGRESS, KafkaError.ILLEGAL_GENERATION, KafkaError.UNKNOWN_MEMBER_ID,
-               KafkaError._NO_OFFSET, KafkaError._ASSIGNMENT_LOST}
+               KafkaError._NO_OFFSET, KafkaError._ASSIGNMENT_LOST, KafkaError.STALE_MEMBER_EPOCH}
 
 
 def emit(check, **fields):
@@ -24,8 +28,13 @@ def emit(check, **fields):
 def main():
     bootstrap, topic, group, assignor = sys.argv[1:5]
     config = {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-              "enable.auto.commit": False, "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
-              "partition.assignment.strategy": assignor}
+              "enable.auto.commit": False}
+    if assignor.startswith("consumer:"):
+        # The broker assigns, and its session timeout and heartbeat interval apply.
+        config.update({"group.protocol": "consumer", "group.remote.assignor": assignor.split(":", 1)[1]})
+    else:
+        config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+                       "partition.assignment.strategy": assignor})
     if len(sys.argv) > 5:
         config["group.instance.id"] = sys.argv[5]
     consumer = Consumer(config)

@@ -1,9 +1,10 @@
 """The consumer group protocol of Kafka 4 (KIP-848, group.protocol=consumer) from the Java consumer (kafka-clients,
-newest tested version): the broker's uniform and range assignors through the membership scenario of
-group_members.py with an at-least-once check; a coordinator killed under a live group hands it to the next
+newest tested version) and confluent-kafka-python (its bundled librdkafka): the broker's uniform and range
+assignors through the membership scenario of group_members.py with an at-least-once check; a coordinator killed under a live group hands it to the next
 leader of its __consumer_offsets partition, which reads the group back and keeps its committed offsets; and
 kafka-consumer-groups.sh lists and describes the group through ListGroups v5 and ConsumerGroupDescribe.
 """
+import os
 import shutil
 import tempfile
 
@@ -12,7 +13,8 @@ from kafka import KafkaAdminClient
 
 from conftest import (JAVA_CLIENT_VERSIONS, java_checks_classpath, kafka_tool, offsets_partition, started_cluster,
                       wait_until)
-from group_members import NumberedProducer, check_membership, java_member, wait_covering
+from group_members import (CONFLUENT_PYTHON, NumberedProducer, check_membership, confluent_member, java_member,
+                           wait_covering)
 
 PARTITIONS = 6
 OFFSETS_PARTITIONS = 10
@@ -52,6 +54,17 @@ def test_java_members_with_the_server_assignors(cluster, java_classpath, assigno
                                    member(cluster, java_classpath, topic, group, assignor),
                                    session_timeout_s=SESSION_TIMEOUT_S)
     print(f"java group.protocol=consumer {assignor}: {acked} records acknowledged, {seen} distinct records read")
+
+
+def test_confluent_kafka_members_with_the_uniform_assignor(cluster):
+    if not os.path.exists(CONFLUENT_PYTHON):
+        pytest.fail(f"{CONFLUENT_PYTHON} is missing; run scripts/install-deps")
+    topic = group = "kip848-confluent"
+    acked, seen = check_membership(cluster.bootstrap, topic, PARTITIONS,
+                                   lambda name: confluent_member(cluster.bootstrap, topic, group, name,
+                                                                 "consumer:uniform"),
+                                   session_timeout_s=SESSION_TIMEOUT_S)
+    print(f"confluent-kafka group.protocol=consumer: {acked} records acknowledged, {seen} distinct records read")
 
 
 def test_the_group_survives_its_coordinators_death(cluster, java_classpath):

@@ -55,10 +55,15 @@ std::error_code consumer_group::check_request(const consumer_heartbeat_request& 
   if (request.member_id.empty()) return invalid("MemberId can't be empty.");
   if (request.instance_id && request.instance_id->empty()) return invalid("InstanceId can't be empty.");
   if (request.rack_id && request.rack_id->empty()) return invalid("RackId can't be empty.");
+  if (request.subscribed_topic_regex && !request.subscribed_topic_regex->empty())
+    return invalid(
+        "SubscribedTopicRegex is not supported by this broker: subscribe to topic names (a client may "
+        "resolve a pattern itself).");
   if (request.member_epoch == join_epoch) {
     if (request.rebalance_timeout_ms == -1) return invalid("RebalanceTimeoutMs must be provided in first request.");
     if (!request.owned || !request.owned->empty()) return invalid("TopicPartitions must be empty when (re-)joining.");
-    if (!request.subscribed_topic_names) return invalid("SubscribedTopicNames must be set in first request.");
+    if (!request.subscribed_topic_names && !request.subscribed_topic_regex)
+      return invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.");
   } else if (request.member_epoch == static_leave_epoch) {
     if (!request.instance_id) return invalid("InstanceId can't be null.");
   } else if (request.member_epoch < static_leave_epoch) {

@@ -24,14 +24,16 @@ struct consumer_group_config {
   std::vector<std::string> assignors{std::string(uniform_assignor), std::string(range_assignor)};  // first: default
 };
 
-// One ConsumerGroupHeartbeat (v0). Null and -1 fields are "unchanged since the last heartbeat".
+// One ConsumerGroupHeartbeat (v0-1). Null and -1 fields are "unchanged since the last heartbeat".
 struct consumer_heartbeat_request {
-  std::string member_id;  // never empty: the handler makes one up for a v0 join without one
+  std::string member_id;  // never empty: the handler makes one up for a v0 join without one (v1 requires one)
   std::int32_t member_epoch = 0;
   std::optional<std::string> instance_id;
   std::optional<std::string> rack_id;
   std::int32_t rebalance_timeout_ms = -1;
   std::optional<std::vector<std::string>> subscribed_topic_names;
+  // v1: a regular expression the broker resolves; Ferry refuses any but "" (none), so clients resolve their own.
+  std::optional<std::string> subscribed_topic_regex;
   std::optional<std::string> server_assignor;
   std::optional<topic_id_partitions> owned;  // what the member owns now
   std::string client_id;

@@ -189,6 +189,9 @@ TEST_F(ConsumerGroupTest, RequestsThatBreakTheProtocolAreRefused) {
   EXPECT_EQ(refused.error, errc::unsupported_assignor);
   EXPECT_NE(refused.error_message.find("uniform"), std::string::npos);
   EXPECT_EQ(send(beat("a", -3)).error, errc::invalid_request);
+  r = join("a");
+  r.subscribed_topic_regex = "orders-.*";
+  EXPECT_NE(send(r).error_message.find("SubscribedTopicRegex is not supported"), std::string::npos);
   EXPECT_FALSE(coordinator_->describe_consumer_group("g")) << "a refused join leaves no group behind";
 }
 

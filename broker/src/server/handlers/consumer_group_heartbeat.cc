@@ -10,7 +10,8 @@ namespace asio = boost::asio;
 
 // The consumer group protocol of Kafka 4 (KIP-848, group/consumer_group.h): one request joins, heartbeats,
 // acknowledges revocations and leaves; the answer waits until what it changed is in __consumer_offsets.
-// Version 0 only: it has no regular expression subscriptions, which a client resolves itself against v0.
+// Regular expressions for the broker to resolve (v1's SubscribedTopicRegex) are refused with INVALID_REQUEST; the
+// Java client's subscribe(Pattern) resolves its pattern itself and sends names.
 awaitable<p::consumer_group_heartbeat_response> handle_consumer_group_heartbeat(
     request_context& ctx, p::consumer_group_heartbeat_request& request) {
   if (!ctx.broker.config.group_consumer_protocol) {
@@ -21,13 +22,18 @@ awaitable<p::consumer_group_heartbeat_response> handle_consumer_group_heartbeat(
   }
   group::consumer_heartbeat_request heartbeat;
   heartbeat.member_id = request.member_id;
-  // A v0 client joining without an id gets one; Kafka 4 clients bring their own (KIP-1082).
-  if (heartbeat.member_id.empty() && request.member_epoch == 0) heartbeat.member_id = coord::uuid::random().to_string();
+  // A v0 client joining without an id gets one; from v1 clients bring their own (KIP-1082).
+  if (heartbeat.member_id.empty() && request.member_epoch == 0 && ctx.version() == 0)
+    heartbeat.member_id = coord::uuid::random().to_string();
   heartbeat.member_epoch = request.member_epoch;
   heartbeat.instance_id = request.instance_id;
   heartbeat.rack_id = request.rack_id;
   heartbeat.rebalance_timeout_ms = request.rebalance_timeout_ms;
   heartbeat.subscribed_topic_names = request.subscribed_topic_names;
+  heartbeat.subscribed_topic_regex = request.subscribed_topic_regex;
+  // "" drops a regex: with none ever accepted, that leaves the names, or nothing.
+  if (!heartbeat.subscribed_topic_names && request.subscribed_topic_regex == std::string())
+    heartbeat.subscribed_topic_names.emplace();
   heartbeat.server_assignor = request.server_assignor;
   if (request.topic_partitions) {
     heartbeat.owned.emplace();
