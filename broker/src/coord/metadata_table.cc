@@ -123,7 +123,7 @@ result<void> metadata_table::refresh_brokers(broker_id self, const std::function
   }
   model_.brokers = std::move(brokers);
   // Someone deleted our registration while our session lives on: put it back.
-  if (!model_.brokers.contains(self)) {
+  if (self != no_broker && !model_.brokers.contains(self)) {
     FERRY_LOG(warn, "coord") << "registration of broker " << self << " disappeared; registering again";
     FERRY_TRY(reregister());
     return refresh_brokers(self, reregister);

@@ -47,7 +47,8 @@ class metadata_table {
   result<std::optional<node_data>> read_watched(const std::string& path, const task& t, bool watch_creation);
 
   result<void> resync();
-  // `reregister` puts this broker's registration back when someone deleted it while the session lives.
+  // `reregister` puts this broker's registration back when someone deleted it while the session lives. An
+  // observer that is no broker (the operator) passes no_broker and no `reregister`.
   result<void> refresh_brokers(broker_id self, const std::function<result<void>()>& reregister);
   result<void> refresh_deletions();
   result<void> refresh_shutting_down();

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/http/verb.hpp>
+
+#include "base/result.h"
+#include "kube/api_config.h"
+
+namespace ferry::kube {
+
+struct http_response {
+  unsigned status = 0;
+  std::string body;
+};
+
+// Content types of the API server's write verbs.
+inline constexpr std::string_view json_content = "application/json";
+inline constexpr std::string_view merge_patch = "application/merge-patch+json";
+inline constexpr std::string_view json_patch = "application/json-patch+json";
+inline constexpr std::string_view apply_patch = "application/apply-patch+yaml";
+
+// HTTPS to the API server (Boost.Beast over OpenSSL). All I/O runs on one io_context; the coroutine calls
+// must run there, and send() may be called from any other thread. Idle keep-alive connections are reused.
+class api_client {
+ public:
+  using verb = boost::beast::http::verb;
+  // One line of a streamed answer (a watch event); return false to stop reading.
+  using line_handler = std::function<bool(std::string_view line)>;
+
+  static result<std::unique_ptr<api_client>> create(boost::asio::io_context& io, const api_config& config);
+  ~api_client();
+  api_client(const api_client&) = delete;
+  api_client& operator=(const api_client&) = delete;
+
+  // One request and its whole answer (bodies up to 64 MiB). Transport failures are errors; any HTTP status
+  // is a response. A request on a reused connection that fails before an answer is retried once on a new one.
+  boost::asio::awaitable<result<http_response>> async_send(verb method, std::string target, std::string body = {},
+                                                           std::string_view content_type = json_content);
+  // The same from a thread other than the io_context's, waiting for the answer.
+  result<http_response> send(verb method, std::string target, std::string body = {},
+                             std::string_view content_type = json_content);
+
+  // A GET whose answer is a stream of lines (a watch): `on_line` sees each line as it arrives. Ends when the
+  // server ends the answer, `on_line` returns false, or nothing arrives for `idle_timeout`. A status other than
+  // 200 comes back with its body and no lines.
+  boost::asio::awaitable<result<http_response>> async_stream(std::string target, line_handler on_line,
+                                                             std::chrono::seconds idle_timeout);
+
+  [[nodiscard]] boost::asio::io_context& io() { return io_; }
+
+ private:
+  struct connection;
+  api_client(boost::asio::io_context& io, const api_config& config);
+  boost::asio::awaitable<result<std::unique_ptr<connection>>> connect();
+  boost::asio::awaitable<result<http_response>> exchange(connection& c, verb method, const std::string& target,
+                                                         const std::string& body, std::string_view content_type);
+
+  boost::asio::io_context& io_;
+  api_config config_;
+  boost::asio::ssl::context tls_;
+  token_source token_;
+  std::vector<std::unique_ptr<connection>> idle_;  // io_context thread only
+};
+
+}  // namespace ferry::kube

@@ -1,0 +1,88 @@
+#include "kube/leader_election.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <nlohmann/json.hpp>
+
+#include "base/log.h"
+
+namespace ferry::kube {
+namespace {
+
+namespace asio = boost::asio;
+using json = nlohmann::json;
+using steady = std::chrono::steady_clock;
+
+}  // namespace
+
+asio::awaitable<bool> leader_election::try_acquire_or_renew() {
+  const std::string collection = "/apis/coordination.k8s.io/v1/namespaces/" + options_.lease_namespace + "/leases";
+  const std::string path = collection + "/" + options_.name;
+  const auto now = format_micro_time(std::chrono::system_clock::now());
+  auto current = co_await client_.async_send(api_client::verb::get, path);
+  if (!current) co_return false;
+
+  json spec = {{"holderIdentity", options_.identity},
+               {"leaseDurationSeconds", options_.lease_duration.count()},
+               {"renewTime", now}};
+  if (current.value().status == 404) {
+    spec["acquireTime"] = now;
+    spec["leaseTransitions"] = 0;
+    const json lease = {{"apiVersion", "coordination.k8s.io/v1"},
+                        {"kind", "Lease"},
+                        {"metadata", {{"name", options_.name}, {"namespace", options_.lease_namespace}}},
+                        {"spec", spec}};
+    const auto created = co_await client_.async_send(api_client::verb::post, collection, lease.dump());
+    co_return created&& created.value().status == 201;
+  }
+  if (current.value().status != 200) co_return false;
+  auto lease = json::parse(current.value().body, nullptr, false);
+  if (lease.is_discarded() || !lease.contains("metadata")) co_return false;
+  const json old = lease.value("spec", json::object());
+  const auto holder = old.value("holderIdentity", std::string{});
+  const auto record = holder + "@" + old.value("renewTime", std::string{});
+  if (record != observed_record_) {
+    observed_record_ = record;
+    observed_at_ = steady::now();
+  }
+  const auto duration = std::chrono::seconds(old.value("leaseDurationSeconds", options_.lease_duration.count()));
+  const bool ours = holder == options_.identity;
+  if (!ours && !holder.empty() && steady::now() - observed_at_ < duration) co_return false;
+
+  spec["acquireTime"] = ours ? old.value("acquireTime", now) : now;
+  spec["leaseTransitions"] = old.value("leaseTransitions", 0) + (ours ? 0 : 1);
+  lease["spec"] = spec;  // the update carries metadata.resourceVersion: a 409 if anyone wrote meanwhile
+  const auto updated = co_await client_.async_send(api_client::verb::put, path, lease.dump());
+  if (!updated || updated.value().status != 200) co_return false;
+  observed_record_ = options_.identity + "@" + now;
+  observed_at_ = steady::now();
+  co_return true;
+}
+
+asio::awaitable<void> leader_election::run() {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  auto last_renewal = steady::now();
+  for (;;) {
+    const bool held = co_await try_acquire_or_renew();
+    if (held) {
+      last_renewal = steady::now();
+      if (!leading_.exchange(true)) {
+        FERRY_LOG(info, "leader") << "became the leader (lease " << options_.lease_namespace << "/" << options_.name
+                                  << ", identity " << options_.identity << ")";
+        on_started_();
+      }
+    } else if (leading_.load() && steady::now() - last_renewal > options_.renew_deadline) {
+      leading_.store(false);
+      FERRY_LOG(error, "leader") << "could not renew the lease " << options_.lease_namespace << "/" << options_.name
+                                 << " within " << options_.renew_deadline.count() << " s: no longer the leader";
+      on_stopped_();
+      co_return;
+    }
+    timer.expires_after(options_.retry_period);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+}
+
+}  // namespace ferry::kube

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "kube/api_client.h"
+#include "kube/time_format.h"
+
+namespace ferry::kube {
+
+struct lease_options {
+  std::string lease_namespace;
+  std::string name;
+  std::string identity;  // unique per replica: the pod name, or host and pid
+  std::chrono::seconds lease_duration{15};
+  std::chrono::seconds renew_deadline{10};
+  std::chrono::seconds retry_period{2};
+};
+
+// Leader election on a coordination.k8s.io/v1 Lease, as client-go does it: a replica takes the lease when
+// it is free or its holder has not renewed it for lease_duration (measured on our own clock from when we last
+// saw it change, so clocks need not agree), then renews it every retry_period. Writes are conditional on the
+// resourceVersion read, so two replicas never both hold it. A leader that cannot renew within renew_deadline
+// stops leading (on_stopped_leading; the operator exits and is restarted) before another replica may take
+// over. Runs on the client's io_context.
+class leader_election {
+ public:
+  leader_election(api_client& client, lease_options options, std::function<void()> on_started_leading,
+                  std::function<void()> on_stopped_leading)
+      : client_(client),
+        options_(std::move(options)),
+        on_started_(std::move(on_started_leading)),
+        on_stopped_(std::move(on_stopped_leading)) {}
+
+  boost::asio::awaitable<void> run();
+  [[nodiscard]] bool leading() const { return leading_.load(); }
+
+ private:
+  // Whether we hold the lease after this attempt.
+  boost::asio::awaitable<bool> try_acquire_or_renew();
+
+  api_client& client_;
+  const lease_options options_;
+  const std::function<void()> on_started_;
+  const std::function<void()> on_stopped_;
+  std::atomic<bool> leading_{false};
+  std::string observed_record_;  // holder and renew time last seen
+  std::chrono::steady_clock::time_point observed_at_{};
+};
+
+}  // namespace ferry::kube

@@ -1,0 +1,63 @@
+#include "kube/work_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace ferry::kube {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(WorkQueue, AddsOfAQueuedKeyFoldIntoOne) {
+  work_queue queue;
+  queue.add("ns/a");
+  queue.add("ns/b");
+  queue.add("ns/a");
+  EXPECT_EQ(queue.depth(), 2U);
+  EXPECT_EQ(queue.get(), "ns/a");
+  EXPECT_EQ(queue.get(), "ns/b");
+}
+
+TEST(WorkQueue, AKeyAddedWhileWorkedOnComesBackOnlyWhenDone) {
+  work_queue queue;
+  queue.add("ns/a");
+  const auto key = queue.get();
+  ASSERT_EQ(key, "ns/a");
+  queue.add("ns/a");
+  EXPECT_EQ(queue.depth(), 0U) << "a second worker must not get a key being worked on";
+  queue.done("ns/a");
+  EXPECT_EQ(queue.depth(), 1U);
+  EXPECT_EQ(queue.get(), "ns/a");
+}
+
+TEST(WorkQueue, FailuresBackOffExponentiallyAndForgetResets) {
+  work_queue queue(10ms, 1s);
+  queue.add_rate_limited("k");
+  queue.add_rate_limited("k");
+  queue.add_rate_limited("k");
+  EXPECT_EQ(queue.failures("k"), 3U);
+  queue.forget("k");
+  EXPECT_EQ(queue.failures("k"), 0U);
+}
+
+TEST(WorkQueue, DelayedKeysArriveAfterTheirDelay) {
+  work_queue queue;
+  const auto start = work_queue::clock::now();
+  queue.add_after("k", 50ms);
+  EXPECT_EQ(queue.depth(), 0U);
+  EXPECT_EQ(queue.get(), "k");
+  EXPECT_GE(work_queue::clock::now() - start, 50ms);
+}
+
+TEST(WorkQueue, ShutDownWakesWaitingWorkers) {
+  work_queue queue;
+  std::optional<std::string> got = "unset";
+  std::thread worker([&] { got = queue.get(); });
+  queue.shut_down();
+  worker.join();
+  EXPECT_FALSE(got.has_value());
+}
+
+}  // namespace
+}  // namespace ferry::kube

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <prometheus/registry.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "base/result.h"
+
+namespace ferry::manager {
+
+// The operator's HTTP port: /metrics (Prometheus text), /healthz (the process serves) and /readyz (ready() says
+// whether the caches are filled and the cluster read). One thread of its own, one request at a time: the
+// callers are a kubelet and a Prometheus.
+class health_server {
+ public:
+  static result<std::unique_ptr<health_server>> start(const std::string& address, std::uint16_t port,
+                                                      std::shared_ptr<prometheus::Registry> registry,
+                                                      std::function<std::string()> not_ready);
+  ~health_server();
+  health_server(const health_server&) = delete;
+  health_server& operator=(const health_server&) = delete;
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+
+ private:
+  health_server() = default;
+
+  boost::asio::io_context io_;
+  std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::function<std::string()> not_ready_;  // empty when ready, else why not
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace ferry::manager

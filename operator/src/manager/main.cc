@@ -1,0 +1,193 @@
+// ferry-operator: reconciles Topic resources with a Ferry cluster (docs/operator.md).
+#include <condition_variable>
+#include <iostream>
+#include <thread>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "base/log.h"
+#include "coord/cluster_observer.h"
+#include "kube/api_client.h"
+#include "kube/controller.h"
+#include "kube/event_recorder.h"
+#include "kube/informer.h"
+#include "kube/leader_election.h"
+#include "kube/metrics.h"
+#include "manager/health_server.h"
+#include "manager/options.h"
+#include "topics/topic_controller.h"
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace ferry;
+
+// What the main thread waits for: leadership, or the end.
+struct run_state {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool leading = false;
+  bool stopping = false;
+  int exit_code = 0;
+
+  void stop(int code) {
+    std::lock_guard lock(mutex);
+    if (!stopping) exit_code = code;
+    stopping = true;
+    changed.notify_all();
+  }
+};
+
+std::unique_ptr<coord::cluster_observer> connect_cluster(const manager::options& o, run_state& state,
+                                                         std::atomic<topics::topic_controller*>& topics) {
+  coord::observer_options observer;
+  observer.connect = o.zookeeper_connect;
+  observer.on_change = [&topics](const coord::cluster_view& before, const coord::cluster_view& after) {
+    if (auto* t = topics.load()) t->cluster_changed(before, after);
+  };
+  auto delay = std::chrono::seconds(1);
+  for (;;) {
+    if (auto started = coord::cluster_observer::start(observer)) return std::move(started).value();
+    FERRY_LOG(warn, "manager") << "cannot connect to ZooKeeper at " << o.zookeeper_connect
+                               << " (--zookeeper-connect); retrying in " << delay.count() << " s";
+    std::unique_lock lock(state.mutex);
+    if (state.changed.wait_for(lock, delay, [&] { return state.stopping; })) return nullptr;
+    delay = std::min(delay * 2, std::chrono::seconds(30));
+  }
+}
+
+int run(const manager::options& o) {
+  auto config = o.kubeconfig.empty() ? kube::in_cluster_config() : kube::load_kubeconfig(o.kubeconfig);
+  if (!config) return 1;
+  asio::io_context io;
+  auto api = kube::api_client::create(io, config.value());
+  if (!api) return 1;
+  kube::operator_metrics metrics;
+  kube::event_recorder events(*api.value(), "ferry.dev/operator", o.identity);
+  run_state state;
+
+  std::atomic<topics::topic_controller*> topic_hooks{nullptr};
+  std::unique_ptr<coord::cluster_observer> cluster;
+  std::unique_ptr<kube::informer> topic_informer;
+  std::atomic<bool> started{false};
+  std::unique_ptr<kube::leader_election> election;
+  if (o.leader_election) {
+    kube::lease_options lease{o.lease_namespace, o.lease_name, o.identity};
+    election = std::make_unique<kube::leader_election>(
+        *api.value(), lease,
+        [&] {
+          metrics.set_leader(true);
+          std::lock_guard lock(state.mutex);
+          state.leading = true;
+          state.changed.notify_all();
+        },
+        [&] {
+          metrics.set_leader(false);
+          state.stop(1);
+        });
+  }
+  auto health =
+      manager::health_server::start(o.http_address, o.http_port, metrics.shared_registry(), [&]() -> std::string {
+        if (election && !election->leading()) return {};  // a standby replica is healthy and ready
+        if (!started.load()) return "starting";
+        if (!topic_informer->synced()) return "listing Topic resources";
+        if (!cluster->ready()) return "reading the cluster from ZooKeeper";
+        return {};
+      });
+  if (!health) return 1;
+  FERRY_LOG(info, "manager") << "ferry-operator for cluster " << o.cluster_name << ": http on " << o.http_address << ":"
+                             << health.value()->port() << ", identity " << o.identity;
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (!ec) state.stop(0);
+  });
+  auto guard = asio::make_work_guard(io);
+  std::thread io_thread([&] { io.run(); });
+  if (election) asio::co_spawn(io, election->run(), asio::detached);
+
+  {
+    std::unique_lock lock(state.mutex);
+    state.changed.wait(lock, [&] { return state.leading || state.stopping || !election; });
+  }
+  kube::controller topic_workers("topics", nullptr, metrics);
+  std::unique_ptr<topics::topic_controller> topic_ctl;
+  bool stopping = false;
+  {
+    std::lock_guard lock(state.mutex);
+    stopping = state.stopping;
+  }
+  if (!stopping) cluster = connect_cluster(o, state, topic_hooks);
+  if (cluster) {
+    topics::topic_controller_options topic_options;
+    topic_options.finalizer_timeout = o.finalizer_timeout;
+    topic_ctl = std::make_unique<topics::topic_controller>(*api.value(), events, *cluster, topic_workers.queue(),
+                                                           topic_options);
+    topic_informer = std::make_unique<kube::informer>(
+        *api.value(),
+        kube::resource_kind{"topics", "/apis/ferry.dev/v1alpha1/topics", "ferry.dev/cluster=" + o.cluster_name},
+        [&](const std::string& key, const kube::informer::object& now) { topic_ctl->resource_changed(key, now); },
+        [&] { metrics.watch_restarted("topics"); });
+    topic_ctl->set_informer(*topic_informer);
+    topic_hooks.store(topic_ctl.get());
+    topic_workers.set_reconcile([&](const std::string& key) { return topic_ctl->reconcile(key); });
+    asio::co_spawn(io, topic_informer->run(), asio::detached);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          asio::steady_timer timer(io);
+          for (;;) {
+            timer.expires_after(o.full_reconciliation_interval);
+            co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+            topic_ctl->resync_all();
+            metrics.set_queue_depth("topics", topic_workers.queue().depth());
+          }
+        },
+        asio::detached);
+    topic_workers.start(o.workers);
+    started.store(true);
+  }
+
+  int exit_code = 0;
+  {
+    std::unique_lock lock(state.mutex);
+    state.changed.wait(lock, [&] { return state.stopping; });
+    exit_code = state.exit_code;
+  }
+  FERRY_LOG(info, "manager") << "stopping";
+  topic_workers.stop();
+  topic_hooks.store(nullptr);
+  if (cluster) cluster->shutdown();
+  io.stop();
+  io_thread.join();
+  return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const auto parsed = ferry::manager::parse_options(args);
+  if (!parsed.parsed) {
+    if (parsed.error.empty()) {
+      std::cout << ferry::manager::usage();
+      return 0;
+    }
+    std::cerr << "ferry-operator: error: " << parsed.error << "\n";
+    return 2;
+  }
+  ferry::log::level level{};
+  if (!ferry::log::parse_level(parsed.parsed->log_level, level)) {
+    std::cerr << "ferry-operator: error: --log-level " << parsed.parsed->log_level
+              << ": must be debug, info, warn or error\n";
+    return 2;
+  }
+  ferry::log::set_level(level);
+  return run(*parsed.parsed);
+}

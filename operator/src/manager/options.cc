@@ -1,0 +1,119 @@
+#include "manager/options.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+
+namespace ferry::manager {
+namespace {
+
+template <typename Int>
+bool parse_int(const std::string& text, Int& out, Int min, Int max) {
+  Int value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) return false;
+  out = value;
+  return true;
+}
+
+std::string default_namespace() {
+  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  std::string ns;
+  if (in && std::getline(in, ns) && !ns.empty()) return ns;
+  return "default";
+}
+
+std::string default_identity() {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): flags are parsed before any other thread runs
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') return pod;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return std::string(host) + "_" + std::to_string(getpid());
+}
+
+}  // namespace
+
+std::string usage() {
+  return R"(Usage: ferry-operator --cluster-name NAME --zookeeper-connect HOST:PORT[/chroot] [flags]
+
+Reconciles Topic resources (topics.ferry.dev) labelled ferry.dev/cluster=NAME with the Ferry cluster whose
+ZooKeeper is at --zookeeper-connect.
+
+  --kubeconfig PATH                       kubeconfig to reach the API server (default: $KUBECONFIG, else the
+                                          pod's service account)
+  --cluster-name NAME                     the ferry.dev/cluster label value of the resources to manage (required)
+  --zookeeper-connect CONNECT             the Ferry cluster's zookeeper.connect (required)
+  --http-address ADDRESS                  address of /metrics, /healthz and /readyz (default 0.0.0.0)
+  --http-port PORT                        their port (default 8080; 0 picks a free one)
+  --workers N                             reconciles running at once (default 4)
+  --full-reconciliation-interval-ms MS    every resource is reconciled at least this often (default 120000)
+  --finalizer-timeout-seconds S           a deleted resource whose cluster stays unreachable this long loses its
+                                          finalizer anyway (default 300)
+  --leader-election true|false            hold a Lease so one replica acts (default true)
+  --lease-namespace NS                    (default: the pod's namespace, else default)
+  --lease-name NAME                       (default ferry-operator-<cluster name>)
+  --identity ID                           this replica's name in the Lease (default $POD_NAME, else host_pid)
+  --log-level debug|info|warn|error       (default info)
+)";
+}
+
+parse_outcome parse_options(const std::vector<std::string>& args) {
+  options o;
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): flags are parsed before any other thread runs
+  if (const char* env = std::getenv("KUBECONFIG"); env != nullptr) o.kubeconfig = env;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& flag = args[i];
+    if (flag == "-h" || flag == "--help") return {};
+    if (i + 1 >= args.size()) return {std::nullopt, "flag " + flag + " needs a value (see --help)"};
+    const auto& value = args[++i];
+    const auto bad = [&](const std::string& why) {
+      std::string message = flag;
+      message.append(" ").append(value).append(": ").append(why);
+      return parse_outcome{std::nullopt, std::move(message)};
+    };
+    if (flag == "--kubeconfig") {
+      o.kubeconfig = value;
+    } else if (flag == "--cluster-name") {
+      o.cluster_name = value;
+    } else if (flag == "--zookeeper-connect") {
+      o.zookeeper_connect = value;
+    } else if (flag == "--http-address") {
+      o.http_address = value;
+    } else if (flag == "--http-port") {
+      if (!parse_int<std::uint16_t>(value, o.http_port, 0, 65535)) return bad("must be a port number");
+    } else if (flag == "--workers") {
+      if (!parse_int<std::size_t>(value, o.workers, 1, 64)) return bad("must be 1-64");
+    } else if (flag == "--full-reconciliation-interval-ms") {
+      std::int64_t ms = 0;
+      if (!parse_int<std::int64_t>(value, ms, 1000, INT64_MAX / 1000)) return bad("must be at least 1000");
+      o.full_reconciliation_interval = std::chrono::milliseconds(ms);
+    } else if (flag == "--finalizer-timeout-seconds") {
+      std::int64_t s = 0;
+      if (!parse_int<std::int64_t>(value, s, 0, 365LL * 86400)) return bad("must be 0 or more");
+      o.finalizer_timeout = std::chrono::seconds(s);
+    } else if (flag == "--leader-election") {
+      if (value != "true" && value != "false") return bad("must be true or false");
+      o.leader_election = value == "true";
+    } else if (flag == "--lease-namespace") {
+      o.lease_namespace = value;
+    } else if (flag == "--lease-name") {
+      o.lease_name = value;
+    } else if (flag == "--identity") {
+      o.identity = value;
+    } else if (flag == "--log-level") {
+      o.log_level = value;
+    } else {
+      return {std::nullopt, "unknown flag " + flag + " (see --help)"};
+    }
+  }
+  if (o.cluster_name.empty()) return {std::nullopt, "--cluster-name is required"};
+  if (o.zookeeper_connect.empty()) return {std::nullopt, "--zookeeper-connect is required"};
+  if (o.lease_namespace.empty()) o.lease_namespace = default_namespace();
+  if (o.lease_name.empty()) o.lease_name = "ferry-operator-" + o.cluster_name;
+  if (o.identity.empty()) o.identity = default_identity();
+  return {o, {}};
+}
+
+}  // namespace ferry::manager

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace ferry::manager {
+
+// ferry-operator's command line (docs/operator.md lists every flag).
+struct options {
+  std::string kubeconfig;  // empty: in-cluster service account
+  std::string cluster_name;
+  std::string zookeeper_connect;
+  std::string http_address = "0.0.0.0";
+  std::uint16_t http_port = 8080;
+  std::size_t workers = 4;
+  std::chrono::milliseconds full_reconciliation_interval{120'000};
+  std::chrono::seconds finalizer_timeout{300};
+  bool leader_election = true;
+  std::string lease_namespace;  // default: the pod's namespace, else "default"
+  std::string lease_name;       // default: ferry-operator-<cluster name>
+  std::string identity;         // default: $POD_NAME, else host name and pid
+  std::string log_level = "info";
+};
+
+// Parses argv; an unknown flag or a bad value is an error whose message names it. nullopt with an empty
+// message for --help.
+struct parse_outcome {
+  std::optional<options> parsed;
+  std::string error;  // empty for --help
+};
+parse_outcome parse_options(const std::vector<std::string>& args);
+
+std::string usage();
+
+}  // namespace ferry::manager

@@ -1,0 +1,154 @@
+#include "topics/topic_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace ferry::topics {
+namespace {
+
+using json = nlohmann::json;
+
+json resource(json spec) {
+  return {{"metadata", {{"name", "orders"}, {"namespace", "shop"}}}, {"spec", std::move(spec)}};
+}
+
+coord::cluster_view cluster(int brokers, bool racks = true) {
+  coord::cluster_view view;
+  for (int i = 0; i < brokers; ++i) {
+    coord::broker_info b;
+    b.id = broker_id{i};
+    if (racks) b.rack = "zone-" + std::to_string(i % 3);
+    view.brokers.emplace(b.id, b);
+  }
+  return view;
+}
+
+coord::topic_info live_topic(const std::vector<std::vector<int>>& replicas) {
+  coord::topic_info topic;
+  for (std::size_t p = 0; p < replicas.size(); ++p) {
+    coord::partition_info partition;
+    for (const int r : replicas[p]) partition.replicas.push_back(broker_id{r});
+    partition.state = coord::partition_state{partition.replicas.front(), leader_epoch{0}, partition.replicas};
+    topic.partitions.emplace(partition_id{static_cast<std::int32_t>(p)}, partition);
+  }
+  return topic;
+}
+
+topic_spec spec_of(const json& r) {
+  auto read = read_spec(r);
+  EXPECT_TRUE(std::holds_alternative<topic_spec>(read));
+  return std::get<topic_spec>(read);
+}
+
+TEST(ReadSpec, DefaultsTheNameAndChecksConfigs) {
+  const auto spec =
+      spec_of(resource({{"partitions", 3}, {"replicationFactor", 2}, {"config", {{"retention.ms", "1000"}}}}));
+  EXPECT_EQ(spec.name, "orders");
+  EXPECT_EQ(spec.partitions, 3);
+  EXPECT_EQ(spec.config.at("retention.ms"), "1000");
+  EXPECT_EQ(spec_of(resource({{"topicName", "Orders_V2"}, {"partitions", 1}, {"replicationFactor", 1}})).name,
+            "Orders_V2");
+}
+
+TEST(ReadSpec, RefusesBadNamesCountsAndConfigs) {
+  const auto reason = [](const json& spec) {
+    const auto read = read_spec(resource(spec));
+    return std::holds_alternative<refusal>(read) ? std::get<refusal>(read).reason : std::string("accepted");
+  };
+  EXPECT_EQ(reason({{"topicName", "bad/name"}, {"partitions", 1}, {"replicationFactor", 1}}), "InvalidConfig");
+  EXPECT_EQ(reason({{"partitions", 0}, {"replicationFactor", 1}}), "InvalidConfig");
+  EXPECT_EQ(reason({{"partitions", 1}}), "InvalidConfig");
+  EXPECT_EQ(reason({{"partitions", 1}, {"replicationFactor", 1}, {"config", {{"retention.ms", "soon"}}}}),
+            "InvalidConfig");
+  EXPECT_EQ(reason({{"partitions", 1}, {"replicationFactor", 1}, {"config", {{"no.such.config", "1"}}}}),
+            "InvalidConfig");
+  EXPECT_EQ(reason({{"partitions", 1}, {"replicationFactor", 1}, {"config", {{"retention.ms", 5}}}}), "InvalidConfig");
+}
+
+TEST(PlanChanges, ANewTopicIsPlacedOnePartitionPerRackWithLeadersSpread) {
+  const auto view = cluster(3);
+  const auto planned = plan_changes(spec_of(resource({{"partitions", 6}, {"replicationFactor", 3}})), nullptr, view, 0);
+  ASSERT_TRUE(std::holds_alternative<topic_changes>(planned));
+  const auto& changes = std::get<topic_changes>(planned);
+  ASSERT_TRUE(changes.create);
+  ASSERT_EQ(changes.assignment->size(), 6U);
+  std::map<broker_id, int> leaders;
+  for (const auto& [p, replicas] : *changes.assignment) {
+    ASSERT_EQ(replicas.size(), 3U);
+    EXPECT_EQ(std::set<broker_id>(replicas.begin(), replicas.end()).size(), 3U);
+    ++leaders[replicas.front()];
+  }
+  for (const auto& [b, n] : leaders) EXPECT_EQ(n, 2) << "broker " << b;
+}
+
+TEST(PlanChanges, RefusesMoreReplicasThanBrokers) {
+  const auto planned =
+      plan_changes(spec_of(resource({{"partitions", 1}, {"replicationFactor", 4}})), nullptr, cluster(3), 0);
+  ASSERT_TRUE(std::holds_alternative<refusal>(planned));
+  EXPECT_EQ(std::get<refusal>(planned).reason, "InsufficientBrokers");
+}
+
+TEST(PlanChanges, GrowsAndRefusesToShrink) {
+  const auto view = cluster(3);
+  const auto live = live_topic({{0, 1}, {1, 2}});
+  const auto grown = plan_changes(spec_of(resource({{"partitions", 4}, {"replicationFactor", 2}})), &live, view, 0);
+  ASSERT_TRUE(std::holds_alternative<topic_changes>(grown));
+  const auto& assignment = *std::get<topic_changes>(grown).assignment;
+  ASSERT_EQ(assignment.size(), 4U);
+  EXPECT_EQ(assignment.at(partition_id{0}), live.partitions.at(partition_id{0}).replicas) << "existing ones stay";
+  EXPECT_FALSE(std::get<topic_changes>(grown).create);
+
+  const auto shrunk = plan_changes(spec_of(resource({{"partitions", 1}, {"replicationFactor", 2}})), &live, view, 0);
+  ASSERT_TRUE(std::holds_alternative<refusal>(shrunk));
+  EXPECT_EQ(std::get<refusal>(shrunk).reason, "NotSupported");
+}
+
+TEST(PlanChanges, ReplacesConfigThatDiffersAndNothingElse) {
+  const auto view = cluster(3);
+  auto live = live_topic({{0, 1}});
+  live.config = {{"retention.ms", "5"}};
+  const auto spec =
+      spec_of(resource({{"partitions", 1}, {"replicationFactor", 2}, {"config", {{"retention.ms", "9"}}}}));
+  const auto planned = std::get<topic_changes>(plan_changes(spec, &live, view, 0));
+  ASSERT_TRUE(planned.config);
+  EXPECT_EQ(planned.config->at("retention.ms"), "9");
+  EXPECT_FALSE(planned.assignment);
+  EXPECT_TRUE(planned.moves.empty());
+  live.config = spec.config;
+  EXPECT_TRUE(std::get<topic_changes>(plan_changes(spec, &live, view, 0)).empty());
+}
+
+TEST(ReplicationMoves, AddsReplicasOnUnusedRacksAndKeepsThePreferredLeader) {
+  const auto view = cluster(6);  // racks: 0,3 -> zone-0; 1,4 -> zone-1; 2,5 -> zone-2
+  const auto live = live_topic({{0, 3}, {1, 2, 4}});
+  const auto moves = replication_moves(live, view, 2);
+  ASSERT_TRUE(moves);
+  // Partition 0 grows? No: it has 2. Partition 1 shrinks to its first two.
+  ASSERT_EQ(moves->size(), 1U);
+  EXPECT_EQ(moves->at(partition_id{1}), (std::vector<broker_id>{broker_id{1}, broker_id{2}}));
+
+  const auto grown = replication_moves(live, view, 3);
+  ASSERT_TRUE(grown);
+  const auto& p0 = grown->at(partition_id{0});
+  ASSERT_EQ(p0.size(), 3U);
+  EXPECT_EQ(p0[0], broker_id{0});
+  EXPECT_TRUE(p0[2] == broker_id{1} || p0[2] == broker_id{2} || p0[2] == broker_id{4} || p0[2] == broker_id{5})
+      << "the new replica goes to a rack partition 0 does not use";
+  EXPECT_FALSE(replication_moves(live, view, 7)) << "7 replicas need 7 brokers";
+}
+
+TEST(Summarize, CountsLeadersOfflineAndUnderReplicatedPartitions) {
+  auto live = live_topic({{0, 1}, {1, 0}, {0, 1}});
+  live.partitions.at(partition_id{1}).state->isr = {broker_id{1}};
+  live.partitions.at(partition_id{2}).state->leader = no_broker;
+  const auto summary = summarize(live);
+  EXPECT_EQ(summary.count, 3);
+  EXPECT_EQ(summary.offline, 1);
+  EXPECT_EQ(summary.under_replicated, 1);
+  EXPECT_EQ(summary.leaders.at(broker_id{0}), 1);
+  EXPECT_EQ(summary.leaders.at(broker_id{1}), 1);
+}
+
+}  // namespace
+}  // namespace ferry::topics

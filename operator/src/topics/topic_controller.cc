@@ -1,0 +1,386 @@
+#include "topics/topic_controller.h"
+
+#include <random>
+
+#include "base/log.h"
+#include "coord/errc.h"
+#include "coord/reassignment.h"
+#include "kube/time_format.h"
+
+namespace ferry::topics {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+using kube::reconcile_result;
+
+constexpr auto creation_check = 5s;
+constexpr auto cluster_retry = 2s;
+
+std::string annotation(const json& resource, std::string_view name) {
+  const auto& meta = resource["metadata"];
+  if (!meta.contains("annotations") || !meta["annotations"].is_object()) return {};
+  return meta["annotations"].value(std::string(name), std::string{});
+}
+
+bool has_finalizer(const json& resource) {
+  const auto& meta = resource["metadata"];
+  if (!meta.contains("finalizers")) return false;
+  for (const auto& f : meta["finalizers"]) {
+    if (f == topic_finalizer) return true;
+  }
+  return false;
+}
+
+std::int64_t generation_of(const json& resource) { return resource["metadata"].value("generation", std::int64_t{0}); }
+
+// The topic name a resource asks for, before any checks (for the conflict index).
+std::string requested_name(const json& resource) {
+  return resource.value("spec", json::object()).value("topicName", resource["metadata"].value("name", std::string{}));
+}
+
+json summary_json(const partition_summary& summary) {
+  json leaders = json::object();
+  for (const auto& [broker, count] : summary.leaders) leaders[std::to_string(broker.value())] = count;
+  return {{"count", summary.count},
+          {"underReplicated", summary.under_replicated},
+          {"offline", summary.offline},
+          {"reassigning", summary.reassigning},
+          {"leaders", leaders}};
+}
+
+std::int32_t random_start() {
+  static thread_local std::minstd_rand random(std::random_device{}());
+  return static_cast<std::int32_t>(random() % 1'000'000);
+}
+
+}  // namespace
+
+std::string topic_controller::path_of(const json& resource) const {
+  const auto& meta = resource["metadata"];
+  return "/apis/ferry.dev/v1alpha1/namespaces/" + meta.value("namespace", std::string{}) + "/topics/" +
+         meta.value("name", std::string{});
+}
+
+void topic_controller::resource_changed(const std::string& key, const kube::informer::object& now) {
+  {
+    std::lock_guard lock(index_mutex_);
+    if (const auto old = by_key_.find(key); old != by_key_.end()) {
+      keys_by_topic_[old->second.topic].erase(key);
+      if (keys_by_topic_[old->second.topic].empty()) keys_by_topic_.erase(old->second.topic);
+      by_key_.erase(old);
+    }
+    if (now) {
+      indexed entry{requested_name(*now), (*now)["metadata"].value("creationTimestamp", std::string{})};
+      keys_by_topic_[entry.topic].insert(key);
+      by_key_.emplace(key, std::move(entry));
+    }
+  }
+  queue_.add(key);
+}
+
+void topic_controller::cluster_changed(const coord::cluster_view& before, const coord::cluster_view& after) {
+  std::lock_guard lock(index_mutex_);
+  if (before.brokers != after.brokers) {
+    for (const auto& [key, entry] : by_key_) queue_.add(key);
+    return;
+  }
+  const auto changed = [&](const std::string& topic) {
+    const auto b = before.topics.find(topic);
+    const auto a = after.topics.find(topic);
+    if (b == before.topics.end() || a == after.topics.end())
+      return (b == before.topics.end()) != (a == after.topics.end());
+    return !(b->second == a->second);
+  };
+  for (const auto& [topic, keys] : keys_by_topic_) {
+    if (!changed(topic)) continue;
+    for (const auto& key : keys) queue_.add(key);
+  }
+}
+
+void topic_controller::resync_all() {
+  std::lock_guard lock(index_mutex_);
+  for (const auto& [key, entry] : by_key_) queue_.add(key);
+}
+
+std::optional<std::string> topic_controller::owner_of(const std::string& topic) const {
+  std::lock_guard lock(index_mutex_);
+  const auto keys = keys_by_topic_.find(topic);
+  if (keys == keys_by_topic_.end() || keys->second.empty()) return std::nullopt;
+  std::optional<std::pair<std::string, std::string>> oldest;  // (creationTimestamp, key)
+  for (const auto& key : keys->second) {
+    std::pair<std::string, std::string> candidate{by_key_.at(key).created, key};
+    if (!oldest || candidate < *oldest) oldest = std::move(candidate);
+  }
+  return oldest->second;
+}
+
+json topic_controller::status_with(const json& resource, const status_update& ready, const coord::topic_info* live,
+                                   const std::string& topic_name) const {
+  const auto old = resource.value("status", json::object());
+  const auto generation = generation_of(resource);
+  json condition = {{"type", "Ready"},
+                    {"status", ready.ready ? "True" : "False"},
+                    {"reason", ready.reason},
+                    {"message", ready.message},
+                    {"observedGeneration", generation}};
+  condition["lastTransitionTime"] = kube::format_time(std::chrono::system_clock::now());
+  for (const auto& c : old.value("conditions", json::array())) {
+    if (c.value("type", "") == "Ready" && c.value("status", "") == condition["status"]) {
+      condition["lastTransitionTime"] =
+          c.value("lastTransitionTime", condition["lastTransitionTime"].get<std::string>());
+    }
+  }
+  json status = {
+      {"observedGeneration", generation}, {"topicName", topic_name}, {"conditions", json::array({condition})}};
+  if (live != nullptr) {
+    if (!live->topic_id.is_zero()) status["topicId"] = live->topic_id.to_string();
+    status["partitions"] = summary_json(summarize(*live));
+  }
+  return status;
+}
+
+bool topic_controller::write_status(const json& resource, json status) {
+  const auto old = resource.value("status", json::object());
+  if (old == status) return true;
+  const json patch = json::array({{{"op", "add"}, {"path", "/status"}, {"value", std::move(status)}}});
+  const auto answer =
+      api_.send(kube::api_client::verb::patch, path_of(resource) + "/status", patch.dump(), kube::json_patch);
+  if (answer && (answer.value().status == 200 || answer.value().status == 404)) return true;
+  FERRY_LOG(warn, "topics") << "cannot write the status of " << kube::informer::key_of(resource) << ": "
+                            << (answer ? "HTTP " + std::to_string(answer.value().status) + " " +
+                                             answer.value().body.substr(0, 300)
+                                       : answer.error().message());
+  return false;
+}
+
+bool topic_controller::set_ready(const json& resource, const status_update& ready, const coord::topic_info* live,
+                                 const std::string& topic_name) {
+  const auto old = resource.value("status", json::object());
+  std::string old_reason;
+  for (const auto& c : old.value("conditions", json::array())) {
+    if (c.value("type", "") == "Ready") old_reason = c.value("reason", "");
+  }
+  if (old_reason != ready.reason && !ready.ready && ready.reason != "Creating" && ready.reason != "Updating") {
+    events_.record(resource, kube::event_recorder::type::warning, ready.reason, "Reconcile", ready.message);
+  }
+  return write_status(resource, status_with(resource, ready, live, topic_name));
+}
+
+bool topic_controller::add_finalizer(const json& resource) {
+  const auto& meta = resource["metadata"];
+  json patch = json::array();
+  if (meta.contains("finalizers") && meta["finalizers"].is_array()) {
+    patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers/-"}, {"value", topic_finalizer}});
+  } else {
+    patch.push_back({{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", meta["resourceVersion"]}});
+    patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", json::array({topic_finalizer})}});
+  }
+  const auto answer = api_.send(kube::api_client::verb::patch, path_of(resource), patch.dump(), kube::json_patch);
+  return answer && answer.value().status == 200;
+}
+
+bool topic_controller::remove_finalizer(const json& resource) {
+  const auto& finalizers = resource["metadata"]["finalizers"];
+  for (std::size_t i = 0; i < finalizers.size(); ++i) {
+    if (finalizers[i] != topic_finalizer) continue;
+    const auto at = "/metadata/finalizers/" + std::to_string(i);
+    const json patch =
+        json::array({{{"op", "test"}, {"path", at}, {"value", topic_finalizer}}, {{"op", "remove"}, {"path", at}}});
+    const auto answer = api_.send(kube::api_client::verb::patch, path_of(resource), patch.dump(), kube::json_patch);
+    return answer && (answer.value().status == 200 || answer.value().status == 404);
+  }
+  return true;
+}
+
+reconcile_result topic_controller::finalize(const json& resource, const std::string& key) {
+  if (!has_finalizer(resource)) return {};
+  const auto name = requested_name(resource);
+  const bool owner = owner_of(name) == key;
+  if (annotation(resource, deletion_policy_annotation) == "retain" ||
+      annotation(resource, managed_annotation) == "false" || !owner) {
+    FERRY_LOG(info, "topics") << key << " deleted; leaving topic " << name << " in the cluster";
+    return {.failed = !remove_finalizer(resource)};
+  }
+  if (!cluster_.connected() || !cluster_.ready()) {
+    const auto deleted_at = kube::parse_time(resource["metadata"].value("deletionTimestamp", std::string{}));
+    if (deleted_at && std::chrono::system_clock::now() - *deleted_at > options_.finalizer_timeout) {
+      events_.record(resource, kube::event_recorder::type::warning, "TopicLeftBehind", "Delete",
+                     "the Ferry cluster has been unreachable for " +
+                         std::to_string(options_.finalizer_timeout.count()) +
+                         " s; the finalizer is removed and topic " + name + " may still exist");
+      FERRY_LOG(warn, "topics") << key << ": cluster unreachable past the finalizer timeout; removing the finalizer";
+      return {.failed = !remove_finalizer(resource)};
+    }
+    set_ready(resource, {"ClusterUnavailable", "waiting for ZooKeeper to delete topic " + name, false}, nullptr, name);
+    return {.requeue_after = cluster_retry};
+  }
+  const auto view = cluster_.view();
+  if (const auto live = view->topics.find(name); live != view->topics.end() && !live->second.marked_for_deletion) {
+    if (auto deleted = cluster_.topics().delete_topic(name); !deleted && deleted.error() != coord::errc::no_node) {
+      FERRY_LOG(warn, "topics") << "cannot delete topic " << name << ": " << deleted.error().message();
+      return {.failed = true};
+    }
+    FERRY_LOG(info, "topics") << "deleted topic " << name << " (" << key << " was deleted)";
+  }
+  // Kafka's DeleteTopics answers once the topic is marked; the controller removes it from there.
+  return {.failed = !remove_finalizer(resource)};
+}
+
+reconcile_result topic_controller::reconcile(const std::string& key) {
+  const auto object = topics_->get(key);
+  if (!object) return {};
+  const json& resource = *object;
+  const auto& meta = resource["metadata"];
+  if (meta.contains("deletionTimestamp")) return finalize(resource, key);
+  const auto name = requested_name(resource);
+
+  if (annotation(resource, managed_annotation) == "false") {
+    if (has_finalizer(resource) && !remove_finalizer(resource)) return {.failed = true};
+    json status = {
+        {"observedGeneration", generation_of(resource)},
+        {"conditions", json::array({{{"type", "Unmanaged"},
+                                     {"status", "True"},
+                                     {"reason", "Unmanaged"},
+                                     {"message", "annotation ferry.dev/managed is \"false\": topic " + name +
+                                                     " is left as it is, and kept when this resource is deleted"},
+                                     {"lastTransitionTime", kube::format_time(std::chrono::system_clock::now())},
+                                     {"observedGeneration", generation_of(resource)}}})}};
+    const auto old = resource.value("status", json::object());
+    if (old.value("conditions", json::array()).size() == 1 && old["conditions"][0].value("type", "") == "Unmanaged" &&
+        old.value("observedGeneration", 0) == generation_of(resource)) {
+      return {};
+    }
+    return {.failed = !write_status(resource, status)};
+  }
+  if (annotation(resource, pause_annotation) == "true") {
+    auto status = resource.value("status", json::object());
+    auto conditions = json::array();
+    bool present = false;
+    for (const auto& c : status.value("conditions", json::array())) {
+      if (c.value("type", "") == "ReconciliationPaused") present = true;
+      conditions.push_back(c);
+    }
+    if (present) return {};
+    conditions.push_back({{"type", "ReconciliationPaused"},
+                          {"status", "True"},
+                          {"reason", "ReconciliationPaused"},
+                          {"message", "annotation ferry.dev/pause-reconciliation is \"true\": changes are not applied"},
+                          {"lastTransitionTime", kube::format_time(std::chrono::system_clock::now())},
+                          {"observedGeneration", generation_of(resource)}});
+    status["conditions"] = conditions;
+    return {.failed = !write_status(resource, status)};
+  }
+  if (!has_finalizer(resource) && !add_finalizer(resource)) return {.failed = true};
+
+  auto spec = read_spec(resource);
+  if (const auto* refused = std::get_if<refusal>(&spec)) {
+    return {.failed = !set_ready(resource, {refused->reason, refused->message, false}, nullptr, name)};
+  }
+  const auto& wanted = std::get<topic_spec>(spec);
+  if (const auto owner = owner_of(wanted.name); owner && *owner != key) {
+    return {.failed =
+                !set_ready(resource, {"ResourceConflict", "topic " + wanted.name + " is managed by " + *owner, false},
+                           nullptr, wanted.name)};
+  }
+  const auto previous = resource.value("status", json::object()).value("topicName", std::string{});
+  if (!previous.empty() && previous != wanted.name) {
+    return {.failed = !set_ready(resource,
+                                 {"NotSupported",
+                                  "the topic name cannot change (from " + previous + " to " + wanted.name +
+                                      "); create a new Topic resource instead",
+                                  false},
+                                 nullptr, previous)};
+  }
+  return apply(resource, key, wanted);
+}
+
+reconcile_result topic_controller::apply(const json& resource, const std::string& key, const topic_spec& spec) {
+  if (!cluster_.connected() || !cluster_.ready()) {
+    set_ready(resource, {"ClusterUnavailable", "cannot reach the Ferry cluster's ZooKeeper", false}, nullptr,
+              spec.name);
+    return {.requeue_after = cluster_retry};
+  }
+  const auto view = cluster_.view();
+  const auto found = view->topics.find(spec.name);
+  const coord::topic_info* live = found == view->topics.end() ? nullptr : &found->second;
+  if (live != nullptr && live->marked_for_deletion) {
+    set_ready(resource,
+              {"TopicBeingDeleted", "topic " + spec.name + " is being deleted; it is created again afterwards", false},
+              live, spec.name);
+    return {.requeue_after = cluster_retry};
+  }
+  auto planned = plan_changes(spec, live, *view, random_start());
+  if (const auto* refused = std::get_if<refusal>(&planned)) {
+    return {.failed = !set_ready(resource, {refused->reason, refused->message, false}, live, spec.name)};
+  }
+  const auto& changes = std::get<topic_changes>(planned);
+  if (changes.empty()) {
+    const auto summary = summarize(*live);
+    const bool ready = summary.offline == 0;
+    const status_update update =
+        ready ? status_update{"TopicReady",
+                              "topic " + spec.name + " has " + std::to_string(summary.count) +
+                                  " partitions, each with a leader",
+                              true}
+              : status_update{"PartitionsOffline",
+                              std::to_string(summary.offline) + " of " + std::to_string(summary.count) +
+                                  " partitions have no leader yet (brokers down, or being created)",
+                              false};
+    if (!set_ready(resource, update, live, spec.name)) return {.failed = true};
+    return ready ? reconcile_result{} : reconcile_result{.requeue_after = creation_check};
+  }
+
+  auto& store = cluster_.topics();
+  std::string done;
+  if (changes.create) {
+    auto created = store.create_topic(spec.name, *changes.assignment, *changes.config);
+    if (!created && created.error() == coord::errc::node_exists) return {.requeue_after = cluster_retry};
+    if (!created) {
+      set_ready(resource,
+                {"ClusterError", "creating topic " + spec.name + " failed: " + created.error().message(), false}, live,
+                spec.name);
+      return {.failed = true};
+    }
+    done = "created with " + std::to_string(spec.partitions) + " partitions";
+    events_.record(resource, kube::event_recorder::type::normal, "Created", "Create",
+                   "topic " + spec.name + " " + done);
+  } else {
+    if (changes.assignment) {
+      if (auto grown = store.add_partitions(spec.name, *changes.assignment); !grown) {
+        FERRY_LOG(warn, "topics") << "adding partitions to " << spec.name << " failed: " << grown.error().message();
+        return {.failed = true};
+      }
+      done += "partitions " + std::to_string(live->partitions.size()) + " -> " + std::to_string(spec.partitions) + "; ";
+    }
+    if (changes.config) {
+      if (auto set = store.set_topic_config(spec.name, *changes.config); !set) {
+        FERRY_LOG(warn, "topics") << "setting the config of " << spec.name << " failed: " << set.error().message();
+        return {.failed = true};
+      }
+      done += "config overrides replaced; ";
+    }
+    if (!changes.moves.empty()) {
+      auto moved = store.alter_assignment(spec.name, [&](coord::layout::topic_assignment& topic) -> result<bool> {
+        for (const auto& [p, target] : changes.moves) {
+          coord::set_assignment(topic, p, coord::reassign_to(coord::assignment_of(topic, p), target));
+        }
+        return true;
+      });
+      if (!moved) {
+        FERRY_LOG(warn, "topics") << "reassigning " << spec.name << " failed: " << moved.error().message();
+        return {.failed = true};
+      }
+      done += std::to_string(changes.moves.size()) + " partitions reassigned to replication factor " +
+              std::to_string(spec.replication_factor) + "; ";
+    }
+    events_.record(resource, kube::event_recorder::type::normal, "Updated", "Update",
+                   "topic " + spec.name + ": " + done);
+  }
+  FERRY_LOG(info, "topics") << key << ": topic " << spec.name << " " << done;
+  set_ready(resource, {changes.create ? "Creating" : "Updating", "topic " + spec.name + " " + done, false}, live,
+            spec.name);
+  return {.requeue_after = creation_check};
+}
+
+}  // namespace ferry::topics

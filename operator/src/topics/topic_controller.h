@@ -1,0 +1,93 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "coord/cluster_observer.h"
+#include "kube/api_client.h"
+#include "kube/controller.h"
+#include "kube/event_recorder.h"
+#include "kube/informer.h"
+#include "topics/topic_plan.h"
+
+namespace ferry::topics {
+
+// The names the Topic resource and its controller agree on (docs/operator.md).
+inline constexpr std::string_view topic_finalizer = "ferry.dev/topic";
+inline constexpr std::string_view pause_annotation = "ferry.dev/pause-reconciliation";       // "true": hands off
+inline constexpr std::string_view managed_annotation = "ferry.dev/managed";                  // "false": let go
+inline constexpr std::string_view deletion_policy_annotation = "ferry.dev/deletion-policy";  // "retain"
+
+struct topic_controller_options {
+  // How long a deleted resource waits for an unreachable cluster before its finalizer is removed anyway
+  // (leaving the topic behind), so that its namespace never sticks in Terminating.
+  std::chrono::seconds finalizer_timeout{300};
+};
+
+// Reconciles Topic resources (topics.ferry.dev) one way, from the resource to the cluster: creates or adopts
+// the topic, grows it, replaces its config overrides (reverting changes made behind its back), changes its
+// replication factor by reassignment, and deletes it through a finalizer. Placement and every write go
+// through ZooKeeper (docs/zookeeper-layout.md). Two resources naming one topic: the older owns it. Runs on the
+// controller's worker threads; the change hooks are called from the informer's and observer's threads.
+class topic_controller {
+ public:
+  topic_controller(kube::api_client& api, kube::event_recorder& events, coord::cluster_observer& cluster,
+                   kube::work_queue& queue, topic_controller_options options)
+      : api_(api), events_(events), cluster_(cluster), queue_(queue), options_(options) {}
+
+  void set_informer(kube::informer& topics) { topics_ = &topics; }
+
+  kube::reconcile_result reconcile(const std::string& key);
+
+  // A resource changed (from the informer): re-index it and queue it.
+  void resource_changed(const std::string& key, const kube::informer::object& now);
+  // The cluster changed (from the observer): queue the resources of the topics that changed, or all of them
+  // when the brokers changed.
+  void cluster_changed(const coord::cluster_view& before, const coord::cluster_view& after);
+  // Queue every resource (the periodic full reconciliation).
+  void resync_all();
+
+ private:
+  struct status_update {
+    std::string reason;
+    std::string message;
+    bool ready = false;
+  };
+
+  kube::reconcile_result finalize(const nlohmann::json& resource, const std::string& key);
+  kube::reconcile_result apply(const nlohmann::json& resource, const std::string& key, const topic_spec& spec);
+  // The key of the resource that owns `topic` (the oldest naming it), if any.
+  std::optional<std::string> owner_of(const std::string& topic) const;
+  bool write_status(const nlohmann::json& resource, nlohmann::json status);
+  nlohmann::json status_with(const nlohmann::json& resource, const status_update& ready, const coord::topic_info* live,
+                             const std::string& topic_name) const;
+  bool set_ready(const nlohmann::json& resource, const status_update& ready, const coord::topic_info* live,
+                 const std::string& topic_name);
+  bool add_finalizer(const nlohmann::json& resource);
+  bool remove_finalizer(const nlohmann::json& resource);
+  std::string path_of(const nlohmann::json& resource) const;
+
+  kube::api_client& api_;
+  kube::event_recorder& events_;
+  coord::cluster_observer& cluster_;
+  kube::work_queue& queue_;
+  const topic_controller_options options_;
+  kube::informer* topics_ = nullptr;
+
+  struct indexed {
+    std::string topic;
+    std::string created;  // creationTimestamp: the older resource owns a contested topic
+  };
+  mutable std::mutex index_mutex_;
+  std::map<std::string, indexed> by_key_;
+  std::map<std::string, std::set<std::string>> keys_by_topic_;
+};
+
+}  // namespace ferry::topics

@@ -1,0 +1,183 @@
+#include "topics/topic_plan.h"
+
+#include <algorithm>
+#include <set>
+
+#include "config/topic_config.h"
+#include "coord/replica_placement.h"
+
+namespace ferry::topics {
+namespace {
+
+using json = nlohmann::json;
+
+std::optional<std::int32_t> int32_field(const json& spec, const char* name) {
+  const auto it = spec.find(name);
+  if (it == spec.end() || !it->is_number_integer()) return std::nullopt;
+  const auto value = it->get<std::int64_t>();
+  if (value < 1 || value > INT32_MAX) return std::nullopt;
+  return static_cast<std::int32_t>(value);
+}
+
+std::vector<coord::placement_broker> placement_brokers(const coord::cluster_view& view) {
+  std::vector<coord::placement_broker> brokers;
+  for (const auto& [id, broker] : view.brokers) brokers.push_back({id, broker.rack});
+  return brokers;
+}
+
+refusal insufficient_brokers(std::int32_t replication_factor, std::size_t live) {
+  return {"InsufficientBrokers", "replicationFactor " + std::to_string(replication_factor) + " needs at least " +
+                                     std::to_string(replication_factor) + " live brokers, and " + std::to_string(live) +
+                                     " are registered"};
+}
+
+refusal placement_failed(std::error_code error) {
+  // place_replicas refuses a mix of brokers with and without broker.rack, as Kafka does.
+  return {"ClusterError",
+          "cannot place replicas (" + error.message() + "): either every broker sets broker.rack or none does"};
+}
+
+}  // namespace
+
+std::variant<topic_spec, refusal> read_spec(const json& resource) {
+  const auto spec = resource.value("spec", json::object());
+  topic_spec out;
+  out.name = spec.value("topicName", resource["metadata"].value("name", std::string{}));
+  if (!coord::layout::is_valid_topic_name(out.name)) {
+    return refusal{"InvalidConfig", "'" + out.name +
+                                        "' is not a legal Kafka topic name (1-249 characters of a-z, A-Z, 0-9, '.', "
+                                        "'_' and '-'); set spec.topicName"};
+  }
+  const auto partitions = int32_field(spec, "partitions");
+  const auto replication_factor = int32_field(spec, "replicationFactor");
+  if (!partitions || !replication_factor) {
+    return refusal{"InvalidConfig", "spec.partitions and spec.replicationFactor must be integers of at least 1"};
+  }
+  out.partitions = *partitions;
+  out.replication_factor = *replication_factor;
+  config::topic_settings settings;
+  const auto config = spec.value("config", json::object());
+  for (const auto& [key, value] : config.items()) {
+    if (!value.is_string()) return refusal{"InvalidConfig", "spec.config." + key + " must be a string"};
+    if (const auto error = config::apply_topic_override(settings, key, value.get<std::string>())) {
+      return refusal{"InvalidConfig", "spec.config: " + error->message};
+    }
+    out.config.emplace(key, value.get<std::string>());
+  }
+  return out;
+}
+
+std::optional<std::map<partition_id, std::vector<broker_id>>> replication_moves(const coord::topic_info& topic,
+                                                                                const coord::cluster_view& view,
+                                                                                std::int32_t replication_factor) {
+  std::map<broker_id, std::int32_t> load;
+  for (const auto& [id, broker] : view.brokers) load[id] = 0;
+  for (const auto& [name, other] : view.topics) {
+    for (const auto& [p, partition] : other.partitions) {
+      for (const auto replica : partition.target_replicas()) {
+        if (load.contains(replica)) ++load[replica];
+      }
+    }
+  }
+  const auto rack_of = [&](broker_id id) -> std::string {
+    const auto it = view.brokers.find(id);
+    return it == view.brokers.end() || !it->second.rack ? std::string{} : *it->second.rack;
+  };
+  const auto wanted = static_cast<std::size_t>(replication_factor);
+  std::map<partition_id, std::vector<broker_id>> moves;
+  for (const auto& [p, partition] : topic.partitions) {
+    auto replicas = partition.target_replicas();
+    if (replicas.size() == wanted) continue;
+    if (replicas.size() > wanted) {
+      for (auto it = replicas.begin() + static_cast<std::ptrdiff_t>(wanted); it != replicas.end(); ++it) --load[*it];
+      replicas.resize(wanted);
+    }
+    while (replicas.size() < wanted) {
+      std::set<std::string> racks;
+      for (const auto replica : replicas) racks.insert(rack_of(replica));
+      std::optional<broker_id> best;
+      for (const auto& [id, count] : load) {
+        if (std::find(replicas.begin(), replicas.end(), id) != replicas.end()) continue;
+        if (!best) {
+          best = id;
+          continue;
+        }
+        const auto key = [&](broker_id b) { return std::tuple(racks.contains(rack_of(b)), load[b], b); };
+        if (key(id) < key(*best)) best = id;
+      }
+      if (!best) return std::nullopt;
+      replicas.push_back(*best);
+      ++load[*best];
+    }
+    moves.emplace(p, std::move(replicas));
+  }
+  return moves;
+}
+
+std::variant<topic_changes, refusal> plan_changes(const topic_spec& spec, const coord::topic_info* live,
+                                                  const coord::cluster_view& view, std::int32_t start_index) {
+  topic_changes changes;
+  const auto brokers = placement_brokers(view);
+  if (live == nullptr) {
+    if (static_cast<std::size_t>(spec.replication_factor) > brokers.size()) {
+      return insufficient_brokers(spec.replication_factor, brokers.size());
+    }
+    auto assignment = coord::place_replicas(brokers, spec.partitions, spec.replication_factor, start_index);
+    if (!assignment) return placement_failed(assignment.error());
+    changes.create = true;
+    changes.assignment = std::move(assignment).value();
+    changes.config = spec.config;
+    return changes;
+  }
+  if (!live->valid()) {
+    return refusal{"ClusterError", "the topic's assignment in ZooKeeper is unusable (" + live->invalid +
+                                       "); fix or delete /brokers/topics/" + spec.name};
+  }
+  const auto existing = static_cast<std::int32_t>(live->partitions.size());
+  if (spec.partitions < existing) {
+    return refusal{"NotSupported", "the topic has " + std::to_string(existing) +
+                                       " partitions and Kafka cannot remove partitions; set spec.partitions to at "
+                                       "least " +
+                                       std::to_string(existing)};
+  }
+  for (const auto& [p, partition] : live->partitions) {
+    if (partition.reassigning()) {
+      return refusal{"ReassignmentInProgress", "partition " + std::to_string(p.value()) +
+                                                   " is being reassigned; changes wait until it completes"};
+    }
+  }
+  if (live->config != spec.config) changes.config = spec.config;
+  auto moves = replication_moves(*live, view, spec.replication_factor);
+  if (!moves) return insufficient_brokers(spec.replication_factor, brokers.size());
+  changes.moves = std::move(moves).value();
+  if (spec.partitions > existing) {
+    if (static_cast<std::size_t>(spec.replication_factor) > brokers.size()) {
+      return insufficient_brokers(spec.replication_factor, brokers.size());
+    }
+    auto added =
+        coord::place_replicas(brokers, spec.partitions - existing, spec.replication_factor, start_index, existing);
+    if (!added) return placement_failed(added.error());
+    coord::layout::replica_assignment assignment;
+    for (const auto& [p, partition] : live->partitions) assignment.emplace(p, partition.replicas);
+    assignment.merge(added.value());
+    changes.assignment = std::move(assignment);
+  }
+  return changes;
+}
+
+partition_summary summarize(const coord::topic_info& topic) {
+  partition_summary summary;
+  summary.count = static_cast<std::int32_t>(topic.partitions.size());
+  for (const auto& [p, partition] : topic.partitions) {
+    if (partition.reassigning()) ++summary.reassigning;
+    if (!partition.state || partition.state->leader == no_broker) {
+      ++summary.offline;
+      continue;
+    }
+    ++summary.leaders[partition.state->leader];
+    if (partition.state->isr.size() < partition.replicas.size()) ++summary.under_replicated;
+  }
+  return summary;
+}
+
+}  // namespace ferry::topics

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "coord/cluster_view.h"
+#include "coord/layout.h"
+
+namespace ferry::topics {
+
+// What a Topic resource asks for.
+struct topic_spec {
+  std::string name;  // spec.topicName, or metadata.name
+  std::int32_t partitions = 0;
+  std::int32_t replication_factor = 0;
+  coord::layout::config_map config;
+};
+
+// Why a resource cannot be reconciled as it stands: the Ready condition's reason (CamelCase) and a message a
+// person can act on. Nothing is changed in the cluster.
+struct refusal {
+  std::string reason;
+  std::string message;
+};
+
+// The spec of a Topic resource, checked: a legal Kafka topic name, counts of at least 1, and config names and
+// values the brokers accept (InvalidConfig otherwise).
+std::variant<topic_spec, refusal> read_spec(const nlohmann::json& resource);
+
+// What it takes to bring the cluster to the spec.
+struct topic_changes {
+  bool create = false;
+  // For a new topic, its whole assignment; when growing, the existing partitions followed by the new ones.
+  std::optional<coord::layout::replica_assignment> assignment;
+  std::optional<coord::layout::config_map> config;  // the overrides to write, when they differ
+  // Replication factor changes: each moving partition's new replicas (the preferred leader kept first).
+  std::map<partition_id, std::vector<broker_id>> moves;
+
+  [[nodiscard]] bool empty() const { return !create && !assignment && !config && moves.empty(); }
+};
+
+// One-way reconciliation: the spec wins. `live` is the topic as ZooKeeper has it (null if it does not exist);
+// `start_index` places a new topic's first replica (random, as Kafka picks it, so topics spread).
+// A refusal when the spec asks for fewer partitions than exist (NotSupported), more replicas than there are
+// live brokers (InsufficientBrokers), or while a reassignment someone else started is running
+// (ReassignmentInProgress).
+std::variant<topic_changes, refusal> plan_changes(const topic_spec& spec, const coord::topic_info* live,
+                                                  const coord::cluster_view& view, std::int32_t start_index);
+
+// The new replicas of each partition whose replication factor differs from `replication_factor`: added
+// brokers come from racks the partition does not use yet, then from the brokers with the fewest replicas;
+// removed ones are taken from the end, so the preferred leader stays. nullopt when there are not enough
+// live brokers.
+std::optional<std::map<partition_id, std::vector<broker_id>>> replication_moves(const coord::topic_info& topic,
+                                                                                const coord::cluster_view& view,
+                                                                                std::int32_t replication_factor);
+
+// The state of a topic's partitions, for status.partitions.
+struct partition_summary {
+  std::int32_t count = 0;
+  std::int32_t under_replicated = 0;  // fewer in-sync replicas than replicas
+  std::int32_t offline = 0;           // no leader (or not created yet)
+  std::int32_t reassigning = 0;
+  std::map<broker_id, std::int32_t> leaders;  // partitions each broker leads
+
+  bool operator==(const partition_summary&) const = default;
+};
+partition_summary summarize(const coord::topic_info& topic);
+
+}  // namespace ferry::topics

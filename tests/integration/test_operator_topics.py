@@ -1,0 +1,279 @@
+"""The operator against a real kube-apiserver (and etcd, kube-controller-manager) and a real Ferry cluster:
+Topic resources become topics with rack-aware placement in ZooKeeper, grow, keep their configs (reverting
+changes made with Kafka's CLI), refuse what Kafka cannot do, and are deleted through a finalizer with escape
+hatches. The operator runs with exactly the permissions of operator/deploy/rbac.yaml."""
+import json
+import uuid
+
+import pytest
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from conftest import kafka_tool, started_cluster, wait_until
+from kube_env import KubeEnv, Operator, grant_operator
+
+CONFIG_TOOL = "org.apache.kafka.tools.ConfigCommand"
+FINALIZER_TIMEOUT = 15
+
+
+@pytest.fixture(scope="module")
+def ferry():
+    with started_cluster(3, racks=("zone-a", "zone-b", "zone-c")) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def kube(request):
+    env = KubeEnv()
+    failed = request.session.testsfailed
+    try:
+        env.up()
+        yield env
+    finally:
+        # Logs (the operator's too) stay for a failed module.
+        env.down(keep=request.session.testsfailed > failed)
+
+
+@pytest.fixture(scope="module")
+def operator(kube, ferry):
+    grant_operator(kube, "ferry-operator")
+    op = Operator(kube, kube.user("ferry-operator"), ferry.zk_port,
+                  args=("--finalizer-timeout-seconds", str(FINALIZER_TIMEOUT), "--workers", "2"))
+    op.start()
+    yield op
+    op.stop()
+    reports = op.sanitizer_reports()
+    assert not reports, f"sanitizer reports in {op.log_path}: {reports}"
+
+
+@pytest.fixture
+def ns(kube, operator):
+    name = "t-" + uuid.uuid4().hex[:8]
+    kube.kubectl("create", "namespace", name)
+    return name
+
+
+def topic(name, ns, partitions, replication_factor, config=None, topic_name=None, annotations=None):
+    spec = {"partitions": partitions, "replicationFactor": replication_factor}
+    if config is not None:
+        spec["config"] = config
+    if topic_name is not None:
+        spec["topicName"] = topic_name
+    meta = {"name": name, "namespace": ns, "labels": {"ferry.dev/cluster": "it"}}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "ferry.dev/v1alpha1", "kind": "Topic", "metadata": meta, "spec": spec}
+
+
+def ready_condition(kube, name, ns):
+    obj = kube.get("topic", name, ns)
+    if obj is None:
+        return None
+    for c in obj.get("status", {}).get("conditions", []):
+        if c["type"] == "Ready":
+            return c
+    return None
+
+
+def wait_ready(kube, name, ns, status="True", reason=None, timeout=60):
+    def check():
+        c = ready_condition(kube, name, ns)
+        return c if c and c["status"] == status and (reason is None or c["reason"] == reason) else None
+    return wait_until(check, timeout=timeout, interval=0.2, what=f"{ns}/{name} Ready={status} {reason or ''}")
+
+
+def zk_partitions(ferry, topic_name):
+    zk = ferry.zookeeper()
+    try:
+        if not zk.exists(f"/brokers/topics/{topic_name}"):
+            return None
+        data, _ = zk.get(f"/brokers/topics/{topic_name}")
+        return {int(p): r for p, r in json.loads(data)["partitions"].items()}
+    finally:
+        zk.stop()
+
+
+def patch(kube, name, ns, body, check=True):
+    return kube.kubectl("patch", "topic", name, "-n", ns, "--type", "merge", "-p", json.dumps(body), check=check)
+
+
+def describe_configs(ferry, topic_name):
+    run = kafka_tool(CONFIG_TOOL, "--bootstrap-server", ferry.bootstrap, "--entity-type", "topics", "--entity-name",
+                     topic_name, "--describe")
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_a_topic_becomes_ready_with_rack_aware_placement(kube, ferry, ns):
+    kube.apply(topic("orders", ns, 6, 3, config={"retention.ms": "3600000"}))
+    wait_ready(kube, "orders", ns)
+    obj = kube.get("topic", "orders", ns)
+    assert "ferry.dev/topic" in obj["metadata"]["finalizers"]
+    status = obj["status"]
+    assert status["topicName"] == "orders" and len(status["topicId"]) == 22
+    assert status["partitions"]["count"] == 6 and status["partitions"]["offline"] == 0
+    assert status["observedGeneration"] == obj["metadata"]["generation"]
+
+    # Placement: three replicas on three racks (one broker each), preferred leaders spread evenly.
+    assignment = zk_partitions(ferry, "orders")
+    assert sorted(assignment) == list(range(6))
+    leaders = {}
+    for replicas in assignment.values():
+        assert sorted(replicas) == [0, 1, 2]
+        leaders[replicas[0]] = leaders.get(replicas[0], 0) + 1
+    assert leaders == {0: 2, 1: 2, 2: 2}
+
+    # What a client sees.
+    admin = KafkaAdminClient(bootstrap_servers=ferry.bootstrap)
+    try:
+        described = admin.describe_topics(["orders"])[0]
+        assert described["error_code"] == 0 and len(described["partitions"]) == 6
+    finally:
+        admin.close()
+    assert "retention.ms=3600000" in describe_configs(ferry, "orders")
+
+    # kubectl's short name and printer columns.
+    table = kube.kubectl("get", "ft", "-n", ns).stdout
+    assert "PARTITIONS" in table and "REPLICATION FACTOR" in table and "READY" in table
+    assert "orders" in table and "True" in table
+
+
+def test_partitions_grow_and_configs_follow_the_resource(kube, ferry, ns):
+    kube.apply(topic("grow", ns, 2, 2, config={"retention.ms": "600000"}))
+    wait_ready(kube, "grow", ns)
+    patch(kube, "grow", ns, {"spec": {"partitions": 5, "config": {"retention.ms": "700000", "cleanup.policy": "compact"}}})
+    wait_until(lambda: len(zk_partitions(ferry, "grow") or {}) == 5, timeout=60, what="5 partitions in ZooKeeper")
+    wait_until(lambda: kube.get("topic", "grow", ns)["status"].get("partitions", {}).get("count") == 5
+               and ready_condition(kube, "grow", ns)["status"] == "True", timeout=60, what="status with 5 partitions")
+    assignment = zk_partitions(ferry, "grow")
+    assert all(len(set(r)) == 2 for r in assignment.values())
+    configs = describe_configs(ferry, "grow")
+    assert "retention.ms=700000" in configs and "cleanup.policy=compact" in configs
+
+    # A change made behind the operator's back with Kafka's CLI is reverted.
+    run = kafka_tool(CONFIG_TOOL, "--bootstrap-server", ferry.bootstrap, "--entity-type", "topics", "--entity-name",
+                     "grow", "--alter", "--add-config", "retention.ms=1000,segment.ms=100000")
+    assert run.returncode == 0, run.stderr
+    wait_until(lambda: "retention.ms=700000" in (c := describe_configs(ferry, "grow")) and "segment.ms" not in c,
+               timeout=60, interval=0.5, what="the operator to revert the CLI's change")
+
+
+def test_decreasing_partitions_is_refused(kube, ferry, ns):
+    kube.apply(topic("fixed", ns, 3, 1))
+    wait_ready(kube, "fixed", ns)
+    refused = patch(kube, "fixed", ns, {"spec": {"partitions": 2}}, check=False)
+    assert refused.returncode != 0 and "partitions cannot be decreased" in refused.stderr
+
+    # A resource asking for fewer partitions than an existing topic has: NotSupported, nothing changed.
+    admin = KafkaAdminClient(bootstrap_servers=ferry.bootstrap)
+    try:
+        admin.create_topics([NewTopic("existing-" + ns, num_partitions=5, replication_factor=1)])
+    finally:
+        admin.close()
+    wait_until(lambda: zk_partitions(ferry, "existing-" + ns), what="the CLI-created topic")
+    kube.apply(topic("existing", ns, 3, 1, topic_name="existing-" + ns))
+    condition = wait_ready(kube, "existing", ns, status="False", reason="NotSupported")
+    assert "at least 5" in condition["message"]
+    assert len(zk_partitions(ferry, "existing-" + ns)) == 5
+    wait_until(lambda: any(e["reason"] == "NotSupported" and e["type"] == "Warning" for e in kube.events(ns, "existing")),
+               what="a NotSupported warning event")
+    # Fixing the spec adopts the topic.
+    patch(kube, "existing", ns, {"spec": {"partitions": 5}})
+    wait_ready(kube, "existing", ns)
+
+
+def test_an_invalid_config_changes_nothing(kube, ferry, ns):
+    kube.apply(topic("bad", ns, 1, 1, config={"retention.ms": "soon"}))
+    condition = wait_ready(kube, "bad", ns, status="False", reason="InvalidConfig")
+    assert "retention.ms" in condition["message"]
+    assert zk_partitions(ferry, "bad") is None
+    kube.apply(topic("toomany", ns, 1, 4))
+    condition = wait_ready(kube, "toomany", ns, status="False", reason="InsufficientBrokers")
+    assert "3 are registered" in condition["message"]
+
+
+def test_the_older_of_two_resources_owns_a_topic(kube, ferry, ns):
+    kube.apply(topic("first", ns, 2, 1, topic_name="shared-" + ns))
+    wait_ready(kube, "first", ns)
+    kube.apply(topic("second", ns, 4, 1, topic_name="shared-" + ns))
+    condition = wait_ready(kube, "second", ns, status="False", reason="ResourceConflict")
+    assert f"{ns}/first" in condition["message"]
+    assert len(zk_partitions(ferry, "shared-" + ns)) == 2
+    # Deleting the loser leaves the topic alone.
+    kube.kubectl("delete", "topic", "second", "-n", ns, "--timeout=60s")
+    assert zk_partitions(ferry, "shared-" + ns) is not None
+    assert ready_condition(kube, "first", ns)["status"] == "True"
+
+
+def test_replication_factor_changes_by_reassignment(kube, ferry, ns):
+    kube.apply(topic("rf", ns, 3, 1))
+    wait_ready(kube, "rf", ns)
+    patch(kube, "rf", ns, {"spec": {"replicationFactor": 3}})
+    wait_until(lambda: all(len(r) == 3 for r in zk_partitions(ferry, "rf").values()), timeout=90,
+               what="three replicas per partition")
+    wait_until(lambda: (c := ready_condition(kube, "rf", ns)) and c["status"] == "True"
+               and kube.get("topic", "rf", ns)["status"]["partitions"]["reassigning"] == 0, timeout=90,
+               what="the reassignment to complete")
+    for replicas in zk_partitions(ferry, "rf").values():
+        assert sorted(replicas) == [0, 1, 2]
+
+
+def test_pause_and_unmanaged_annotations(kube, ferry, ns):
+    kube.apply(topic("paused", ns, 1, 1))
+    wait_ready(kube, "paused", ns)
+    kube.kubectl("annotate", "topic", "paused", "-n", ns, "ferry.dev/pause-reconciliation=true")
+    patch(kube, "paused", ns, {"spec": {"partitions": 3}})
+    wait_until(lambda: any(c["type"] == "ReconciliationPaused"
+                           for c in kube.get("topic", "paused", ns)["status"]["conditions"]), what="the paused condition")
+    assert len(zk_partitions(ferry, "paused")) == 1
+    kube.kubectl("annotate", "topic", "paused", "-n", ns, "ferry.dev/pause-reconciliation-")
+    wait_until(lambda: len(zk_partitions(ferry, "paused")) == 3, timeout=60, what="growth after unpausing")
+
+    kube.kubectl("annotate", "topic", "paused", "-n", ns, "ferry.dev/managed=false")
+    wait_until(lambda: "ferry.dev/topic" not in kube.get("topic", "paused", ns)["metadata"].get("finalizers", []),
+               what="the finalizer to go")
+    kube.kubectl("delete", "topic", "paused", "-n", ns, "--timeout=60s")
+    assert zk_partitions(ferry, "paused") is not None, "an unmanaged topic stays when its resource goes"
+
+
+def test_deleting_a_resource_deletes_its_topic(kube, ferry, ns):
+    kube.apply(topic("doomed", ns, 2, 2))
+    wait_ready(kube, "doomed", ns)
+    kube.kubectl("delete", "topic", "doomed", "-n", ns, "--timeout=60s")
+    assert kube.get("topic", "doomed", ns) is None
+    wait_until(lambda: zk_partitions(ferry, "doomed") is None, timeout=60, what="the topic to be deleted")
+
+    kube.apply(topic("kept", ns, 1, 1, annotations={"ferry.dev/deletion-policy": "retain"}))
+    wait_ready(kube, "kept", ns)
+    kube.kubectl("delete", "topic", "kept", "-n", ns, "--timeout=60s")
+    assert zk_partitions(ferry, "kept") is not None
+
+
+def test_operator_metrics_and_health(operator):
+    assert operator.http("/healthz") == (200, "ok\n")
+    assert operator.http("/readyz")[0] == 200
+    assert operator.metric("ferry_operator_reconciles_total", controller="topics", result="success") > 0
+    assert operator.metric("ferry_operator_reconcile_duration_seconds_count", controller="topics") > 0
+    assert operator.metric("ferry_operator_leader") == 1
+
+
+def test_the_operator_has_only_its_rbac_permissions(kube):
+    kubeconfig = kube.user("ferry-operator")
+    for verb, resource in (("list", "secrets"), ("delete", "topics.ferry.dev"), ("create", "topics.ferry.dev"),
+                           ("update", "topics.ferry.dev")):
+        answer = kube.kubectl("auth", "can-i", verb, resource, "-A", kubeconfig=kubeconfig, check=False)
+        assert answer.stdout.strip() == "no", f"{verb} {resource}: {answer.stdout}"
+    assert kube.kubectl("auth", "can-i", "watch", "topics.ferry.dev", "-A", kubeconfig=kubeconfig).stdout.strip() == "yes"
+
+
+def test_a_namespace_never_sticks_when_the_cluster_is_gone(kube, ferry, ns):
+    """Last: it stops ZooKeeper. The finalizer goes after --finalizer-timeout-seconds without the cluster."""
+    kube.apply(topic("orphan", ns, 1, 1))
+    wait_ready(kube, "orphan", ns)
+    ferry.zk_stop()
+    try:
+        kube.kubectl("delete", "topic", "orphan", "-n", ns, "--wait=false")
+        wait_until(lambda: kube.get("topic", "orphan", ns) is None, timeout=FINALIZER_TIMEOUT + 60, interval=0.5,
+                   what="the finalizer to be removed after its timeout")
+        assert any(e["reason"] == "TopicLeftBehind" for e in kube.events(ns, "orphan"))
+    finally:
+        ferry.zk_start()
