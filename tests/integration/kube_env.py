@@ -5,6 +5,7 @@ Go module proxy and cached outside the repository), on free loopback ports, in a
 operator runs out of the cluster with a kubeconfig whose user has exactly the permissions of
 operator/deploy/rbac.yaml.
 """
+import contextlib
 import json
 import os
 import random
@@ -68,8 +69,9 @@ class KubeEnv:
             return None
 
     def restart_apiserver(self):
+        """Kills the API server (a graceful stop waits out open watches for minutes) and starts it again."""
         pid = self.pid("kube-apiserver")
-        os.kill(pid, signal.SIGTERM)
+        os.kill(pid, signal.SIGKILL)
         wait_until(lambda: not _alive(pid), timeout=60, what="kube-apiserver to exit")
         self.up()
 
@@ -99,6 +101,18 @@ class KubeEnv:
     def events(self, namespace, name):
         out = self.kubectl("get", "events.events.k8s.io", "-n", namespace, "-o", "json").stdout
         return [e for e in json.loads(out)["items"] if e.get("regarding", {}).get("name") == name]
+
+
+@contextlib.contextmanager
+def kube_environment(request):
+    """A control plane for one test module; its directory (with the operators' logs) stays when a test failed."""
+    env = KubeEnv()
+    failed = request.session.testsfailed
+    try:
+        env.up()
+        yield env
+    finally:
+        env.down(keep=request.session.testsfailed > failed)
 
 
 def _alive(pid):
@@ -189,3 +203,45 @@ class Operator:
 
     def sanitizer_reports(self):
         return [line for line in self.log().splitlines() if any(m in line for m in SANITIZER_MARKERS)]
+
+
+# Topic resources
+
+def topic(name, ns, partitions, replication_factor, config=None, topic_name=None, annotations=None):
+    spec = {"partitions": partitions, "replicationFactor": replication_factor}
+    if config is not None:
+        spec["config"] = config
+    if topic_name is not None:
+        spec["topicName"] = topic_name
+    meta = {"name": name, "namespace": ns, "labels": {"ferry.dev/cluster": "it"}}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "ferry.dev/v1alpha1", "kind": "Topic", "metadata": meta, "spec": spec}
+
+
+def ready_condition(kube, name, ns):
+    obj = kube.get("topic", name, ns)
+    if obj is None:
+        return None
+    for c in obj.get("status", {}).get("conditions", []):
+        if c["type"] == "Ready":
+            return c
+    return None
+
+
+def wait_ready(kube, name, ns, status="True", reason=None, timeout=60):
+    def check():
+        c = ready_condition(kube, name, ns)
+        return c if c and c["status"] == status and (reason is None or c["reason"] == reason) else None
+    return wait_until(check, timeout=timeout, interval=0.2, what=f"{ns}/{name} Ready={status} {reason or ''}")
+
+
+def zk_partitions(ferry, topic_name):
+    zk = ferry.zookeeper()
+    try:
+        if not zk.exists(f"/brokers/topics/{topic_name}"):
+            return None
+        data, _ = zk.get(f"/brokers/topics/{topic_name}")
+        return {int(p): r for p, r in json.loads(data)["partitions"].items()}
+    finally:
+        zk.stop()

@@ -9,7 +9,7 @@ import pytest
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from conftest import kafka_tool, started_cluster, wait_until
-from kube_env import KubeEnv, Operator, grant_operator
+from kube_env import Operator, kube_environment, grant_operator, ready_condition, topic, wait_ready, zk_partitions
 
 CONFIG_TOOL = "org.apache.kafka.tools.ConfigCommand"
 FINALIZER_TIMEOUT = 15
@@ -23,14 +23,8 @@ def ferry():
 
 @pytest.fixture(scope="module")
 def kube(request):
-    env = KubeEnv()
-    failed = request.session.testsfailed
-    try:
-        env.up()
+    with kube_environment(request) as env:
         yield env
-    finally:
-        # Logs (the operator's too) stay for a failed module.
-        env.down(keep=request.session.testsfailed > failed)
 
 
 @pytest.fixture(scope="module")
@@ -50,46 +44,6 @@ def ns(kube, operator):
     name = "t-" + uuid.uuid4().hex[:8]
     kube.kubectl("create", "namespace", name)
     return name
-
-
-def topic(name, ns, partitions, replication_factor, config=None, topic_name=None, annotations=None):
-    spec = {"partitions": partitions, "replicationFactor": replication_factor}
-    if config is not None:
-        spec["config"] = config
-    if topic_name is not None:
-        spec["topicName"] = topic_name
-    meta = {"name": name, "namespace": ns, "labels": {"ferry.dev/cluster": "it"}}
-    if annotations:
-        meta["annotations"] = annotations
-    return {"apiVersion": "ferry.dev/v1alpha1", "kind": "Topic", "metadata": meta, "spec": spec}
-
-
-def ready_condition(kube, name, ns):
-    obj = kube.get("topic", name, ns)
-    if obj is None:
-        return None
-    for c in obj.get("status", {}).get("conditions", []):
-        if c["type"] == "Ready":
-            return c
-    return None
-
-
-def wait_ready(kube, name, ns, status="True", reason=None, timeout=60):
-    def check():
-        c = ready_condition(kube, name, ns)
-        return c if c and c["status"] == status and (reason is None or c["reason"] == reason) else None
-    return wait_until(check, timeout=timeout, interval=0.2, what=f"{ns}/{name} Ready={status} {reason or ''}")
-
-
-def zk_partitions(ferry, topic_name):
-    zk = ferry.zookeeper()
-    try:
-        if not zk.exists(f"/brokers/topics/{topic_name}"):
-            return None
-        data, _ = zk.get(f"/brokers/topics/{topic_name}")
-        return {int(p): r for p, r in json.loads(data)["partitions"].items()}
-    finally:
-        zk.stop()
 
 
 def patch(kube, name, ns, body, check=True):

@@ -1,0 +1,97 @@
+"""The operator when things go wrong around it: killed in the middle of reconciling, the API server restarted
+(its watches come back with 410 Gone and it lists again), and two replicas of which only the Lease holder acts
+and the standby takes over when the leader dies."""
+import signal
+import uuid
+
+import pytest
+
+from conftest import started_cluster, wait_until
+from kube_env import Operator, grant_operator, kube_environment, topic, wait_ready, zk_partitions
+
+
+@pytest.fixture(scope="module")
+def ferry():
+    with started_cluster(3) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def kube(request):
+    with kube_environment(request) as env:
+        grant_operator(env, "ferry-operator")
+        yield env
+
+
+@pytest.fixture
+def ns(kube):
+    name = "r-" + uuid.uuid4().hex[:8]
+    kube.kubectl("create", "namespace", name)
+    return name
+
+
+@pytest.fixture
+def operators(kube, ferry):
+    """Operators started by a test; stopped and checked for sanitizer reports afterwards."""
+    started = []
+
+    def start(identity, wait_ready=True, args=()):
+        op = Operator(kube, kube.user("ferry-operator"), ferry.zk_port, identity=identity, args=args)
+        started.append(op)
+        op.start(wait_ready=wait_ready)
+        return op
+
+    yield start
+    for op in started:
+        op.stop()
+    reports = [r for op in started for r in op.sanitizer_reports()]
+    assert not reports, f"sanitizer reports in the operators' logs: {reports}"
+
+
+def test_a_restart_in_the_middle_of_reconciling_finishes_the_work(kube, ferry, ns, operators):
+    first = operators("operator-0")
+    names = [f"burst-{i}" for i in range(20)]
+    kube.apply(*(topic(n, ns, 3, 2) for n in names))
+    # Kill it as soon as it has started on them, then let a new process finish.
+    wait_until(lambda: any(zk_partitions(ferry, n) for n in names), timeout=60, interval=0.05,
+               what="the first topic to be created")
+    first.stop(signal.SIGKILL)
+    operators("operator-1")
+    for n in names:
+        wait_ready(kube, n, ns, timeout=90)
+        assert len(zk_partitions(ferry, n)) == 3
+
+
+def test_watches_survive_an_api_server_restart(kube, ferry, ns, operators):
+    # Without the Lease: a leader that cannot renew for 10 s exits by design, and a restart under load can take
+    # that long. This is about the watches.
+    op = operators("operator-0", args=("--leader-election", "false"))
+    kube.apply(topic("before", ns, 1, 1))
+    wait_ready(kube, "before", ns)
+    restarts = op.metric("ferry_operator_watch_restarts_total", resource="topics") or 0
+    kube.restart_apiserver()
+    # Written after the restart: the operator's watch resumes (or lists again after 410 Gone) and sees it.
+    kube.apply(topic("after", ns, 2, 1))
+    wait_ready(kube, "after", ns, timeout=90)
+    assert (op.metric("ferry_operator_watch_restarts_total", resource="topics") or 0) > restarts
+    assert len(zk_partitions(ferry, "after")) == 2
+
+
+def test_one_of_two_replicas_leads_and_the_other_takes_over(kube, ferry, ns, operators):
+    leader = operators("operator-a")
+    wait_until(lambda: leader.metric("ferry_operator_leader") == 1, timeout=30, what="operator-a to lead")
+    standby = operators("operator-b")  # ready while standing by
+    assert standby.metric("ferry_operator_leader") == 0
+    kube.apply(topic("led", ns, 1, 1))
+    wait_ready(kube, "led", ns)
+    assert standby.metric("ferry_operator_reconciles_total", controller="topics") is None, \
+        "a standby replica must not reconcile"
+    lease = kube.get("lease", "ferry-operator-it", "default")
+    assert lease["spec"]["holderIdentity"] == "operator-a"
+
+    leader.stop(signal.SIGKILL)
+    wait_until(lambda: standby.metric("ferry_operator_leader") == 1, timeout=60, interval=0.2,
+               what="the standby to take the lease")
+    kube.apply(topic("after-failover", ns, 2, 1))
+    wait_ready(kube, "after-failover", ns, timeout=60)
+    assert kube.get("lease", "ferry-operator-it", "default")["spec"]["holderIdentity"] == "operator-b"
