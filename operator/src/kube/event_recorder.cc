@@ -1,9 +1,10 @@
 #include "kube/event_recorder.h"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <cstdio>
 #include <random>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 
 #include "base/log.h"
 #include "kube/time_format.h"
