@@ -147,6 +147,7 @@ asio::awaitable<result<http_response>> api_client::async_send(verb method, std::
       c = std::move(made).value();
     }
     auto answer = co_await exchange(*c, method, target, body, content_type);
+    if (observer_ && (answer || !reused || attempt > 0)) observer_(method, answer ? answer.value().status : 0);
     if (answer) {
       if (c->reusable && idle_.size() < max_idle_connections) idle_.push_back(std::move(c));
       co_return answer;

@@ -56,6 +56,8 @@ class api_client {
                                                              std::chrono::seconds idle_timeout);
 
   [[nodiscard]] boost::asio::io_context& io() { return io_; }
+  // Called on the io_context's thread after every request with its verb and status (0: no answer).
+  void on_request(std::function<void(verb method, unsigned status)> observer) { observer_ = std::move(observer); }
 
  private:
   struct connection;
@@ -69,6 +71,7 @@ class api_client {
   boost::asio::ssl::context tls_;
   token_source token_;
   std::vector<std::unique_ptr<connection>> idle_;  // io_context thread only
+  std::function<void(verb, unsigned)> observer_;
 };
 
 }  // namespace ferry::kube

@@ -23,7 +23,11 @@ operator_metrics::operator_metrics()
                   .Name("ferry_operator_leader")
                   .Help("1 while this replica holds the leader lease")
                   .Register(*registry_)
-                  .Add({})) {}
+                  .Add({})),
+      api_requests_(prometheus::BuildCounter()
+                        .Name("ferry_operator_api_requests_total")
+                        .Help("Requests to the Kubernetes API server by verb and HTTP status (0: no answer)")
+                        .Register(*registry_)) {}
 
 void operator_metrics::reconciled(const std::string& controller, bool ok, double seconds) {
   reconciles_.Add({{"controller", controller}, {"result", ok ? "success" : "error"}}).Increment();
@@ -42,5 +46,9 @@ void operator_metrics::watch_restarted(const std::string& resource) {
 }
 
 void operator_metrics::set_leader(bool leading) { leader_.Set(leading ? 1 : 0); }
+
+void operator_metrics::api_request(std::string_view verb, unsigned status) {
+  api_requests_.Add({{"verb", std::string(verb)}, {"code", std::to_string(status)}}).Increment();
+}
 
 }  // namespace ferry::kube

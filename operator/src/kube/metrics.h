@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace ferry::kube {
 
@@ -24,6 +25,7 @@ class operator_metrics {
   void set_queue_depth(const std::string& controller, std::size_t depth);
   void watch_restarted(const std::string& resource);
   void set_leader(bool leading);
+  void api_request(std::string_view verb, unsigned status);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
@@ -32,6 +34,7 @@ class operator_metrics {
   prometheus::Family<prometheus::Gauge>& queue_depth_;
   prometheus::Family<prometheus::Counter>& watch_restarts_;
   prometheus::Gauge& leader_;
+  prometheus::Family<prometheus::Counter>& api_requests_;
 };
 
 }  // namespace ferry::kube

@@ -10,6 +10,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/verb.hpp>
 
 #include "base/log.h"
 #include "coord/cluster_observer.h"
@@ -69,6 +70,9 @@ int run(const manager::options& o) {
   auto api = kube::api_client::create(io, config.value());
   if (!api) return 1;
   kube::operator_metrics metrics;
+  api.value()->on_request([&metrics](kube::api_client::verb method, unsigned status) {
+    metrics.api_request(boost::beast::http::to_string(method), status);
+  });
   kube::event_recorder events(*api.value(), "ferry.dev/operator", o.identity);
   run_state state;
 
