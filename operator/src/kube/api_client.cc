@@ -36,6 +36,12 @@ constexpr std::size_t max_line = 16U << 20U;
 
 std::error_code to_std(const boost::system::error_code& ec) { return ec; }
 
+bool closed_by_peer(std::error_code e) {
+  const auto is = [&e](const boost::system::error_code& b) { return e == std::error_code(b); };
+  return is(http::error::end_of_stream) || is(asio::error::eof) || is(asio::error::connection_reset) ||
+         is(asio::error::broken_pipe) || is(asio::ssl::error::stream_truncated);
+}
+
 }  // namespace
 
 struct api_client::connection {
@@ -137,7 +143,7 @@ asio::awaitable<result<http_response>> api_client::async_send(verb method, std::
                                                               std::string_view content_type) {
   for (int attempt = 0;; ++attempt) {
     std::unique_ptr<connection> c;
-    const bool reused = !idle_.empty();
+    const bool reused = attempt == 0 && !idle_.empty();
     if (reused) {
       c = std::move(idle_.back());
       idle_.pop_back();
@@ -147,13 +153,16 @@ asio::awaitable<result<http_response>> api_client::async_send(verb method, std::
       c = std::move(made).value();
     }
     auto answer = co_await exchange(*c, method, target, body, content_type);
-    if (observer_ && (answer || !reused || attempt > 0)) observer_(method, answer ? answer.value().status : 0);
+    if (observer_ && (answer || !reused || !closed_by_peer(answer.error()))) {
+      observer_(method, answer ? answer.value().status : 0);
+    }
     if (answer) {
       if (c->reusable && idle_.size() < max_idle_connections) idle_.push_back(std::move(c));
       co_return answer;
     }
-    // The server may have closed an idle connection just as we reused it.
-    if (!reused || attempt > 0) co_return answer;
+    // The server may have closed an idle connection just as we reused it: that, and only that, is retried once,
+    // on a new connection (a timeout may mean the server acted on the request).
+    if (!reused || !closed_by_peer(answer.error())) co_return answer;
   }
 }
 

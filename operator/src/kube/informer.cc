@@ -51,9 +51,14 @@ std::string url_encode(std::string_view text) {
 }
 
 std::string informer::key_of(const json& object) {
-  const auto& meta = object.at("metadata");
-  const auto name = meta.value("name", std::string{});
-  const auto ns = meta.value("namespace", std::string{});
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  const auto field = [&](const char* name) {
+    const auto it = meta->find(name);
+    return it != meta->end() && it->is_string() ? it->get<std::string>() : std::string{};
+  };
+  const auto name = field("name");
+  const auto ns = field("namespace");
   return ns.empty() ? name : ns + "/" + name;
 }
 
@@ -91,13 +96,19 @@ asio::awaitable<result<std::string>> informer::list_all() {
       co_return make_error_code(errc::bad_response);
     }
     for (auto& item : page["items"]) {
-      if (auto meta = item.find("metadata"); meta != item.end()) meta->erase("managedFields");
       auto key = key_of(item);
+      if (key.empty()) co_return make_error_code(errc::bad_response);  // no object with a name
+      item["metadata"].erase("managedFields");
       listed.emplace(std::move(key), std::make_shared<const json>(std::move(item)));
     }
-    const auto& meta = page["metadata"];
-    resource_version = meta.value("resourceVersion", std::string{});
-    continue_token = meta.value("continue", std::string{});
+    const auto meta = page.find("metadata");
+    if (meta == page.end() || !meta->is_object()) co_return make_error_code(errc::bad_response);
+    const auto text = [&](const char* name) {
+      const auto it = meta->find(name);
+      return it != meta->end() && it->is_string() ? it->get<std::string>() : std::string{};
+    };
+    resource_version = text("resourceVersion");
+    continue_token = text("continue");
   } while (!continue_token.empty());
 
   // Swap the cache, then tell about what differs from before (deletions missed while not watching included).
@@ -119,10 +130,11 @@ asio::awaitable<result<std::string>> informer::list_all() {
 }
 
 void informer::apply(const std::string& type, json object, std::string& resource_version) {
-  if (auto meta = object.find("metadata"); meta != object.end()) meta->erase("managedFields");
+  object["metadata"].erase("managedFields");
   resource_version = resource_version_of(object);
   if (type == "BOOKMARK") return;
   const auto key = key_of(object);
+  if (key.empty()) return;
   if (type == "DELETED") {
     {
       std::lock_guard lock(mutex_);
@@ -168,7 +180,7 @@ asio::awaitable<informer::watch_end> informer::watch(std::string& resource_versi
           malformed = !gone;
           return false;
         }
-        if (!event["object"].contains("metadata")) {
+        if (!event["object"].contains("metadata") || !event["object"]["metadata"].is_object()) {
           malformed = true;
           return false;
         }

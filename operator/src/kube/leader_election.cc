@@ -1,6 +1,8 @@
 #include "kube/leader_election.h"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -61,24 +63,36 @@ asio::awaitable<bool> leader_election::try_acquire_or_renew() {
   co_return true;
 }
 
+void leader_election::stop_leading() {
+  if (stopped_ || !leading_.exchange(false)) return;
+  stopped_ = true;
+  FERRY_LOG(error, "leader") << "could not renew the lease " << options_.lease_namespace << "/" << options_.name
+                             << " within " << options_.renew_deadline.count() << " s: no longer the leader";
+  on_stopped_();
+}
+
+asio::awaitable<void> leader_election::watchdog() {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (!stopped_) {
+    timer.expires_after(std::chrono::milliseconds(200));
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (leading_.load() && steady::now() - last_renewal_ > options_.renew_deadline) stop_leading();
+  }
+}
+
 asio::awaitable<void> leader_election::run() {
   asio::steady_timer timer(co_await asio::this_coro::executor);
-  auto last_renewal = steady::now();
-  for (;;) {
+  asio::co_spawn(co_await asio::this_coro::executor, watchdog(), asio::detached);
+  while (!stopped_) {
     const bool held = co_await try_acquire_or_renew();
+    if (stopped_) co_return;
     if (held) {
-      last_renewal = steady::now();
+      last_renewal_ = steady::now();
       if (!leading_.exchange(true)) {
         FERRY_LOG(info, "leader") << "became the leader (lease " << options_.lease_namespace << "/" << options_.name
                                   << ", identity " << options_.identity << ")";
         on_started_();
       }
-    } else if (leading_.load() && steady::now() - last_renewal > options_.renew_deadline) {
-      leading_.store(false);
-      FERRY_LOG(error, "leader") << "could not renew the lease " << options_.lease_namespace << "/" << options_.name
-                                 << " within " << options_.renew_deadline.count() << " s: no longer the leader";
-      on_stopped_();
-      co_return;
     }
     timer.expires_after(options_.retry_period);
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));

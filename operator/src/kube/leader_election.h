@@ -42,6 +42,10 @@ class leader_election {
  private:
   // Whether we hold the lease after this attempt.
   boost::asio::awaitable<bool> try_acquire_or_renew();
+  // Ends the leadership once renew_deadline passes without a renewal, even while an attempt is still waiting
+  // for a slow or unreachable API server.
+  boost::asio::awaitable<void> watchdog();
+  void stop_leading();
 
   api_client& client_;
   const lease_options options_;
@@ -50,6 +54,8 @@ class leader_election {
   std::atomic<bool> leading_{false};
   std::string observed_record_;  // holder and renew time last seen
   std::chrono::steady_clock::time_point observed_at_{};
+  std::chrono::steady_clock::time_point last_renewal_{};  // io_context thread only
+  bool stopped_ = false;
 };
 
 }  // namespace ferry::kube

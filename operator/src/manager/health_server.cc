@@ -75,7 +75,8 @@ result<std::unique_ptr<health_server>> health_server::start(const std::string& a
               response.result(http::status::not_found);
               response.body() = "not found: try /metrics, /healthz or /readyz\n";
             }
-            response.keep_alive(request.keep_alive());
+            // One connection at a time: a kept-alive scrape connection would hold the kubelet's probes back.
+            response.keep_alive(false);
             response.prepare_payload();
             auto [write_error, written] = co_await http::async_write(stream, response, use_tuple);
             if (write_error || !response.keep_alive()) break;

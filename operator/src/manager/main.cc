@@ -114,7 +114,22 @@ int run(const manager::options& o) {
   });
   auto guard = asio::make_work_guard(io);
   std::thread io_thread([&] { io.run(); });
-  if (election) asio::co_spawn(io, election->run(), asio::detached);
+  // A background coroutine that ends by an exception (a bug) stops the operator rather than leaving it running
+  // without its watch or its Lease.
+  const auto fail_on_exception = [&state](const char* what) {
+    return [&state, what](const std::exception_ptr& failure) {
+      if (!failure) return;
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& e) {
+        FERRY_LOG(error, "manager") << what << " failed: " << e.what();
+      } catch (...) {
+        FERRY_LOG(error, "manager") << what << " failed";
+      }
+      state.stop(1);
+    };
+  };
+  if (election) asio::co_spawn(io, election->run(), fail_on_exception("leader election"));
 
   {
     std::unique_lock lock(state.mutex);
@@ -141,7 +156,7 @@ int run(const manager::options& o) {
     topic_ctl->set_informer(*topic_informer);
     topic_hooks.store(topic_ctl.get());
     topic_workers.set_reconcile([&](const std::string& key) { return topic_ctl->reconcile(key); });
-    asio::co_spawn(io, topic_informer->run(), asio::detached);
+    asio::co_spawn(io, topic_informer->run(), fail_on_exception("the Topic watch"));
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
@@ -153,7 +168,7 @@ int run(const manager::options& o) {
             metrics.set_queue_depth("topics", topic_workers.queue().depth());
           }
         },
-        asio::detached);
+        fail_on_exception("the full reconciliation timer"));
     topic_workers.start(o.workers);
     started.store(true);
   }

@@ -87,7 +87,7 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       if (!parse_int<std::size_t>(value, o.workers, 1, 64)) return bad("must be 1-64");
     } else if (flag == "--full-reconciliation-interval-ms") {
       std::int64_t ms = 0;
-      if (!parse_int<std::int64_t>(value, ms, 1000, INT64_MAX / 1000)) return bad("must be at least 1000");
+      if (!parse_int<std::int64_t>(value, ms, 1000, 30LL * 86'400'000)) return bad("must be 1000 ms to 30 days");
       o.full_reconciliation_interval = std::chrono::milliseconds(ms);
     } else if (flag == "--finalizer-timeout-seconds") {
       std::int64_t s = 0;

@@ -89,7 +89,9 @@ std::optional<std::map<partition_id, std::vector<broker_id>>> replication_moves(
     auto replicas = partition.target_replicas();
     if (replicas.size() == wanted) continue;
     if (replicas.size() > wanted) {
-      for (auto it = replicas.begin() + static_cast<std::ptrdiff_t>(wanted); it != replicas.end(); ++it) --load[*it];
+      for (auto it = replicas.begin() + static_cast<std::ptrdiff_t>(wanted); it != replicas.end(); ++it) {
+        if (const auto l = load.find(*it); l != load.end()) --l->second;  // a dead broker is no candidate
+      }
       replicas.resize(wanted);
     }
     while (replicas.size() < wanted) {
@@ -140,16 +142,21 @@ std::variant<topic_changes, refusal> plan_changes(const topic_spec& spec, const 
                                        "least " +
                                        std::to_string(existing)};
   }
-  for (const auto& [p, partition] : live->partitions) {
-    if (partition.reassigning()) {
-      return refusal{"ReassignmentInProgress", "partition " + std::to_string(p.value()) +
-                                                   " is being reassigned; changes wait until it completes"};
-    }
-  }
   if (live->config != spec.config) changes.config = spec.config;
   auto moves = replication_moves(*live, view, spec.replication_factor);
   if (!moves) return insufficient_brokers(spec.replication_factor, brokers.size());
   changes.moves = std::move(moves).value();
+  if (!changes.moves.empty()) {
+    // A new target on top of a running reassignment would replace it; wait for it instead. (New partitions and
+    // configs do not touch a reassignment, and a running one that already reaches the spec is no change.)
+    for (const auto& [p, partition] : live->partitions) {
+      if (partition.reassigning()) {
+        return refusal{"ReassignmentInProgress", "partition " + std::to_string(p.value()) +
+                                                     " is being reassigned; the replication factor changes once it "
+                                                     "completes"};
+      }
+    }
+  }
   if (spec.partitions > existing) {
     if (static_cast<std::size_t>(spec.replication_factor) > brokers.size()) {
       return insufficient_brokers(spec.replication_factor, brokers.size());

@@ -48,8 +48,8 @@ struct topic_changes {
 // One-way reconciliation: the spec wins. `live` is the topic as ZooKeeper has it (null if it does not exist);
 // `start_index` places a new topic's first replica (random, as Kafka picks it, so topics spread).
 // A refusal when the spec asks for fewer partitions than exist (NotSupported), more replicas than there are
-// live brokers (InsufficientBrokers), or while a reassignment someone else started is running
-// (ReassignmentInProgress).
+// live brokers (InsufficientBrokers), or for a replication factor change while a reassignment is running
+// (ReassignmentInProgress); a running reassignment that already reaches the spec is no reason to wait.
 std::variant<topic_changes, refusal> plan_changes(const topic_spec& spec, const coord::topic_info* live,
                                                   const coord::cluster_view& view, std::int32_t start_index);
 

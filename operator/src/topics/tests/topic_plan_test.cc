@@ -119,6 +119,20 @@ TEST(PlanChanges, ReplacesConfigThatDiffersAndNothingElse) {
   EXPECT_TRUE(std::get<topic_changes>(plan_changes(spec, &live, view, 0)).empty());
 }
 
+TEST(PlanChanges, ARunningReassignmentBlocksOnlyReplicationChanges) {
+  const auto view = cluster(3);
+  auto live = live_topic({{0, 1}, {1, 2}});
+  live.partitions.at(partition_id{0}).replicas = {broker_id{2}, broker_id{1}, broker_id{0}};
+  live.partitions.at(partition_id{0}).adding = {broker_id{2}};
+  live.partitions.at(partition_id{0}).removing = {broker_id{0}};
+  const auto same = plan_changes(spec_of(resource({{"partitions", 3}, {"replicationFactor", 2}})), &live, view, 0);
+  ASSERT_TRUE(std::holds_alternative<topic_changes>(same)) << "growing does not wait for a rebalance";
+  EXPECT_TRUE(std::get<topic_changes>(same).moves.empty());
+  const auto more = plan_changes(spec_of(resource({{"partitions", 2}, {"replicationFactor", 3}})), &live, view, 0);
+  ASSERT_TRUE(std::holds_alternative<refusal>(more));
+  EXPECT_EQ(std::get<refusal>(more).reason, "ReassignmentInProgress");
+}
+
 TEST(ReplicationMoves, AddsReplicasOnUnusedRacksAndKeepsThePreferredLeader) {
   const auto view = cluster(6);  // racks: 0,3 -> zone-0; 1,4 -> zone-1; 2,5 -> zone-2
   const auto live = live_topic({{0, 3}, {1, 2, 4}});
