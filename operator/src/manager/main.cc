@@ -13,6 +13,7 @@
 #include <boost/beast/http/verb.hpp>
 
 #include "base/log.h"
+#include "balance/balance_controller.h"
 #include "coord/cluster_observer.h"
 #include "kube/api_client.h"
 #include "kube/controller.h"
@@ -46,11 +47,13 @@ struct run_state {
 };
 
 std::unique_ptr<coord::cluster_observer> connect_cluster(const manager::options& o, run_state& state,
-                                                         std::atomic<topics::topic_controller*>& topics) {
+                                                         std::atomic<topics::topic_controller*>& topics,
+                                                         std::atomic<kube::work_queue*>& balance) {
   coord::observer_options observer;
   observer.connect = o.zookeeper_connect;
-  observer.on_change = [&topics](const coord::cluster_view& before, const coord::cluster_view& after) {
+  observer.on_change = [&topics, &balance](const coord::cluster_view& before, const coord::cluster_view& after) {
     if (auto* t = topics.load()) t->cluster_changed(before, after);
+    if (auto* q = balance.load()) q->add(std::string(balance::balance_controller::key));
   };
   auto delay = std::chrono::seconds(1);
   for (;;) {
@@ -77,6 +80,7 @@ int run(const manager::options& o) {
   run_state state;
 
   std::atomic<topics::topic_controller*> topic_hooks{nullptr};
+  std::atomic<kube::work_queue*> balance_hook{nullptr};
   std::unique_ptr<coord::cluster_observer> cluster;
   std::unique_ptr<kube::informer> topic_informer;
   std::atomic<bool> started{false};
@@ -136,13 +140,15 @@ int run(const manager::options& o) {
     state.changed.wait(lock, [&] { return state.leading || state.stopping || !election; });
   }
   kube::controller topic_workers("topics", nullptr, metrics);
+  kube::controller balance_worker("balance", nullptr, metrics);
   std::unique_ptr<topics::topic_controller> topic_ctl;
+  std::unique_ptr<balance::balance_controller> balance_ctl;
   bool stopping = false;
   {
     std::lock_guard lock(state.mutex);
     stopping = state.stopping;
   }
-  if (!stopping) cluster = connect_cluster(o, state, topic_hooks);
+  if (!stopping) cluster = connect_cluster(o, state, topic_hooks, balance_hook);
   if (cluster) {
     topics::topic_controller_options topic_options;
     topic_options.finalizer_timeout = o.finalizer_timeout;
@@ -170,6 +176,14 @@ int run(const manager::options& o) {
         },
         fail_on_exception("the full reconciliation timer"));
     topic_workers.start(o.workers);
+    if (o.max_concurrent_moves > 0) {
+      balance_ctl = std::make_unique<balance::balance_controller>(
+          *cluster, [&] { return topic_ctl->managed_topics(); }, o.max_concurrent_moves);
+      balance_worker.set_reconcile([&](const std::string& key) { return balance_ctl->reconcile(key); });
+      balance_worker.start(1);
+      balance_hook.store(&balance_worker.queue());
+      balance_worker.queue().add(std::string(balance::balance_controller::key));
+    }
     started.store(true);
   }
 
@@ -180,6 +194,8 @@ int run(const manager::options& o) {
     exit_code = state.exit_code;
   }
   FERRY_LOG(info, "manager") << "stopping";
+  balance_hook.store(nullptr);
+  balance_worker.stop();
   topic_workers.stop();
   topic_hooks.store(nullptr);
   if (cluster) cluster->shutdown();

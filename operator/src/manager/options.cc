@@ -51,6 +51,8 @@ ZooKeeper is at --zookeeper-connect.
   --full-reconciliation-interval-ms MS    every resource is reconciled at least this often (default 120000)
   --finalizer-timeout-seconds S           a deleted resource whose cluster stays unreachable this long loses its
                                           finalizer anyway (default 300)
+ --max-concurrent-moves N               replica moves in flight at once when spreading managed topics over
+                                          added brokers (default 10; 0 turns rebalancing off)
   --leader-election true|false            hold a Lease so one replica acts (default true)
   --lease-namespace NS                    (default: the pod's namespace, else default)
   --lease-name NAME                       (default ferry-operator-<cluster name>)
@@ -93,6 +95,8 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       std::int64_t s = 0;
       if (!parse_int<std::int64_t>(value, s, 0, 365LL * 86400)) return bad("must be 0 or more");
       o.finalizer_timeout = std::chrono::seconds(s);
+    } else if (flag == "--max-concurrent-moves") {
+      if (!parse_int<std::size_t>(value, o.max_concurrent_moves, 0, 10'000)) return bad("must be 0-10000");
     } else if (flag == "--leader-election") {
       if (value != "true" && value != "false") return bad("must be true or false");
       o.leader_election = value == "true";

@@ -103,6 +103,13 @@ void topic_controller::resync_all() {
   for (const auto& [key, entry] : by_key_) queue_.add(key);
 }
 
+std::set<std::string> topic_controller::managed_topics() const {
+  std::lock_guard lock(index_mutex_);
+  std::set<std::string> names;
+  for (const auto& [topic, keys] : keys_by_topic_) names.insert(topic);
+  return names;
+}
+
 std::optional<std::string> topic_controller::owner_of(const std::string& topic) const {
   std::lock_guard lock(index_mutex_);
   const auto keys = keys_by_topic_.find(topic);

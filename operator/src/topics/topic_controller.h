@@ -53,6 +53,8 @@ class topic_controller {
   void cluster_changed(const coord::cluster_view& before, const coord::cluster_view& after);
   // Queue every resource (the periodic full reconciliation).
   void resync_all();
+  // The topics some resource names (the ones the operator may move replicas of).
+  [[nodiscard]] std::set<std::string> managed_topics() const;
 
  private:
   struct status_update {

@@ -1,0 +1,100 @@
+#include "balance/replica_balance.h"
+
+#include <gtest/gtest.h>
+
+namespace ferry::balance {
+namespace {
+
+coord::cluster_view brokers(int count, bool racks = true) {
+  coord::cluster_view view;
+  for (int i = 0; i < count; ++i) {
+    coord::broker_info b;
+    b.id = broker_id{i};
+    if (racks) b.rack = "zone-" + std::to_string(i % 3);
+    view.brokers.emplace(b.id, b);
+  }
+  return view;
+}
+
+void add_topic(coord::cluster_view& view, const std::string& name, const std::vector<std::vector<int>>& replicas) {
+  auto& topic = view.topics[name];
+  for (std::size_t p = 0; p < replicas.size(); ++p) {
+    coord::partition_info partition;
+    for (const int r : replicas[p]) partition.replicas.push_back(broker_id{r});
+    topic.partitions.emplace(partition_id{static_cast<std::int32_t>(p)}, partition);
+  }
+}
+
+// The view after the moves complete.
+coord::cluster_view after(coord::cluster_view view, const std::vector<replica_move>& moves) {
+  for (const auto& m : moves) view.topics.at(m.topic).partitions.at(m.partition).replicas = m.target;
+  return view;
+}
+
+std::size_t spread(const coord::cluster_view& view) {
+  const auto loads = replica_loads(view);
+  std::size_t lo = SIZE_MAX;
+  std::size_t hi = 0;
+  for (const auto& [b, n] : loads) {
+    lo = std::min(lo, n);
+    hi = std::max(hi, n);
+  }
+  return hi - lo;
+}
+
+TEST(PlanBalance, ANewBrokerReceivesReplicasABoundedNumberAtATime) {
+  auto view = brokers(3, false);
+  add_topic(view, "t", {{0, 1}, {1, 2}, {2, 0}, {0, 1}, {1, 2}, {2, 0}});
+  view.brokers.emplace(broker_id{3}, coord::broker_info{broker_id{3}});
+  const auto first = plan_balance(view, {"t"}, {.max_moves = 2});
+  ASSERT_EQ(first.size(), 2U) << "at most max_moves at once";
+  auto moved = after(view, first);
+  const auto rest = plan_balance(moved, {"t"}, {.max_moves = 10});
+  moved = after(moved, rest);
+  EXPECT_LE(spread(moved), 1U);
+  EXPECT_EQ(replica_loads(moved).at(broker_id{3}), 3U) << "12 replicas over 4 brokers";
+  EXPECT_TRUE(plan_balance(moved, {"t"}, {.max_moves = 10}).empty()) << "balanced: nothing more to do";
+}
+
+TEST(PlanBalance, MovesNoUnmanagedTopicAndNothingBeingReassigned) {
+  auto view = brokers(3, false);
+  add_topic(view, "mine", {{0, 1}, {0, 1}});
+  add_topic(view, "theirs", {{0, 1}, {0, 1}});
+  view.brokers.emplace(broker_id{3}, coord::broker_info{broker_id{3}});
+  for (const auto& m : plan_balance(view, {"mine"}, {.max_moves = 10})) EXPECT_EQ(m.topic, "mine");
+  view.topics.at("mine").partitions.at(partition_id{0}).adding = {broker_id{2}};
+  for (const auto& m : plan_balance(view, {"mine"}, {.max_moves = 10})) {
+    EXPECT_NE(m.partition, partition_id{0}) << "a partition being reassigned is left alone";
+  }
+  EXPECT_TRUE(plan_balance(view, {"mine"}, {.max_moves = 1}).empty()) << "the running reassignment uses the budget";
+}
+
+TEST(PlanBalance, KeepsRackSpreadAndNeverDuplicatesAReplica) {
+  auto view = brokers(6);  // racks: 0,3 zone-0; 1,4 zone-1; 2,5 zone-2
+  add_topic(view, "t", {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 1, 2}});
+  const auto moves = plan_balance(view, {"t"}, {.max_moves = 10});
+  ASSERT_FALSE(moves.empty());
+  for (const auto& m : moves) {
+    std::set<std::string> racks;
+    std::set<broker_id> distinct(m.target.begin(), m.target.end());
+    EXPECT_EQ(distinct.size(), 3U);
+    for (const auto b : m.target) racks.insert(*view.brokers.at(b).rack);
+    EXPECT_EQ(racks.size(), 3U) << "still three racks";
+  }
+  EXPECT_LE(spread(after(view, moves)), 1U);
+}
+
+TEST(PlanBalance, DrainsALeavingBrokerKeepingReplicaOrder) {
+  auto view = brokers(4, false);
+  add_topic(view, "t", {{3, 0}, {1, 3}, {2, 0}});
+  const auto moves = plan_balance(view, {"t"}, {.max_moves = 10, .leaving = {broker_id{3}}});
+  const auto drained = after(view, moves);
+  for (const auto& [p, partition] : drained.topics.at("t").partitions) {
+    EXPECT_EQ(std::count(partition.replicas.begin(), partition.replicas.end(), broker_id{3}), 0) << "partition " << p;
+  }
+  EXPECT_EQ(drained.topics.at("t").partitions.at(partition_id{0}).replicas[1], broker_id{0}) << "order kept";
+  EXPECT_EQ(drained.topics.at("t").partitions.at(partition_id{1}).replicas[0], broker_id{1});
+}
+
+}  // namespace
+}  // namespace ferry::balance
