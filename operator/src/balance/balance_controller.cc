@@ -27,12 +27,11 @@ kube::reconcile_result balance_controller::reconcile(const std::string& /*key*/)
       return {.failed = true};
     }
     for (const auto* m : topic_moves) {
-      FERRY_LOG(info, "balance") << "moving " << topic << "-" << m->partition.value() << " to replicas "
-                                 << [&] {
-                                      std::string list;
-                                      for (const auto b : m->target) list += (list.empty() ? "" : ",") + std::to_string(b.value());
-                                      return list;
-                                    }();
+      FERRY_LOG(info, "balance") << "moving " << topic << "-" << m->partition.value() << " to replicas " << [&] {
+        std::string list;
+        for (const auto b : m->target) list += (list.empty() ? "" : ",") + std::to_string(b.value());
+        return list;
+      }();
     }
   }
   // The moves complete on the controller's schedule; a cluster change queues the key again, and this is a

@@ -42,8 +42,8 @@ struct planner {
     return best;
   }
 
-  void apply(std::vector<replica_move>& moves, const std::string& topic, partition_id p,
-             std::vector<broker_id> target, broker_id from, broker_id to) {
+  void apply(std::vector<replica_move>& moves, const std::string& topic, partition_id p, std::vector<broker_id> target,
+             broker_id from, broker_id to) {
     if (load.contains(from)) --load[from];
     ++load[to];
     moved.emplace(topic, p);
