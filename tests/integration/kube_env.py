@@ -129,7 +129,8 @@ def _alive(pid):
 
 
 def grant_operator(kube, user, lease_namespace="default"):
-    """Installs the CRDs and binds operator/deploy/rbac.yaml's roles to `user`."""
+    """Installs the CRDs and binds operator/deploy/rbac.yaml's roles to `user` (the namespaced ones in
+    `lease_namespace`, where the tests' brokers StatefulSet lives too)."""
     kube.kubectl("apply", "-f", os.path.join(DEPLOY, "topics.ferry.dev.yaml"))
     kube.kubectl("wait", "--for=condition=Established", "crd/topics.ferry.dev", "--timeout=60s")
     kube.kubectl("apply", "-n", lease_namespace, "-f", os.path.join(DEPLOY, "rbac.yaml"))
@@ -142,6 +143,10 @@ def grant_operator(kube, user, lease_namespace="default"):
          "metadata": {"name": f"ferry-operator-{user}", "namespace": lease_namespace},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
                      "name": "ferry-operator-leader-election"},
+         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": f"ferry-operator-brokers-{user}", "namespace": lease_namespace},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "ferry-operator-brokers"},
          "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
 
 

@@ -1,14 +1,22 @@
-"""The operator when brokers come: a broker added to a running cluster receives replicas of the managed topics,
-a bounded number of moves at a time, while a producer and a consumer run, and nothing acknowledged is lost."""
+"""The operator when brokers come and go. An added broker receives replicas of the managed topics, a bounded
+number of moves at a time; a scale-down asked for on the brokers' StatefulSet (ferry.dev/brokers) empties the
+leaving broker of every topic's replicas before the operator scales the StatefulSet down, and the scale-down
+guard (operator/deploy/broker-scale-guard.yaml) refuses any other way to lower the broker count meanwhile.
+A producer runs throughout and nothing it had acknowledged is lost."""
 import json
+import os
 import threading
 import uuid
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer
+import yaml
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka.admin import NewTopic
 
 from conftest import started_cluster, wait_until
-from kube_env import Operator, grant_operator, kube_environment, topic, wait_ready, zk_partitions
+from kube_env import DEPLOY, Operator, grant_operator, kube_environment, topic, wait_ready, zk_partitions
+
+STATEFULSET = "ferry-broker"
 
 
 @pytest.fixture(scope="module")
@@ -28,11 +36,27 @@ def kube(request):
 
 @pytest.fixture(scope="module")
 def operator(kube, ferry):
-    op = Operator(kube, kube.user("ferry-operator"), ferry.zk_port, args=("--max-concurrent-moves", "2"))
+    op = Operator(kube, kube.user("ferry-operator"), ferry.zk_port,
+                  args=("--max-concurrent-moves", "2", "--broker-statefulset", f"default/{STATEFULSET}"))
     op.start()
     yield op
     op.stop()
     assert not op.sanitizer_reports(), op.sanitizer_reports()
+
+
+def all_partitions(ferry):
+    """Every topic's partitions from ZooKeeper: {topic: {partition: replicas}}, and the moves in flight."""
+    zk = ferry.zookeeper()
+    try:
+        out, in_flight = {}, 0
+        for name in zk.get_children("/brokers/topics"):
+            data, _ = zk.get(f"/brokers/topics/{name}")
+            assignment = json.loads(data)
+            out[name] = {int(p): r for p, r in assignment["partitions"].items()}
+            in_flight += len(assignment.get("adding_replicas", {}))
+        return out, in_flight
+    finally:
+        zk.stop()
 
 
 def loads(ferry, topics):
@@ -44,6 +68,46 @@ def loads(ferry, topics):
     return counts
 
 
+class Producer:
+    """Sends numbered records with acks=all until stopped; `acked` holds the ones the cluster acknowledged."""
+
+    def __init__(self, ferry, topic_name):
+        self.topic, self.acked, self.stopping = topic_name, [], threading.Event()
+        self.producer = KafkaProducer(bootstrap_servers=ferry.bootstrap, acks="all", retries=20,
+                                      max_in_flight_requests_per_connection=1)
+        self.thread = threading.Thread(target=self._run)
+
+    def _run(self):
+        i = 0
+        while not self.stopping.is_set():
+            value = f"m-{i}".encode()
+            try:
+                self.producer.send(self.topic, value).get(timeout=30)
+                self.acked.append(value)
+            except Exception:  # a failed send is not acknowledged; the check counts only acknowledged ones
+                pass
+            i += 1
+
+    def __enter__(self):
+        self.thread.start()
+        wait_until(lambda: len(self.acked) > 50, timeout=60, what="the producer to get going")
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        self.thread.join()
+        self.producer.close()
+
+
+def assert_nothing_lost(ferry, producer):
+    consumer = KafkaConsumer(producer.topic, bootstrap_servers=ferry.bootstrap, auto_offset_reset="earliest",
+                             consumer_timeout_ms=10000)
+    seen = {m.value for m in consumer}
+    consumer.close()
+    missing = [v for v in producer.acked if v not in seen]
+    assert not missing, f"{len(missing)} of {len(producer.acked)} acknowledged records lost, e.g. {missing[:5]}"
+
+
 def test_an_added_broker_receives_replicas_under_load(kube, ferry, operator):
     ns = "b-" + uuid.uuid4().hex[:8]
     kube.kubectl("create", "namespace", ns)
@@ -53,56 +117,121 @@ def test_an_added_broker_receives_replicas_under_load(kube, ferry, operator):
         wait_ready(kube, n, ns)
     assert loads(ferry, names)[3] == 0
 
-    acked, stop = [], threading.Event()
-    producer = KafkaProducer(bootstrap_servers=ferry.bootstrap, acks="all", retries=20, max_in_flight_requests_per_connection=1)
+    most_in_flight, sampling = [0], threading.Event()
 
-    def produce():
-        i = 0
-        while not stop.is_set():
-            value = f"m-{i}".encode()
-            try:
-                producer.send("load-a", value).get(timeout=30)
-                acked.append(value)
-            except Exception:  # a failed send is not acknowledged; the check counts only acknowledged ones
-                pass
-            i += 1
+    def sample():  # --max-concurrent-moves 2: never more than two reassignments at once
+        while not sampling.is_set():
+            most_in_flight[0] = max(most_in_flight[0], all_partitions(ferry)[1])
+            sampling.wait(0.05)
 
-    writer = threading.Thread(target=produce)
-    writer.start()
-    try:
-        wait_until(lambda: len(acked) > 50, timeout=60, what="the producer to get going")
-        ferry.start(3)
-        wait_until(lambda: loads(ferry, names)[3] >= 5, timeout=180, interval=0.5,
-                   what="broker 3 to receive its share of the 24 replicas")
-        # Never more than two moves in flight (--max-concurrent-moves 2).
-        zk = ferry.zookeeper()
+    sampler = threading.Thread(target=sample)
+    with Producer(ferry, "load-a") as producer:
+        sampler.start()
         try:
-            def in_flight():
-                total = 0
-                for n in names:
-                    data, _ = zk.get(f"/brokers/topics/{n}")
-                    total += len(json.loads(data).get("adding_replicas", {}))
-                return total
-            assert in_flight() <= 2
+            ferry.start(3)
+            wait_until(lambda: max(loads(ferry, names).values()) - min(loads(ferry, names).values()) <= 1,
+                       timeout=240, interval=0.5, what="an even spread of the 24 replicas over 4 brokers")
         finally:
-            zk.stop()
-        wait_until(lambda: max(loads(ferry, names).values()) - min(loads(ferry, names).values()) <= 1, timeout=240,
-                   interval=1, what="an even spread")
-    finally:
-        stop.set()
-        writer.join()
-        producer.close()
+            sampling.set()
+            sampler.join()
+    assert loads(ferry, names)[3] >= 5
+    assert 1 <= most_in_flight[0] <= 2, most_in_flight[0]
     for n in names:
-        assert ready_or_rebalancing(kube, n, ns)
-
-    consumer = KafkaConsumer("load-a", bootstrap_servers=ferry.bootstrap, auto_offset_reset="earliest",
-                             consumer_timeout_ms=10000)
-    seen = {m.value for m in consumer}
-    consumer.close()
-    missing = [v for v in acked if v not in seen]
-    assert not missing, f"{len(missing)} acknowledged records lost, e.g. {missing[:5]}"
+        wait_ready(kube, n, ns)
+    assert_nothing_lost(ferry, producer)
 
 
-def ready_or_rebalancing(kube, name, ns):
-    obj = kube.get("topic", name, ns)
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in obj["status"]["conditions"])
+def broker_statefulset(replicas):
+    # Only the object matters here: no kubelet runs its pods; the brokers are local processes, broker i for pod i.
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": STATEFULSET, "namespace": "default"},
+            "spec": {"replicas": replicas, "serviceName": STATEFULSET,
+                     "selector": {"matchLabels": {"app": STATEFULSET}},
+                     "template": {"metadata": {"labels": {"app": STATEFULSET}},
+                                  "spec": {"containers": [{"name": "broker", "image": "ferry:unused"}]}}}}
+
+
+def scale_guard():
+    """operator/deploy/broker-scale-guard.yaml, bound to this test's StatefulSet in the default namespace."""
+    with open(os.path.join(DEPLOY, "broker-scale-guard.yaml")) as f:
+        policy, binding = yaml.safe_load_all(f)
+    binding["spec"]["paramRef"]["namespace"] = "default"
+    binding["spec"]["matchResources"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] = "default"
+    binding["spec"]["matchResources"]["resourceRules"][0]["resourceNames"] = [STATEFULSET]
+    return policy, binding
+
+
+def statefulset(kube):
+    return kube.get("statefulset", STATEFULSET, "default")
+
+
+def annotation(kube, name):
+    return (statefulset(kube)["metadata"].get("annotations") or {}).get(name)
+
+
+def replicas_on(ferry, broker):
+    return sorted(f"{t}-{p}" for t, partitions in all_partitions(ferry)[0].items()
+                  for p, replicas in partitions.items() if broker in replicas)
+
+
+def test_a_scale_down_drains_the_leaving_broker_first(kube, ferry, operator):
+    ns = "d-" + uuid.uuid4().hex[:8]
+    kube.kubectl("create", "namespace", ns)
+    kube.apply(topic("drain-a", ns, 6, 2))
+    wait_ready(kube, "drain-a", ns)
+    # A topic no resource manages must leave the broker too.
+    admin = KafkaAdminClient(bootstrap_servers=ferry.bootstrap)
+    admin.create_topics([NewTopic("unmanaged", num_partitions=-1, replication_factor=-1,
+                                  replica_assignments={p: [3, p % 3] for p in range(4)})])
+    admin.close()
+    wait_until(lambda: zk_partitions(ferry, "unmanaged"), timeout=30, what="the unmanaged topic")
+    assert replicas_on(ferry, 3), "broker 3 holds replicas to drain"
+
+    kube.apply(*scale_guard())
+    kube.apply(broker_statefulset(4))
+    wait_until(lambda: annotation(kube, "ferry.dev/replica-floor") == "4", timeout=60,
+               what="the operator to write the replica floor")
+
+    # The guard: no way but the annotation lowers the count while broker 3 holds replicas. The API server
+    # enforces a policy once it has loaded it: a server-side dry run (which runs admission) awaits that.
+    wait_until(lambda: kube.kubectl("scale", "statefulset", STATEFULSET, "-n", "default", "--replicas=3",
+                                    "--dry-run=server", check=False).returncode != 0,
+               timeout=60, what="the API server to enforce the scale-down guard")
+    refusal = kube.kubectl("scale", "statefulset", STATEFULSET, "-n", "default", "--replicas=3", check=False)
+    assert refusal.returncode != 0, "scaled down past the guard"
+    assert "broker 3 still holds partition replicas" in refusal.stderr, refusal.stderr
+    assert "ferry.dev/brokers=3" in refusal.stderr, refusal.stderr
+    patched = kube.kubectl("patch", "statefulset", STATEFULSET, "-n", "default", "--type", "merge",
+                           "-p", '{"spec":{"replicas":3}}', check=False)
+    assert patched.returncode != 0 and "still holds partition replicas" in patched.stderr, patched.stderr
+    assert statefulset(kube)["spec"]["replicas"] == 4
+
+    with Producer(ferry, "drain-a") as producer:
+        kube.kubectl("annotate", "statefulset", STATEFULSET, "-n", "default", "ferry.dev/brokers=3")
+
+        def scaled_down():
+            if statefulset(kube)["spec"]["replicas"] != 3:
+                return False
+            left = replicas_on(ferry, 3)
+            assert not left, f"scaled down while broker 3 still holds {left}"
+            return True
+        wait_until(scaled_down, timeout=240, interval=0.5, what="broker 3 drained and the StatefulSet scaled to 3")
+        assert annotation(kube, "ferry.dev/replica-floor") == "3"
+        reasons = [e["reason"] for e in kube.events("default", STATEFULSET)]
+        assert "DrainingBrokers" in reasons and "BrokersDrained" in reasons, reasons
+        ferry.stop(3)  # its pod goes
+        wait_ready(kube, "drain-a", ns)
+    assert_nothing_lost(ferry, producer)
+    partitions, _ = all_partitions(ferry)
+    assert all(3 not in r for t in partitions.values() for r in t.values())
+
+    # More than the topics allow: a replication factor 2 topic cannot live on one broker.
+    kube.kubectl("annotate", "--overwrite", "statefulset", STATEFULSET, "-n", "default", "ferry.dev/brokers=1")
+    warning = wait_until(lambda: next((e for e in kube.events("default", STATEFULSET)
+                                       if e["reason"] == "CannotDrain"), None),
+                         timeout=60, what="a CannotDrain warning")
+    assert warning["type"] == "Warning" and "replication factor" in warning["note"], warning
+    assert statefulset(kube)["spec"]["replicas"] == 3
+    assert annotation(kube, "ferry.dev/replica-floor") == "3"
+    refusal = kube.kubectl("scale", "statefulset", STATEFULSET, "-n", "default", "--replicas=1", check=False)
+    assert "brokers 1 to 2 still hold partition replicas" in refusal.stderr, refusal.stderr

@@ -66,21 +66,33 @@ std::map<broker_id, std::size_t> replica_loads(const coord::cluster_view& view) 
   return loads;
 }
 
-std::vector<replica_move> plan_balance(const coord::cluster_view& view, const std::set<std::string>& managed,
-                                       const balance_limits& limits) {
+std::int32_t replica_floor(const coord::cluster_view& view, const std::vector<replica_move>& moves) {
+  std::int32_t floor = 0;
+  const auto count = [&](const std::vector<broker_id>& replicas) {
+    for (const auto r : replicas) floor = std::max(floor, r.value() + 1);
+  };
+  for (const auto& [name, topic] : view.topics) {
+    for (const auto& [p, partition] : topic.partitions) count(partition.replicas);
+  }
+  for (const auto& m : moves) count(m.target);
+  return floor;
+}
+
+balance_plan plan_balance(const coord::cluster_view& view, const std::set<std::string>& managed,
+                          const balance_limits& limits) {
   std::size_t in_flight = 0;
   for (const auto& [name, topic] : view.topics) {
     for (const auto& [p, partition] : topic.partitions) in_flight += partition.reassigning() ? 1 : 0;
   }
-  std::vector<replica_move> moves;
-  if (in_flight >= limits.max_moves) return moves;
+  balance_plan result;
+  auto& moves = result.moves;
+  if (in_flight >= limits.max_moves) return result;
   std::size_t budget = limits.max_moves - in_flight;
 
   planner plan{view, limits, {}, {}};
   for (const auto& [id, count] : replica_loads(view)) {
     if (!limits.leaving.contains(id)) plan.load.emplace(id, count);
   }
-  if (plan.load.empty()) return moves;
   const auto movable = [&](const std::string& name, partition_id p, const coord::partition_info& partition) {
     return managed.contains(name) && !partition.reassigning() && !plan.moved.contains({name, p});
   };
@@ -88,13 +100,16 @@ std::vector<replica_move> plan_balance(const coord::cluster_view& view, const st
   // Drain leaving brokers first.
   for (const auto& [name, topic] : view.topics) {
     for (const auto& [p, partition] : topic.partitions) {
-      if (budget == 0 || !movable(name, p, partition)) continue;
+      if (budget == 0 || partition.reassigning()) continue;
       auto target = partition.replicas;
       bool changed = false;
       for (std::size_t i = 0; i < target.size(); ++i) {
         if (!limits.leaving.contains(target[i])) continue;
         const auto to = plan.replacement(target, i, SIZE_MAX);
-        if (!to) continue;  // nowhere to go (too few brokers stay): reported by the caller
+        if (!to) {
+          result.undrainable.push_back(name + "-" + std::to_string(p.value()));
+          continue;
+        }
         if (plan.load.contains(target[i])) --plan.load[target[i]];
         target[i] = *to;
         ++plan.load[*to];
@@ -109,7 +124,7 @@ std::vector<replica_move> plan_balance(const coord::cluster_view& view, const st
   }
 
   // Then even out: one replica at a time from the most to the least loaded broker.
-  while (budget > 0) {
+  while (budget > 0 && !plan.load.empty()) {
     const auto [least, most] = std::minmax_element(plan.load.begin(), plan.load.end(),
                                                    [](const auto& a, const auto& b) { return a.second < b.second; });
     if (most->second < least->second + 2) break;
@@ -135,7 +150,7 @@ std::vector<replica_move> plan_balance(const coord::cluster_view& view, const st
     if (!found) break;
     --budget;
   }
-  return moves;
+  return result;
 }
 
 }  // namespace ferry::balance

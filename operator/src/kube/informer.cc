@@ -76,13 +76,20 @@ std::vector<informer::object> informer::list() const {
   return out;
 }
 
+std::string informer::selectors() const {
+  std::string query;
+  if (!kind_.label_selector.empty()) query += "&labelSelector=" + url_encode(kind_.label_selector);
+  if (!kind_.field_selector.empty()) query += "&fieldSelector=" + url_encode(kind_.field_selector);
+  return query;
+}
+
 asio::awaitable<result<std::string>> informer::list_all() {
   std::map<std::string, object> listed;
   std::string resource_version;
   std::string continue_token;
   do {
     std::string target = kind_.path + "?limit=" + std::to_string(page_size);
-    if (!kind_.label_selector.empty()) target += "&labelSelector=" + url_encode(kind_.label_selector);
+    target += selectors();
     if (!continue_token.empty()) target += "&continue=" + url_encode(continue_token);
     auto answer = co_await client_.async_send(api_client::verb::get, target);
     if (!answer) co_return answer.error();
@@ -158,7 +165,7 @@ asio::awaitable<informer::watch_end> informer::watch(std::string& resource_versi
   std::string target = kind_.path +
                        "?watch=1&allowWatchBookmarks=true&resourceVersion=" + url_encode(resource_version) +
                        "&timeoutSeconds=" + std::to_string(timeout_seconds);
-  if (!kind_.label_selector.empty()) target += "&labelSelector=" + url_encode(kind_.label_selector);
+  target += selectors();
   bool gone = false;
   bool malformed = false;
   auto answer = co_await client_.async_stream(

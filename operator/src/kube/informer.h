@@ -16,11 +16,12 @@
 namespace ferry::kube {
 
 // A kind of resource to list and watch: its collection path across namespaces
-// ("/apis/ferry.dev/v1alpha1/topics") and an optional label selector.
+// ("/apis/ferry.dev/v1alpha1/topics") or in one namespace, and optional label and field selectors.
 struct resource_kind {
   std::string name;  // for logs and metrics: "topics"
   std::string path;
   std::string label_selector;
+  std::string field_selector;  // "metadata.name=brokers": one object
 };
 
 // The local cache of one kind, kept by listing (in pages) and then watching from the list's resourceVersion
@@ -54,6 +55,8 @@ class informer {
   // Why a watch ended.
   enum class watch_end { timeout, gone, failed };
 
+  // The query parameters that select the objects ("&labelSelector=...").
+  [[nodiscard]] std::string selectors() const;
   boost::asio::awaitable<result<std::string>> list_all();
   boost::asio::awaitable<watch_end> watch(std::string& resource_version);
   void apply(const std::string& type, nlohmann::json object, std::string& resource_version);

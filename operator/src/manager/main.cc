@@ -12,8 +12,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/verb.hpp>
 
-#include "base/log.h"
 #include "balance/balance_controller.h"
+#include "base/log.h"
 #include "coord/cluster_observer.h"
 #include "kube/api_client.h"
 #include "kube/controller.h"
@@ -83,6 +83,7 @@ int run(const manager::options& o) {
   std::atomic<kube::work_queue*> balance_hook{nullptr};
   std::unique_ptr<coord::cluster_observer> cluster;
   std::unique_ptr<kube::informer> topic_informer;
+  std::unique_ptr<kube::informer> broker_set_informer;
   std::atomic<bool> started{false};
   std::unique_ptr<kube::leader_election> election;
   if (o.leader_election) {
@@ -152,6 +153,7 @@ int run(const manager::options& o) {
   if (cluster) {
     topics::topic_controller_options topic_options;
     topic_options.finalizer_timeout = o.finalizer_timeout;
+    topic_options.leaving_brokers = [&] { return balance_ctl ? balance_ctl->leaving() : std::set<broker_id>{}; };
     topic_ctl = std::make_unique<topics::topic_controller>(*api.value(), events, *cluster, topic_workers.queue(),
                                                            topic_options);
     topic_informer = std::make_unique<kube::informer>(
@@ -175,15 +177,30 @@ int run(const manager::options& o) {
           }
         },
         fail_on_exception("the full reconciliation timer"));
-    topic_workers.start(o.workers);
     if (o.max_concurrent_moves > 0) {
       balance_ctl = std::make_unique<balance::balance_controller>(
-          *cluster, [&] { return topic_ctl->managed_topics(); }, o.max_concurrent_moves);
+          *api.value(), events, *cluster, [&] { return topic_ctl->managed_topics(); },
+          balance::balance_options{o.max_concurrent_moves, o.broker_statefulset});
+      if (!o.broker_statefulset.empty()) {
+        const auto slash = o.broker_statefulset.find('/');
+        broker_set_informer = std::make_unique<kube::informer>(
+            *api.value(),
+            kube::resource_kind{"statefulsets",
+                                "/apis/apps/v1/namespaces/" + o.broker_statefulset.substr(0, slash) + "/statefulsets",
+                                "", "metadata.name=" + o.broker_statefulset.substr(slash + 1)},
+            [&](const std::string& /*key*/, const kube::informer::object& /*now*/) {
+              balance_worker.queue().add(std::string(balance::balance_controller::key));
+            },
+            [&] { metrics.watch_restarted("statefulsets"); });
+        balance_ctl->set_broker_sets(*broker_set_informer);
+        asio::co_spawn(io, broker_set_informer->run(), fail_on_exception("the brokers' StatefulSet watch"));
+      }
       balance_worker.set_reconcile([&](const std::string& key) { return balance_ctl->reconcile(key); });
       balance_worker.start(1);
       balance_hook.store(&balance_worker.queue());
       balance_worker.queue().add(std::string(balance::balance_controller::key));
     }
+    topic_workers.start(o.workers);
     started.store(true);
   }
 

@@ -51,8 +51,11 @@ ZooKeeper is at --zookeeper-connect.
   --full-reconciliation-interval-ms MS    every resource is reconciled at least this often (default 120000)
   --finalizer-timeout-seconds S           a deleted resource whose cluster stays unreachable this long loses its
                                           finalizer anyway (default 300)
- --max-concurrent-moves N               replica moves in flight at once when spreading managed topics over
-                                          added brokers (default 10; 0 turns rebalancing off)
+  --max-concurrent-moves N               replica moves in flight at once when spreading managed topics over
+                                          added brokers or draining leaving ones (default 10; 0 turns both off)
+  --broker-statefulset NAMESPACE/NAME     the brokers' StatefulSet (broker i in pod i): its ferry.dev/brokers
+                                          annotation asks for a broker count; leaving brokers are drained, then
+                                          it is scaled down (default: none)
   --leader-election true|false            hold a Lease so one replica acts (default true)
   --lease-namespace NS                    (default: the pod's namespace, else default)
   --lease-name NAME                       (default ferry-operator-<cluster name>)
@@ -97,6 +100,13 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       o.finalizer_timeout = std::chrono::seconds(s);
     } else if (flag == "--max-concurrent-moves") {
       if (!parse_int<std::size_t>(value, o.max_concurrent_moves, 0, 10'000)) return bad("must be 0-10000");
+    } else if (flag == "--broker-statefulset") {
+      const auto slash = value.find('/');
+      if (slash == std::string::npos || slash == 0 || slash + 1 == value.size() ||
+          value.find('/', slash + 1) != std::string::npos) {
+        return bad("must be namespace/name");
+      }
+      o.broker_statefulset = value;
     } else if (flag == "--leader-election") {
       if (value != "true" && value != "false") return bad("must be true or false");
       o.leader_election = value == "true";
@@ -114,6 +124,10 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
   }
   if (o.cluster_name.empty()) return {std::nullopt, "--cluster-name is required"};
   if (o.zookeeper_connect.empty()) return {std::nullopt, "--zookeeper-connect is required"};
+  if (!o.broker_statefulset.empty() && o.max_concurrent_moves == 0) {
+    return {std::nullopt,
+            "--broker-statefulset needs --max-concurrent-moves above 0: leaving brokers are drained by moves"};
+  }
   if (o.lease_namespace.empty()) o.lease_namespace = default_namespace();
   if (o.lease_name.empty()) o.lease_name = "ferry-operator-" + o.cluster_name;
   if (o.identity.empty()) o.identity = default_identity();

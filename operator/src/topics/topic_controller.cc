@@ -317,7 +317,14 @@ reconcile_result topic_controller::apply(const json& resource, const std::string
               live, spec.name);
     return {.requeue_after = cluster_retry};
   }
-  auto planned = plan_changes(spec, live, *view, random_start());
+  // New replicas go to the brokers that stay (the view is copied only while brokers are leaving).
+  const auto leaving = options_.leaving_brokers ? options_.leaving_brokers() : std::set<broker_id>{};
+  std::optional<coord::cluster_view> staying;
+  if (!leaving.empty()) {
+    staying = *view;
+    for (const auto b : leaving) staying->brokers.erase(b);
+  }
+  auto planned = plan_changes(spec, live, staying ? *staying : *view, random_start());
   if (const auto* refused = std::get_if<refusal>(&planned)) {
     return {.failed = !set_ready(resource, {refused->reason, refused->message, false}, live, spec.name)};
   }

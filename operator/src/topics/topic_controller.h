@@ -1,12 +1,14 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +31,8 @@ struct topic_controller_options {
   // How long a deleted resource waits for an unreachable cluster before its finalizer is removed anyway
   // (leaving the topic behind), so that its namespace never sticks in Terminating.
   std::chrono::seconds finalizer_timeout{300};
+  // Brokers being drained before they are removed: new replicas are not placed on them.
+  std::function<std::set<broker_id>()> leaving_brokers;
 };
 
 // Reconciles Topic resources (topics.ferry.dev) one way, from the resource to the cluster: creates or adopts
@@ -40,7 +44,7 @@ class topic_controller {
  public:
   topic_controller(kube::api_client& api, kube::event_recorder& events, coord::cluster_observer& cluster,
                    kube::work_queue& queue, topic_controller_options options)
-      : api_(api), events_(events), cluster_(cluster), queue_(queue), options_(options) {}
+      : api_(api), events_(events), cluster_(cluster), queue_(queue), options_(std::move(options)) {}
 
   void set_informer(kube::informer& topics) { topics_ = &topics; }
 
