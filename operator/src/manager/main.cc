@@ -15,6 +15,8 @@
 #include "balance/balance_controller.h"
 #include "base/log.h"
 #include "coord/cluster_observer.h"
+#include "groups/group_controller.h"
+#include "groups/kafka_admin.h"
 #include "kube/api_client.h"
 #include "kube/controller.h"
 #include "kube/event_recorder.h"
@@ -84,6 +86,7 @@ int run(const manager::options& o) {
   std::unique_ptr<coord::cluster_observer> cluster;
   std::unique_ptr<kube::informer> topic_informer;
   std::unique_ptr<kube::informer> broker_set_informer;
+  std::unique_ptr<kube::informer> group_informer;
   std::atomic<bool> started{false};
   std::unique_ptr<kube::leader_election> election;
   if (o.leader_election) {
@@ -106,6 +109,7 @@ int run(const manager::options& o) {
         if (election && !election->leading()) return {};  // a standby replica is healthy and ready
         if (!started.load()) return "starting";
         if (!topic_informer->synced()) return "listing Topic resources";
+        if (!group_informer->synced()) return "listing ConsumerGroup resources";
         if (!cluster->ready()) return "reading the cluster from ZooKeeper";
         return {};
       });
@@ -142,6 +146,8 @@ int run(const manager::options& o) {
   }
   kube::controller topic_workers("topics", nullptr, metrics);
   kube::controller balance_worker("balance", nullptr, metrics);
+  kube::controller group_workers("consumergroups", nullptr, metrics);
+  std::unique_ptr<groups::group_controller> group_ctl;
   std::unique_ptr<topics::topic_controller> topic_ctl;
   std::unique_ptr<balance::balance_controller> balance_ctl;
   bool stopping = false;
@@ -200,6 +206,22 @@ int run(const manager::options& o) {
       balance_hook.store(&balance_worker.queue());
       balance_worker.queue().add(std::string(balance::balance_controller::key));
     }
+    group_ctl = std::make_unique<groups::group_controller>(
+        *api.value(), events, *cluster,
+        [](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<groups::group_admin> {
+          return std::make_unique<groups::kafka_admin>(std::move(view), std::chrono::seconds(5));
+        },
+        groups::group_controller_options{o.group_status_interval});
+    group_informer = std::make_unique<kube::informer>(
+        *api.value(),
+        kube::resource_kind{"consumergroups", "/apis/ferry.dev/v1alpha1/consumergroups",
+                            "ferry.dev/cluster=" + o.cluster_name},
+        [&](const std::string& key, const kube::informer::object& /*now*/) { group_workers.queue().add(key); },
+        [&] { metrics.watch_restarted("consumergroups"); });
+    group_ctl->set_informer(*group_informer);
+    group_workers.set_reconcile([&](const std::string& key) { return group_ctl->reconcile(key); });
+    asio::co_spawn(io, group_informer->run(), fail_on_exception("the ConsumerGroup watch"));
+    group_workers.start(o.workers);
     topic_workers.start(o.workers);
     started.store(true);
   }
@@ -213,6 +235,7 @@ int run(const manager::options& o) {
   FERRY_LOG(info, "manager") << "stopping";
   balance_hook.store(nullptr);
   balance_worker.stop();
+  group_workers.stop();
   topic_workers.stop();
   topic_hooks.store(nullptr);
   if (cluster) cluster->shutdown();

@@ -51,6 +51,8 @@ ZooKeeper is at --zookeeper-connect.
   --full-reconciliation-interval-ms MS    every resource is reconciled at least this often (default 120000)
   --finalizer-timeout-seconds S           a deleted resource whose cluster stays unreachable this long loses its
                                           finalizer anyway (default 300)
+  --group-status-interval-seconds S       a ConsumerGroup's status (state, members, lag) is refreshed at most
+                                          this often (default 30)
   --max-concurrent-moves N               replica moves in flight at once when spreading managed topics over
                                           added brokers or draining leaving ones (default 10; 0 turns both off)
   --broker-statefulset NAMESPACE/NAME     the brokers' StatefulSet (broker i in pod i): its ferry.dev/brokers
@@ -98,6 +100,10 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       std::int64_t s = 0;
       if (!parse_int<std::int64_t>(value, s, 0, 365LL * 86400)) return bad("must be 0 or more");
       o.finalizer_timeout = std::chrono::seconds(s);
+    } else if (flag == "--group-status-interval-seconds") {
+      std::int64_t s = 0;
+      if (!parse_int<std::int64_t>(value, s, 5, 86400)) return bad("must be 5-86400");
+      o.group_status_interval = std::chrono::seconds(s);
     } else if (flag == "--max-concurrent-moves") {
       if (!parse_int<std::size_t>(value, o.max_concurrent_moves, 0, 10'000)) return bad("must be 0-10000");
     } else if (flag == "--broker-statefulset") {

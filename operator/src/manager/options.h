@@ -20,6 +20,7 @@ struct options {
   std::size_t workers = 4;
   std::chrono::milliseconds full_reconciliation_interval{120'000};
   std::chrono::seconds finalizer_timeout{300};
+  std::chrono::seconds group_status_interval{30};
   std::size_t max_concurrent_moves = 10;  // 0: no rebalancing
   std::string broker_statefulset;         // "namespace/name"; empty: none
   bool leader_election = true;

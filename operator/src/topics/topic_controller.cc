@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "coord/errc.h"
 #include "coord/reassignment.h"
+#include "kube/conditions.h"
 #include "kube/time_format.h"
 
 namespace ferry::topics {
@@ -126,18 +127,8 @@ json topic_controller::status_with(const json& resource, const status_update& re
                                    const std::string& topic_name) const {
   const auto old = resource.value("status", json::object());
   const auto generation = generation_of(resource);
-  json condition = {{"type", "Ready"},
-                    {"status", ready.ready ? "True" : "False"},
-                    {"reason", ready.reason},
-                    {"message", ready.message},
-                    {"observedGeneration", generation}};
-  condition["lastTransitionTime"] = kube::format_time(std::chrono::system_clock::now());
-  for (const auto& c : old.value("conditions", json::array())) {
-    if (c.value("type", "") == "Ready" && c.value("status", "") == condition["status"]) {
-      condition["lastTransitionTime"] =
-          c.value("lastTransitionTime", condition["lastTransitionTime"].get<std::string>());
-    }
-  }
+  const auto condition = kube::make_condition(old.value("conditions", json::array()), "Ready", ready.ready,
+                                              ready.reason, ready.message, generation);
   json status = {
       {"observedGeneration", generation}, {"topicName", topic_name}, {"conditions", json::array({condition})}};
   if (live != nullptr) {
@@ -244,15 +235,12 @@ reconcile_result topic_controller::reconcile(const std::string& key) {
 
   if (annotation(resource, managed_annotation) == "false") {
     if (has_finalizer(resource) && !remove_finalizer(resource)) return {.failed = true};
-    json status = {
-        {"observedGeneration", generation_of(resource)},
-        {"conditions", json::array({{{"type", "Unmanaged"},
-                                     {"status", "True"},
-                                     {"reason", "Unmanaged"},
-                                     {"message", "annotation ferry.dev/managed is \"false\": topic " + name +
-                                                     " is left as it is, and kept when this resource is deleted"},
-                                     {"lastTransitionTime", kube::format_time(std::chrono::system_clock::now())},
-                                     {"observedGeneration", generation_of(resource)}}})}};
+    json status = {{"observedGeneration", generation_of(resource)},
+                   {"conditions",
+                    json::array({kube::make_condition(json::array(), "Unmanaged", true, "Unmanaged",
+                                                      "annotation ferry.dev/managed is \"false\": topic " + name +
+                                                          " is left as it is, and kept when this resource is deleted",
+                                                      generation_of(resource))})}};
     const auto old = resource.value("status", json::object());
     if (old.value("conditions", json::array()).size() == 1 && old["conditions"][0].value("type", "") == "Unmanaged" &&
         old.value("observedGeneration", 0) == generation_of(resource)) {
@@ -269,12 +257,9 @@ reconcile_result topic_controller::reconcile(const std::string& key) {
       conditions.push_back(c);
     }
     if (present) return {};
-    conditions.push_back({{"type", "ReconciliationPaused"},
-                          {"status", "True"},
-                          {"reason", "ReconciliationPaused"},
-                          {"message", "annotation ferry.dev/pause-reconciliation is \"true\": changes are not applied"},
-                          {"lastTransitionTime", kube::format_time(std::chrono::system_clock::now())},
-                          {"observedGeneration", generation_of(resource)}});
+    conditions.push_back(kube::make_condition(
+        json::array(), "ReconciliationPaused", true, "ReconciliationPaused",
+        "annotation ferry.dev/pause-reconciliation is \"true\": changes are not applied", generation_of(resource)));
     status["conditions"] = conditions;
     return {.failed = !write_status(resource, status)};
   }

@@ -1,0 +1,207 @@
+#include "groups/group_controller.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "kube/conditions.h"
+#include "protocol/error_code.h"
+
+namespace ferry::groups {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+using clock = std::chrono::steady_clock;
+
+constexpr auto cluster_retry = 5s;
+
+std::int64_t generation_of(const json& resource) { return resource["metadata"].value("generation", std::int64_t{0}); }
+
+// The generation whose resetOffsets was applied (or refused) already.
+std::int64_t reset_generation_of(const json& resource) {
+  const auto status = resource.find("status");
+  if (status == resource.end() || !status->is_object()) return -1;
+  const auto reset = status->find("resetOffsets");
+  if (reset == status->end() || !reset->is_object()) return -1;
+  const auto generation = reset->find("generation");
+  return generation != reset->end() && generation->is_number_integer() ? generation->get<std::int64_t>() : -1;
+}
+
+bool refused_because_active(const std::error_code& error) {
+  if (error.category() != kafka_error_category()) return false;
+  const auto e = static_cast<protocol::error_code>(error.value());
+  return e == protocol::error_code::unknown_member_id || e == protocol::error_code::illegal_generation ||
+         e == protocol::error_code::rebalance_in_progress;
+}
+
+std::string topics_of(const std::vector<topic_reset>& reset) {
+  std::string list;
+  for (const auto& r : reset) list += (list.empty() ? "" : ", ") + r.topic;
+  return list;
+}
+
+json lag_json(const lag_summary& lag) {
+  json out = {{"total", lag.total}, {"partitions", lag.partitions}};
+  if (lag.worst) {
+    out["worstPartition"] = {{"topic", lag.worst->first.topic},
+                             {"partition", lag.worst->first.partition.value()},
+                             {"lag", lag.worst->second}};
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<group_controller::reset_outcome> group_controller::reset_offsets(group_admin& admin,
+                                                                               const group_spec_reading& read,
+                                                                               const coord::cluster_view& view) {
+  if (!read.reset_error.empty()) return reset_outcome{false, "InvalidReset", read.reset_error};
+  const auto& group = read.spec.group_id;
+  const auto active_message = [&](const std::string& why) {
+    return "group " + group + why +
+           ": offsets are reset only while it has no members; stop its consumers, then change spec.resetOffsets "
+           "(or remove it and add it again) to ask again";
+  };
+  auto described = admin.describe(group);
+  if (!described) return std::nullopt;
+  if (described.value().members > 0) {
+    return reset_outcome{false, "GroupActive",
+                         active_message(" is " + described.value().state + " with " +
+                                        std::to_string(described.value().members) + " members")};
+  }
+  auto planned = plan_reset(read.spec.reset, view);
+  if (auto* error = std::get_if<std::string>(&planned)) return reset_outcome{false, "InvalidReset", *error};
+  const auto& lookup = std::get<reset_lookup>(planned);
+  std::map<topic_partition, std::int64_t> offsets = lookup.explicit_offsets;
+  if (!lookup.timestamps.empty()) {
+    auto found = admin.list_offsets(lookup.timestamps);
+    if (!found) return std::nullopt;
+    offsets.merge(found.value());
+  }
+  if (auto committed = admin.commit(group, offsets); !committed) {
+    if (refused_because_active(committed.error())) {
+      return reset_outcome{false, "GroupActive", active_message(" gained members before the commit")};
+    }
+    FERRY_LOG(warn, "groups") << "resetting offsets of group " << group << ": " << committed.error().message();
+    return std::nullopt;
+  }
+  return reset_outcome{
+      true, "OffsetsReset",
+      "committed offsets of " + std::to_string(offsets.size()) + " partitions of " + topics_of(read.spec.reset)};
+}
+
+kube::reconcile_result group_controller::reconcile(const std::string& key) {
+  const auto object = groups_->get(key);
+  if (!object) {
+    std::lock_guard lock(refreshed_mutex_);
+    refreshed_.erase(key);
+    return {};
+  }
+  const json& resource = *object;
+  const auto generation = generation_of(resource);
+  const auto read = read_group_spec(resource);
+  const bool reset_pending =
+      (!read.spec.reset.empty() || !read.reset_error.empty()) && reset_generation_of(resource) != generation;
+  if (!reset_pending) {
+    // Status refreshes are bounded whatever queues the key (including the watch event of our own status write).
+    std::lock_guard lock(refreshed_mutex_);
+    const auto last = refreshed_.find(key);
+    if (last != refreshed_.end() && clock::now() - last->second < options_.status_interval) {
+      return {.requeue_after = std::chrono::duration_cast<std::chrono::milliseconds>(options_.status_interval -
+                                                                                     (clock::now() - last->second))};
+    }
+  }
+
+  const auto old = resource.value("status", json::object());
+  const auto old_conditions = old.value("conditions", json::array());
+  json status = old;
+  status["observedGeneration"] = generation;
+  status["groupId"] = read.spec.group_id;
+  const auto set_condition = [&](const json& condition) {
+    auto conditions = json::array();
+    for (const auto& c : status.value("conditions", json::array())) {
+      if (c.value("type", "") != condition["type"]) conditions.push_back(c);
+    }
+    conditions.push_back(condition);
+    status["conditions"] = conditions;
+  };
+
+  if (!cluster_.connected() || !cluster_.ready()) {
+    set_condition(kube::make_condition(old_conditions, "Ready", false, "ClusterUnavailable",
+                                       "cannot reach the Ferry cluster's ZooKeeper", generation));
+    return {.failed = !write_status(resource, status), .requeue_after = cluster_retry};
+  }
+  const auto view = cluster_.view();
+  auto admin = admin_(view);
+
+  if (reset_pending) {
+    const auto outcome = reset_offsets(*admin, read, *view);
+    if (!outcome) {
+      set_condition(kube::make_condition(old_conditions, "OffsetsReset", false, "Retrying",
+                                         "the group's coordinator or a partition leader did not answer; trying again",
+                                         generation));
+      write_status(resource, status);
+      return {.failed = true};
+    }
+    set_condition(kube::make_condition(old_conditions, "OffsetsReset", outcome->done, outcome->reason, outcome->message,
+                                       generation));
+    status["resetOffsets"] = {{"generation", generation}};
+    events_.record(resource, outcome->done ? kube::event_recorder::type::normal : kube::event_recorder::type::warning,
+                   outcome->reason, "ResetOffsets", outcome->message);
+  }
+
+  const auto described = admin->describe(read.spec.group_id);
+  auto committed = described ? admin->committed(read.spec.group_id)
+                             : result<std::map<topic_partition, std::int64_t>>{described.error()};
+  std::map<topic_partition, std::int64_t> latest;
+  for (const auto& [tp, at] : committed ? committed.value() : std::map<topic_partition, std::int64_t>{}) {
+    if (view->topics.contains(tp.topic)) latest[tp] = latest_timestamp;
+  }
+  auto ends =
+      committed ? admin->list_offsets(latest) : result<std::map<topic_partition, std::int64_t>>{committed.error()};
+  if (!ends) {
+    const auto error = !described ? described.error() : !committed ? committed.error() : ends.error();
+    set_condition(kube::make_condition(old_conditions, "Ready", false, "GroupUnavailable",
+                                       "cannot describe group " + read.spec.group_id + ": " + error.message(),
+                                       generation));
+    return {.failed = !write_status(resource, status), .requeue_after = options_.status_interval};
+  }
+  const auto& group = described.value();
+  const auto lag = summarize_lag(committed.value(), ends.value());
+  status["state"] = group.state;
+  status["members"] = group.members;
+  status["protocolType"] = group.protocol_type;
+  status["protocol"] = group.protocol;
+  status["lag"] = lag_json(lag);
+  set_condition(kube::make_condition(old_conditions, "Ready", true, "GroupObserved",
+                                     group.state == "Dead" ? "group " + read.spec.group_id +
+                                                                 " does not exist (yet): no member has joined and no "
+                                                                 "offsets are committed"
+                                                           : "group " + read.spec.group_id + " is " + group.state +
+                                                                 " with " + std::to_string(group.members) +
+                                                                 " members and a lag of " + std::to_string(lag.total),
+                                     generation));
+  {
+    std::lock_guard lock(refreshed_mutex_);
+    refreshed_[key] = clock::now();
+  }
+  return {.failed = !write_status(resource, status), .requeue_after = options_.status_interval};
+}
+
+bool group_controller::write_status(const json& resource, const json& status) {
+  if (resource.value("status", json::object()) == status) return true;
+  const auto& meta = resource["metadata"];
+  const auto path = "/apis/ferry.dev/v1alpha1/namespaces/" + meta.value("namespace", "") + "/consumergroups/" +
+                    meta.value("name", "") + "/status";
+  const json patch = {{"status", status}};
+  const auto answer = api_.send(kube::api_client::verb::patch, path, patch.dump(), kube::merge_patch);
+  if (!answer || answer.value().status == 404) return answer.has_value();  // deleted meanwhile: nothing to do
+  if (answer.value().status != 200) {
+    FERRY_LOG(warn, "groups") << "status of " << meta.value("namespace", "") << "/" << meta.value("name", "")
+                              << ": HTTP " << answer.value().status << " " << answer.value().body.substr(0, 300);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ferry::groups
