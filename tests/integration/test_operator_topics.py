@@ -30,8 +30,11 @@ def kube(request):
 @pytest.fixture(scope="module")
 def operator(kube, ferry):
     grant_operator(kube, "ferry-operator")
+    # Without rebalancing, which would move replicas while these tests check placements (test_operator_brokers.py
+    # tests it).
     op = Operator(kube, kube.user("ferry-operator"), ferry.zk_port,
-                  args=("--finalizer-timeout-seconds", str(FINALIZER_TIMEOUT), "--workers", "2"))
+                  args=("--finalizer-timeout-seconds", str(FINALIZER_TIMEOUT), "--workers", "2",
+                        "--max-concurrent-moves", "0"))
     op.start()
     yield op
     op.stop()
