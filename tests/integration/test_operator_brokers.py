@@ -2,7 +2,7 @@
 number of moves at a time; a scale-down asked for on the brokers' StatefulSet (ferry.dev/brokers) empties the
 leaving broker of every topic's replicas before the operator scales the StatefulSet down, and the scale-down
 guard (operator/deploy/broker-scale-guard.yaml) refuses any other way to lower the broker count meanwhile.
-A producer runs throughout and nothing it had acknowledged is lost."""
+A producer (and, while draining, a consumer group) runs throughout and nothing acknowledged is lost."""
 import json
 import os
 import threading
@@ -97,6 +97,30 @@ class Producer:
         self.stopping.set()
         self.thread.join()
         self.producer.close()
+
+
+class Reader:
+    """Consumes a topic in a group until stopped; `seen` holds the values it read."""
+
+    def __init__(self, ferry, topic_name):
+        self.seen, self.stopping = set(), threading.Event()
+        self.consumer = KafkaConsumer(topic_name, bootstrap_servers=ferry.bootstrap, group_id="reader-" + topic_name,
+                                      auto_offset_reset="earliest")
+        self.thread = threading.Thread(target=self._run)
+
+    def _run(self):
+        while not self.stopping.is_set():
+            for records in self.consumer.poll(timeout_ms=200).values():
+                self.seen.update(r.value for r in records)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        self.thread.join()
+        self.consumer.close()
 
 
 def assert_nothing_lost(ferry, producer):
@@ -206,7 +230,7 @@ def test_a_scale_down_drains_the_leaving_broker_first(kube, ferry, operator):
     assert patched.returncode != 0 and "still holds partition replicas" in patched.stderr, patched.stderr
     assert statefulset(kube)["spec"]["replicas"] == 4
 
-    with Producer(ferry, "drain-a") as producer:
+    with Producer(ferry, "drain-a") as producer, Reader(ferry, "drain-a") as reader:
         kube.kubectl("annotate", "statefulset", STATEFULSET, "-n", "default", "ferry.dev/brokers=3")
 
         def scaled_down():
@@ -221,6 +245,10 @@ def test_a_scale_down_drains_the_leaving_broker_first(kube, ferry, operator):
         assert "DrainingBrokers" in reasons and "BrokersDrained" in reasons, reasons
         ferry.stop(3)  # its pod goes
         wait_ready(kube, "drain-a", ns)
+        producer.stopping.set()
+        producer.thread.join()
+        wait_until(lambda: set(producer.acked) <= reader.seen, timeout=60,
+                   what="the running consumer to read every acknowledged record")
     assert_nothing_lost(ferry, producer)
     partitions, _ = all_partitions(ferry)
     assert all(3 not in r for t in partitions.values() for r in t.values())

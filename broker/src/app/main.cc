@@ -64,6 +64,9 @@ int main(int argc, char** argv) {
   ferry::log::level level{};
   ferry::log::parse_level(config.log_level, level);
   ferry::log::set_level(level);
+  ferry::log::format format{};
+  ferry::log::parse_format(config.log_format, format);  // checked when the configuration was loaded
+  ferry::log::set_format(format);
 
   // Signals are taken by a dedicated thread, so shutdown runs as ordinary code, not in a handler.
   sigset_t signals;

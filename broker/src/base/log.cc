@@ -7,10 +7,13 @@
 #include <mutex>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 namespace ferry::log {
 namespace {
 
 std::atomic<level> lowest_level{level::info};
+std::atomic<format> line_format{format::text};
 
 const char* level_name(level lvl) {
   switch (lvl) {
@@ -26,7 +29,46 @@ const char* level_name(level lvl) {
   return "?";
 }
 
+const char* json_level_name(level lvl) {
+  switch (lvl) {
+    case level::debug:
+      return "debug";
+    case level::info:
+      return "info";
+    case level::warn:
+      return "warn";
+    case level::error:
+      return "error";
+  }
+  return "?";
+}
+
+// 2026-11-30T16:42:44.123Z
+std::string timestamp(std::chrono::system_clock::time_point now) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+  char out[40];
+  std::snprintf(out, sizeof out, "%s.%03dZ", stamp, static_cast<int>(millis));
+  return out;
+}
+
 }  // namespace
+
+void set_format(format f) { line_format.store(f, std::memory_order_relaxed); }
+
+bool parse_format(std::string_view text, format& out) {
+  if (text == "text")
+    out = format::text;
+  else if (text == "json")
+    out = format::json;
+  else
+    return false;
+  return true;
+}
 
 void set_level(level lowest) { lowest_level.store(lowest, std::memory_order_relaxed); }
 
@@ -46,23 +88,23 @@ bool parse_level(std::string_view text, level& out) {
   return true;
 }
 
-line::line(level lvl, std::string_view component) : level_(lvl) {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
-  char prefix[64];
-  std::snprintf(prefix, sizeof prefix, "%s.%03dZ %s ", stamp, static_cast<int>(millis), level_name(lvl));
-  stream_ << prefix << component << ": ";
-}
+line::line(level lvl, std::string_view component)
+    : level_(lvl), time_(std::chrono::system_clock::now()), component_(component) {}
 
 line::~line() {
   if (held_back_ > 0) stream_ << " (" << held_back_ << " similar lines held back)";
-  stream_ << '\n';
-  const std::string text = stream_.str();
+  std::string text;
+  if (line_format.load(std::memory_order_relaxed) == format::json) {
+    const nlohmann::json event = {{"time", timestamp(time_)},
+                                  {"level", json_level_name(level_)},
+                                  {"component", component_},
+                                  {"message", stream_.str()}};
+    // Messages may quote bytes from outside (topic names, client ids): invalid UTF-8 is replaced, not thrown.
+    text = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } else {
+    text = timestamp(time_) + " " + level_name(level_) + " " + component_ + ": " + stream_.str();
+  }
+  text += '\n';
   std::fwrite(text.data(), 1, text.size(), stderr);
 }
 

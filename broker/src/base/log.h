@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <mutex>
 #include <sstream>
+#include <string>
 #include <string_view>
 
 namespace ferry::log {
@@ -16,7 +17,14 @@ level current_level();
 // Parses "debug", "info", "warn" or "error"; false on anything else.
 bool parse_level(std::string_view text, level& out);
 
-// One log line, written to stderr as a whole when it goes out of scope:
+// text: one readable line per event (below); json: one JSON object per line, for log collectors:
+//   {"time":"2026-11-30T16:42:44.123Z","level":"info","component":"storage","message":"rolled segment ..."}
+enum class format { text, json };
+void set_format(format f);
+// Parses "text" or "json"; false on anything else.
+bool parse_format(std::string_view text, format& out);
+
+// One log line, written to stderr as a whole when it goes out of scope, in the format set:
 //   2026-11-30T16:42:44.123Z INFO  storage: rolled segment 00000000000000001234
 class line {
  public:
@@ -38,6 +46,8 @@ class line {
 
  private:
   level level_;
+  std::chrono::system_clock::time_point time_;
+  std::string component_;
   std::ostringstream stream_;
   std::uint64_t held_back_ = 0;
 };

@@ -288,6 +288,11 @@ const std::map<std::string, setter>& setters() {
              fail(k, v, "must be debug, info, warn or error");
            c.log_level = v;
          }},
+        {"log.format",
+         [](auto& c, auto& k, auto& v) {
+           if (v != "text" && v != "json") fail(k, v, "must be text or json");
+           c.log_format = v;
+         }},
     };
     // Broker-level names of topic defaults (Kafka's), mapped to the topic config they set.
     const std::vector<std::pair<std::string, std::string>> topic_defaults{

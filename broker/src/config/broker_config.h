@@ -99,6 +99,7 @@ struct broker_config {
   std::int64_t offsets_retention_check_interval_ms = 600000;              // offsets.retention.check.interval.ms
   endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
   std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
+  std::string log_format = "text";    // log.format: text or json, one object per line (Ferry)
   topic_settings topic_defaults;      // log.retention.*, log.segment.bytes, message.max.bytes, ...
 };
 

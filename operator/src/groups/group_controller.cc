@@ -27,6 +27,24 @@ std::int64_t reset_generation_of(const json& resource) {
   return generation != reset->end() && generation->is_number_integer() ? generation->get<std::int64_t>() : -1;
 }
 
+constexpr std::string_view group_active = "GroupActive";
+
+// Whether this generation's reset was already found waiting for the group to have no members.
+bool waiting_for_empty_group(const json& resource, std::int64_t generation) {
+  const auto status = resource.find("status");
+  if (status == resource.end() || !status->is_object() || !status->contains("conditions") ||
+      !(*status)["conditions"].is_array()) {
+    return false;
+  }
+  for (const auto& c : (*status)["conditions"]) {
+    if (c.is_object() && c.value("type", "") == "OffsetsReset" && c.value("reason", "") == group_active &&
+        c.contains("observedGeneration") && c["observedGeneration"] == generation) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool refused_because_active(const std::error_code& error) {
   if (error.category() != kafka_error_category()) return false;
   const auto e = static_cast<protocol::error_code>(error.value());
@@ -59,13 +77,13 @@ std::optional<group_controller::reset_outcome> group_controller::reset_offsets(g
   const auto& group = read.spec.group_id;
   const auto active_message = [&](const std::string& why) {
     return "group " + group + why +
-           ": offsets are reset only while it has no members; stop its consumers, then change spec.resetOffsets "
-           "(or remove it and add it again) to ask again";
+           ": offsets are reset only while it has no members; waiting for its consumers "
+           "to stop (the reset is applied then, once)";
   };
   auto described = admin.describe(group);
   if (!described) return std::nullopt;
   if (described.value().members > 0) {
-    return reset_outcome{false, "GroupActive",
+    return reset_outcome{false, std::string(group_active),
                          active_message(" is " + described.value().state + " with " +
                                         std::to_string(described.value().members) + " members")};
   }
@@ -80,7 +98,7 @@ std::optional<group_controller::reset_outcome> group_controller::reset_offsets(g
   }
   if (auto committed = admin.commit(group, offsets); !committed) {
     if (refused_because_active(committed.error())) {
-      return reset_outcome{false, "GroupActive", active_message(" gained members before the commit")};
+      return reset_outcome{false, std::string(group_active), active_message(" gained members before the commit")};
     }
     FERRY_LOG(warn, "groups") << "resetting offsets of group " << group << ": " << committed.error().message();
     return std::nullopt;
@@ -102,8 +120,9 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
   const auto read = read_group_spec(resource);
   const bool reset_pending =
       (!read.spec.reset.empty() || !read.reset_error.empty()) && reset_generation_of(resource) != generation;
-  if (!reset_pending) {
-    // Status refreshes are bounded whatever queues the key (including the watch event of our own status write).
+  if (!reset_pending || waiting_for_empty_group(resource, generation)) {
+    // Status refreshes (and the checks of a reset waiting for the group to empty) are bounded whatever queues the
+    // key, including the watch event of our own status write.
     std::lock_guard lock(refreshed_mutex_);
     const auto last = refreshed_.find(key);
     if (last != refreshed_.end() && clock::now() - last->second < options_.status_interval) {
@@ -143,11 +162,15 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
       write_status(resource, status);
       return {.failed = true};
     }
+    // A reset refused because the group has members stays pending: it is applied once they have left.
+    const bool waiting = outcome->reason == group_active;
+    if (!waiting || !waiting_for_empty_group(resource, generation)) {
+      events_.record(resource, outcome->done ? kube::event_recorder::type::normal : kube::event_recorder::type::warning,
+                     outcome->reason, "ResetOffsets", outcome->message);
+    }
     set_condition(kube::make_condition(old_conditions, "OffsetsReset", outcome->done, outcome->reason, outcome->message,
                                        generation));
-    status["resetOffsets"] = {{"generation", generation}};
-    events_.record(resource, outcome->done ? kube::event_recorder::type::normal : kube::event_recorder::type::warning,
-                   outcome->reason, "ResetOffsets", outcome->message);
+    if (!waiting) status["resetOffsets"] = {{"generation", generation}};
   }
 
   const auto described = admin->describe(read.spec.group_id);

@@ -28,7 +28,8 @@ struct group_controller_options {
 // Reconciles ConsumerGroup resources (consumergroups.ferry.dev). Groups come into being when clients join, so
 // the resource observes and commands without owning the group: its status reports the group's state, members,
 // protocol and lag, refreshed at most once per status_interval; spec.resetOffsets is applied once per
-// generation, only while the group has no members, and its outcome is the OffsetsReset condition. Deleting the
+// generation, only while the group has no members (while it has some, the reset waits, checked at each
+// refresh), and its outcome is the OffsetsReset condition. Deleting the
 // resource leaves the group alone.
 class group_controller {
  public:

@@ -264,5 +264,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   ferry::log::set_level(level);
+  ferry::log::format format{};
+  ferry::log::parse_format(parsed.parsed->log_format, format);  // checked by parse_options
+  ferry::log::set_format(format);
   return run(*parsed.parsed);
 }

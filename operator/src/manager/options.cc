@@ -63,6 +63,7 @@ ZooKeeper is at --zookeeper-connect.
   --lease-name NAME                       (default ferry-operator-<cluster name>)
   --identity ID                           this replica's name in the Lease (default $POD_NAME, else host_pid)
   --log-level debug|info|warn|error       (default info)
+  --log-format text|json                  one readable line, or one JSON object, per event (default text)
 )";
 }
 
@@ -124,6 +125,9 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       o.identity = value;
     } else if (flag == "--log-level") {
       o.log_level = value;
+    } else if (flag == "--log-format") {
+      if (value != "text" && value != "json") return bad("must be text or json");
+      o.log_format = value;
     } else {
       return {std::nullopt, "unknown flag " + flag + " (see --help)"};
     }

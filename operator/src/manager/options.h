@@ -28,6 +28,7 @@ struct options {
   std::string lease_name;       // default: ferry-operator-<cluster name>
   std::string identity;         // default: $POD_NAME, else host name and pid
   std::string log_level = "info";
+  std::string log_format = "text";
 };
 
 // Parses argv; an unknown flag or a bad value is an error whose message names it. nullopt with an empty

@@ -5,6 +5,8 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 namespace ferry::log {
 namespace {
 
@@ -27,6 +29,23 @@ TEST(log, skips_lines_below_the_level) {
   EXPECT_EQ(evaluated, 1);
   EXPECT_NE(printed.find("ERROR test: shown 1"), std::string::npos);
   set_level(level::info);
+}
+
+TEST(log, json_lines_are_one_object_each) {
+  format out{};
+  EXPECT_TRUE(parse_format("json", out));
+  EXPECT_FALSE(parse_format("xml", out));
+  set_format(format::json);
+  testing::internal::CaptureStderr();
+  FERRY_LOG(warn, "test") << "a \"quoted\" " << std::string("\xff") << " byte";
+  const std::string printed = testing::internal::GetCapturedStderr();
+  set_format(format::text);
+  ASSERT_EQ(printed.back(), '\n');
+  const auto event = nlohmann::json::parse(printed);
+  EXPECT_EQ(event["level"], "warn");
+  EXPECT_EQ(event["component"], "test");
+  EXPECT_EQ(event["message"], "a \"quoted\" \xEF\xBF\xBD byte") << "invalid UTF-8 replaced";
+  EXPECT_EQ(event["time"].get<std::string>().size(), 24U);
 }
 
 // A call site that fires in a loop writes a few lines per interval, and the next one says how many it held back.

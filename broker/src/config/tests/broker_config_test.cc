@@ -81,6 +81,11 @@ TEST(broker_config, errors_name_the_setting) {
   s["log.retention.ms"] = "-7";
   EXPECT_NE(error_of(s).find("log.retention.ms"), std::string::npos);
   EXPECT_NE(error_of({{"broker.id", "1"}}).find("zookeeper.connect"), std::string::npos);
+  s = minimal;
+  s["log.format"] = "xml";
+  EXPECT_NE(error_of(s).find("log.format"), std::string::npos);
+  s["log.format"] = "json";
+  EXPECT_EQ(parse_broker_config(s).log_format, "json");
 }
 
 TEST(broker_config, replica_fetch_settings_are_read_and_checked_against_each_other) {
