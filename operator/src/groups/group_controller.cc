@@ -108,6 +108,21 @@ std::optional<group_controller::reset_outcome> group_controller::reset_offsets(g
       "committed offsets of " + std::to_string(offsets.size()) + " partitions of " + topics_of(read.spec.reset)};
 }
 
+result<group_controller::observation> group_controller::observe(group_admin& admin, const std::string& group,
+                                                                const coord::cluster_view& view) {
+  auto described = admin.describe(group);
+  if (!described) return described.error();
+  auto committed = admin.committed(group);
+  if (!committed) return committed.error();
+  std::map<topic_partition, std::int64_t> latest;
+  for (const auto& [tp, at] : committed.value()) {
+    if (view.topics.contains(tp.topic)) latest[tp] = latest_timestamp;
+  }
+  auto ends = admin.list_offsets(latest);
+  if (!ends) return ends.error();
+  return observation{std::move(described.value()), summarize_lag(committed.value(), ends.value())};
+}
+
 kube::reconcile_result group_controller::reconcile(const std::string& key) {
   const auto object = groups_->get(key);
   if (!object) {
@@ -173,24 +188,15 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
     if (!waiting) status["resetOffsets"] = {{"generation", generation}};
   }
 
-  const auto described = admin->describe(read.spec.group_id);
-  auto committed = described ? admin->committed(read.spec.group_id)
-                             : result<std::map<topic_partition, std::int64_t>>{described.error()};
-  std::map<topic_partition, std::int64_t> latest;
-  for (const auto& [tp, at] : committed ? committed.value() : std::map<topic_partition, std::int64_t>{}) {
-    if (view->topics.contains(tp.topic)) latest[tp] = latest_timestamp;
-  }
-  auto ends =
-      committed ? admin->list_offsets(latest) : result<std::map<topic_partition, std::int64_t>>{committed.error()};
-  if (!ends) {
-    const auto error = !described ? described.error() : !committed ? committed.error() : ends.error();
-    set_condition(kube::make_condition(old_conditions, "Ready", false, "GroupUnavailable",
-                                       "cannot describe group " + read.spec.group_id + ": " + error.message(),
-                                       generation));
+  auto observed = observe(*admin, read.spec.group_id, *view);
+  if (!observed) {
+    set_condition(kube::make_condition(
+        old_conditions, "Ready", false, "GroupUnavailable",
+        "cannot describe group " + read.spec.group_id + ": " + observed.error().message(), generation));
     return {.failed = !write_status(resource, status), .requeue_after = options_.status_interval};
   }
-  const auto& group = described.value();
-  const auto lag = summarize_lag(committed.value(), ends.value());
+  const auto& group = observed.value().group;
+  const auto& lag = observed.value().lag;
   status["state"] = group.state;
   status["members"] = group.members;
   status["protocolType"] = group.protocol_type;

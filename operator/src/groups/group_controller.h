@@ -51,6 +51,12 @@ class group_controller {
   };
   std::optional<reset_outcome> reset_offsets(group_admin& admin, const group_spec_reading& read,
                                              const coord::cluster_view& view);
+  struct observation {
+    group_description group;
+    lag_summary lag;
+  };
+  // The group as its coordinator describes it, and its lag against the partition leaders' high watermarks.
+  static result<observation> observe(group_admin& admin, const std::string& group, const coord::cluster_view& view);
   bool write_status(const nlohmann::json& resource, const nlohmann::json& status);
 
   kube::api_client& api_;
