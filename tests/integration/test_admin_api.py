@@ -57,3 +57,52 @@ def test_metrics_count_requests_and_bytes(cluster):
     assert "ferry_request_duration_seconds_bucket" in text
     assert 'ferry_partition_log_end_offset{partition="0",topic="metrics-topic"} 1' in text
     assert "ferry_open_connections" in text
+
+
+def test_ready_in_sync_waits_for_a_restarted_broker_to_catch_up():
+    """/v1/ready?in_sync=true, the readiness the chart's rolling restarts wait for: a restarted broker is ready
+    (serving) before its replicas are back in sync, but in_sync only once they are."""
+    import json
+    import os
+    import signal
+
+    from kafka import KafkaProducer
+
+    from conftest import started_cluster
+
+    # A long ZooKeeper session, so that the paused leader stays registered (and leading) while it is paused.
+    with started_cluster(3, overrides=["zookeeper.session.timeout.ms=60000"]) as c:
+        for b in range(3):
+            assert c.admin(b, "/v1/ready?in_sync=true") == (200, {"ready": True, "broker_id": b, "reasons": []})
+        status, body = c.admin(0, "/v1/ready?verbose")
+        assert status == 400 and "in_sync=true|false" in body["error"]
+
+        zk = c.zookeeper()
+        try:
+            zk.create("/brokers/topics/in-sync", json.dumps({"version": 1, "partitions": {"0": [0, 2]}}).encode())
+        finally:
+            zk.stop()
+        c.leader("in-sync", 0)
+        producer = KafkaProducer(bootstrap_servers=c.bootstrap, acks=1)
+        try:
+            c.stop(2)  # a clean stop closes its ZooKeeper session: the controller takes it out of the ISR
+            wait_until(lambda: c.admin(0, "/v1/topics/in-sync")[1]["partitions"][0]["isr"] == [0],
+                       what="broker 2 to leave the ISR")
+            for i in range(50):
+                producer.send("in-sync", value=b"behind-%d" % i, partition=0)
+            producer.flush(timeout=60)
+        finally:
+            producer.close(timeout=10)
+
+        leader_pid = c.pid(0)
+        os.kill(leader_pid, signal.SIGSTOP)
+        try:
+            c.start(2)  # returns once /v1/ready answers 200: serving, though it cannot fetch from the leader
+            status, body = c.admin(2, "/v1/ready?in_sync=true")
+            assert status == 503, body
+            assert body["reasons"] == ["1 hosted partition(s) not yet back in sync, e.g. in-sync/0"], body
+            assert c.admin(2, "/v1/ready")[0] == 200
+        finally:
+            os.kill(leader_pid, signal.SIGCONT)
+        wait_until(lambda: c.admin(2, "/v1/ready?in_sync=true")[0] == 200, timeout=60,
+                   what="broker 2 to be back in sync")

@@ -234,8 +234,11 @@ http_reply route(const admin_sources& s, const std::string& method, const std::s
   }
   if (path == "/v1/health") return json_reply(200, {{"status", "ok"}, {"broker_id", s.broker_id}});
   if (path == "/v1/ready") {
+    const auto query = target.size() > path.size() ? target.substr(path.size() + 1) : std::string();
+    if (!query.empty() && query != "in_sync=true" && query != "in_sync=false")
+      return error_reply(400, "unknown query '" + query + "' on /v1/ready: the one parameter is in_sync=true|false");
     const std::vector<std::string> reasons =
-        s.not_ready ? s.not_ready() : std::vector<std::string>{"the broker is starting"};
+        s.not_ready ? s.not_ready(query == "in_sync=true") : std::vector<std::string>{"the broker is starting"};
     return json_reply(reasons.empty() ? 200 : 503,
                       {{"ready", reasons.empty()}, {"broker_id", s.broker_id}, {"reasons", reasons}});
   }

@@ -22,8 +22,9 @@ struct admin_sources {
   group::group_coordinator* groups = nullptr;
   const lag::consumer_lag* lag = nullptr;
   // Why the broker is not ready (not registered in ZooKeeper yet, not serving, a log dir offline or full);
-  // empty when it is registered and serving.
-  std::function<std::vector<std::string>()> not_ready;
+  // empty when it is registered and serving. With `in_sync`, also until every partition it hosts has been back
+  // in sync once since it started (/v1/ready?in_sync=true: the readiness a rolling restart waits for).
+  std::function<std::vector<std::string>(bool in_sync)> not_ready;
   // Brings gauges up to date before /metrics is rendered (partition offsets and sizes, open connections).
   std::function<void()> refresh_metrics;
 };

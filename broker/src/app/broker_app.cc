@@ -1,6 +1,7 @@
 #include "app/broker_app.h"
 
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
 
 #include <boost/asio/post.hpp>
@@ -8,6 +9,7 @@
 #include "app/session_file.h"
 #include "base/log.h"
 #include "config/dynamic_broker_config.h"
+#include "coord/replica_sync.h"
 #include "group/errc.h"
 #include "replication/log_cleaning.h"
 
@@ -52,6 +54,7 @@ broker_app::broker_app(config::broker_config config)
 broker_app::~broker_app() { blocking_pool_.join(); }
 
 void broker_app::start() {
+  metrics_.set_broker_info(config_.broker_id, config_.rack, FERRY_VERSION);
   std::vector<std::filesystem::path> dirs(config_.log_dirs.begin(), config_.log_dirs.end());
   auto logs = storage::log_manager::open(
       {.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = dirs, .topic_config = {}, .work = &background_});
@@ -155,7 +158,7 @@ void broker_app::start() {
                                             .metrics = &metrics_,
                                             .groups = groups_.get(),
                                             .lag = lag_.get(),
-                                            .not_ready = [this] { return not_ready(); },
+                                            .not_ready = [this](bool in_sync) { return not_ready(in_sync); },
                                             .refresh_metrics = [this] { refresh_metrics(); }});
   if (const auto bound = admin_->listen(config_.admin.host, config_.admin.port); !bound)
     throw std::runtime_error("cannot listen on admin.listener=" + config_.admin.host + ":" +
@@ -226,13 +229,25 @@ void broker_app::health_tick() {
   logs_->release_idle_indexes();
 }
 
-std::vector<std::string> broker_app::not_ready() const {
+std::vector<std::string> broker_app::not_ready(bool in_sync) const {
   std::vector<std::string> reasons;
   if (!serving_.load()) reasons.emplace_back("the broker is not serving (starting or stopping)");
   if (registry_ && !registry_->view()->is_live(broker_id{config_.broker_id}))
     reasons.emplace_back("broker " + std::to_string(config_.broker_id) + " is not registered in ZooKeeper");
   else if (partitions_ && !partitions_->in_line_with_a_live_view())
     reasons.emplace_back("local partitions are not yet in line with the cluster view");
+  else if (in_sync && registry_ && !caught_up_.load()) {
+    // Once per process: after a restart, ready means back in sync on everything it hosts, so that a rolling
+    // restart takes the next broker only when this one's partitions are fully replicated again.
+    const auto behind = coord::replicas_catching_up(*registry_->view(), broker_id{config_.broker_id});
+    if (behind.empty()) {
+      caught_up_ = true;
+    } else {
+      std::ostringstream why;
+      why << behind.size() << " hosted partition(s) not yet back in sync, e.g. " << behind.front();
+      reasons.push_back(why.str());
+    }
+  }
   if (logs_) {
     for (const auto& dir : logs_->dirs()) {
       if (dir->offline())

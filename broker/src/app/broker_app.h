@@ -55,7 +55,7 @@ class broker_app {
   // Brings the group coordinator in line with the __consumer_offsets partitions this broker leads in `view`.
   void coordinate_groups(const coord::cluster_view& view);
   // Why /v1/ready says no (admin_sources::not_ready).
-  [[nodiscard]] std::vector<std::string> not_ready() const;
+  [[nodiscard]] std::vector<std::string> not_ready(bool in_sync) const;
   // What /metrics reads on each scrape (admin_sources::refresh_metrics).
   void refresh_metrics();
 
@@ -91,6 +91,8 @@ class broker_app {
   boost::asio::steady_timer group_timer_;
   std::unique_ptr<replication::isr_writer> isr_writer_;
   std::atomic<bool> serving_{false};
+  // Latched by not_ready() once every hosted partition is in sync after the start.
+  mutable std::atomic<bool> caught_up_{false};
   std::mutex scrape_mutex_;
   coord::election_counts counted_elections_;  // guarded by scrape_mutex_: what the counters have so far
 };

@@ -15,10 +15,12 @@
 namespace {
 
 constexpr const char* usage =
-    "usage: ferry-broker --config FILE [--override key=value]...\n"
+    "usage: ferry-broker --config FILE [--config FILE]... [--override key=value]...\n"
     "\n"
-    "FILE is YAML, a mapping of Kafka broker settings (broker.id, listeners, log.dirs, zookeeper.connect, ...).\n"
-    "Each --override sets one more and wins over the file.\n";
+    "FILE is YAML, a mapping of Kafka broker settings (broker.id, listeners, log.dirs, zookeeper.connect, ...);\n"
+    "a later file wins over an earlier one. Environment variables FERRY_CONFIG_<KEY> win over the files\n"
+    "(FERRY_CONFIG_BROKER_ID=2 sets broker.id: '_' stands for '.', '__' for '-', '___' for '_'), and each\n"
+    "--override wins over both.\n";
 
 // Every segment holds a descriptor and every client connection one: the soft limit (often 1024) is raised to
 // the hard one, as Kafka's start scripts expect operators to do by hand.
@@ -38,8 +40,7 @@ void raise_open_file_limit() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string config_path;
-  std::vector<std::string> overrides;
+  ferry::config::config_sources sources;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if ((arg == "--config" || arg == "--override") && i + 1 < argc) {
-      (arg == "--config" ? config_path = argv[++i] : overrides.emplace_back(argv[++i]));
+      (arg == "--config" ? sources.files : sources.overrides).emplace_back(argv[++i]);
       continue;
     }
     std::cerr << "ferry-broker: unexpected argument '" << arg << "'\n" << usage;
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
 
   ferry::config::broker_config config;
   try {
-    config = ferry::config::load_broker_config(config_path, overrides);
+    for (char** entry = environ; *entry != nullptr; ++entry) sources.environment.emplace_back(*entry);
+    config = ferry::config::load_broker_config(sources);
   } catch (const ferry::config::config_exception& e) {
     std::cerr << "ferry-broker: bad configuration: " << e.what() << "\n";
     return 2;

@@ -401,30 +401,62 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
   return c;
 }
 
-broker_config load_broker_config(const std::string& yaml_path, const std::vector<std::string>& overrides) {
-  std::map<std::string, std::string> settings;
-  if (!yaml_path.empty()) {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(yaml_path);
-    } catch (const YAML::Exception& e) {
-      throw config_exception("cannot read config file '" + yaml_path + "': " + e.what());
-    }
-    if (root && !root.IsNull()) {
-      if (!root.IsMap()) throw config_exception("config file '" + yaml_path + "' must be a mapping of key: value");
-      for (const auto& item : root) {
-        const auto key = item.first.as<std::string>();
-        if (!item.second.IsScalar())
-          throw config_exception(std::string("setting '")
-                                     .append(key)
-                                     .append("' in '")
-                                     .append(yaml_path)
-                                     .append("' must be a single value"));
-        settings[key] = item.second.as<std::string>();
-      }
-    }
+namespace {
+
+void read_yaml_file(const std::string& path, std::map<std::string, std::string>& settings) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw config_exception("cannot read config file '" + path + "': " + e.what());
   }
-  for (const auto& o : overrides) {
+  if (!root || root.IsNull()) return;
+  if (!root.IsMap()) throw config_exception("config file '" + path + "' must be a mapping of key: value");
+  for (const auto& item : root) {
+    const auto key = item.first.as<std::string>();
+    if (!item.second.IsScalar())
+      throw config_exception(
+          std::string("setting '").append(key).append("' in '").append(path).append("' must be a single value"));
+    settings[key] = item.second.as<std::string>();
+  }
+}
+
+constexpr std::string_view environment_prefix = "FERRY_CONFIG_";
+
+}  // namespace
+
+std::string setting_of_environment_name(std::string_view name) {
+  if (!name.starts_with(environment_prefix)) return {};
+  name.remove_prefix(environment_prefix.size());
+  std::string key;
+  for (std::size_t i = 0; i < name.size();) {
+    if (name[i] != '_') {
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+      ++i;
+      continue;
+    }
+    std::size_t run = 0;
+    while (i + run < name.size() && name[i + run] == '_' && run < 3) ++run;
+    key += run == 1 ? '.' : run == 2 ? '-' : '_';
+    i += run;
+  }
+  return key;
+}
+
+broker_config load_broker_config(const config_sources& sources) {
+  std::map<std::string, std::string> settings;
+  for (const auto& path : sources.files) read_yaml_file(path, settings);
+  for (const auto& entry : sources.environment) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const auto name = std::string_view(entry).substr(0, eq);
+    const auto key = setting_of_environment_name(name);
+    if (key.empty()) continue;
+    if (key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-_") != std::string::npos || key.front() == '.')
+      throw config_exception("environment variable '" + std::string(name) + "' does not name a setting");
+    settings[key] = entry.substr(eq + 1);
+  }
+  for (const auto& o : sources.overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0) throw config_exception("--override expects key=value, got '" + o + "'");
     settings[o.substr(0, eq)] = o.substr(eq + 1);

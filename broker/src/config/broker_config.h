@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/topic_config.h"
@@ -108,11 +109,25 @@ class config_exception : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Reads the YAML file (may be empty: "" means no file) and applies the overrides ("key=value"). Throws
-// config_exception naming the offending key, value or file.
-broker_config load_broker_config(const std::string& yaml_path, const std::vector<std::string>& overrides);
+// Where a broker's settings come from, in increasing precedence. One container spec serves every broker of a
+// StatefulSet this way: the shared file, a per-node file an init container writes (broker.rack), and
+// environment variables the pod spec fills from its ordinal and DNS name.
+struct config_sources {
+  std::vector<std::string> files;        // YAML mappings; a later file wins over an earlier one
+  std::vector<std::string> environment;  // "NAME=value" entries; only FERRY_CONFIG_<KEY> ones are settings
+  std::vector<std::string> overrides;    // "key=value", from --override
+};
 
-// The same from already-collected key/value pairs (the YAML file's, then the overrides').
+// The setting an environment variable name stands for: FERRY_CONFIG_ stripped, lower-cased, "_" read as ".",
+// "__" as "-" and "___" as "_" (the rule Confluent's Kafka images use), so FERRY_CONFIG_BROKER_ID is broker.id.
+// Empty for a name without the prefix.
+std::string setting_of_environment_name(std::string_view name);
+
+// Reads the files and applies the environment's settings and the overrides. Throws config_exception naming the
+// offending key, value, file or variable.
+broker_config load_broker_config(const config_sources& sources);
+
+// The same from already-collected key/value pairs.
 broker_config parse_broker_config(const std::map<std::string, std::string>& settings);
 
 }  // namespace ferry::config

@@ -157,6 +157,10 @@ class classic_group {
                                                 const std::optional<std::string>& group_instance_id,
                                                 std::int32_t generation, std::int64_t now_ms);
   void apply_commit(const topic_partition& tp, const committed_offset& value);
+  // Offsets committed through this coordinator since it loaded the group (one per partition of an OffsetCommit
+  // that was written), for the commit rate; offsets read back from __consumer_offsets are not counted.
+  void count_commit() { ++commits_; }
+  [[nodiscard]] std::uint64_t commits() const { return commits_; }
   void remove_offset(const topic_partition& tp);
   [[nodiscard]] const std::map<topic_partition, committed_offset>& offsets() const { return offsets_; }
   // Offsets past offsets.retention.minutes: for an empty group, counted from when it became empty (or from
@@ -239,6 +243,7 @@ class classic_group {
   bool new_member_added_ = false;
   std::int64_t initial_delay_limit_ms_ = 0;
   std::map<topic_partition, committed_offset> offsets_;
+  std::uint64_t commits_ = 0;
   std::vector<pending_store> stores_;
   // The generation whose leader assignment is being stored (CompletingRebalance until it is).
   std::optional<std::int32_t> storing_assignment_;

@@ -403,6 +403,7 @@ void group_coordinator::commit(const std::string& group_id, commit_request reque
                       errors[i] = ec;
                     } else if (g != nullptr) {
                       g->apply_commit(request.offsets[i].partition, request.offsets[i].value);
+                      g->count_commit();
                     }
                   }
                 }
@@ -519,6 +520,7 @@ std::vector<group_overview> group_coordinator::overview() {
         o.members = consumer->member_count();
       }
       o.offsets_partition = s->partition;
+      o.offset_commits = g->commits();
       o.committed.reserve(g->offsets().size());
       for (const auto& [tp, value] : g->offsets()) o.committed.emplace_back(tp, value.committed);
     }

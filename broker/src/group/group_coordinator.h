@@ -80,6 +80,7 @@ struct group_overview {
   std::size_t members = 0;
   std::int32_t offsets_partition = 0;  // the __consumer_offsets partition that holds it
   std::vector<std::pair<topic_partition, offset>> committed;
+  std::uint64_t offset_commits = 0;  // offsets committed here since this coordinator loaded the group
 };
 
 // The group coordinator: the groups whose __consumer_offsets partitions this broker leads, each partition a

@@ -25,6 +25,8 @@ class faulty_file_system final : public file_system {
   std::atomic<bool> fail_open{false};
   // What free_bytes() answers; negative: the real file system's answer.
   std::atomic<std::int64_t> free_bytes_override{-1};
+  // What total_bytes() answers; negative: the real file system's answer.
+  std::atomic<std::int64_t> total_bytes_override{-1};
 
   result<std::shared_ptr<file>> open(const std::filesystem::path& path, open_mode mode) override;
   result<void> remove(const std::filesystem::path& path) override { return inner_->remove(path); }
@@ -47,6 +49,11 @@ class faulty_file_system final : public file_system {
     const std::int64_t forced = free_bytes_override.load();
     if (forced >= 0) return static_cast<std::uint64_t>(forced);
     return inner_->free_bytes(path);
+  }
+  result<std::uint64_t> total_bytes(const std::filesystem::path& path) override {
+    const std::int64_t forced = total_bytes_override.load();
+    if (forced >= 0) return static_cast<std::uint64_t>(forced);
+    return inner_->total_bytes(path);
   }
 
  private:

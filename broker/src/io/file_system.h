@@ -53,6 +53,8 @@ class file_system {
   virtual result<void> sync_directory(const std::filesystem::path& directory) = 0;
   // Bytes an unprivileged writer may still use on the file system holding `path` (statvfs f_bavail).
   virtual result<std::uint64_t> free_bytes(const std::filesystem::path& path) = 0;
+  // The size of the file system holding `path` (statvfs f_blocks), for free space as a share of it.
+  virtual result<std::uint64_t> total_bytes(const std::filesystem::path& path) = 0;
 };
 
 // The real file system.

@@ -146,6 +146,12 @@ class posix final : public file_system {
     return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
   }
 
+  result<std::uint64_t> total_bytes(const std::filesystem::path& path) override {
+    struct statvfs fs {};
+    if (::statvfs(path.c_str(), &fs) != 0) return last_error();
+    return static_cast<std::uint64_t>(fs.f_blocks) * fs.f_frsize;
+  }
+
   result<void> sync_directory(const std::filesystem::path& directory) override {
     const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return last_error();

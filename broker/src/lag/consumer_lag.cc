@@ -62,10 +62,17 @@ std::vector<MetricFamily> consumer_lag::Collect() const {
   auto members = gauge_family("kafka_consumergroup_members", "Members of the consumer group");
   auto state =
       gauge_family("ferry_consumergroup_state", "The consumer group's state, as a label of a series that is always 1");
+  auto commits = MetricFamily{"ferry_consumergroup_offset_commits_total",
+                              "Offsets the group committed through this coordinator (one per partition committed)",
+                              MetricType::Counter,
+                              {}};
   for (const auto& g : groups()) {
     const std::string& id = g.group.group_id;
     add_gauge(members, {{"consumergroup", id}}, static_cast<double>(g.group.members));
     add_gauge(state, {{"consumergroup", id}, {"state", std::string(group::state_name(g.group.state))}}, 1);
+    ClientMetric& committed = commits.metric.emplace_back();
+    committed.label = {{"consumergroup", id}};
+    committed.counter.value = static_cast<double>(g.group.offset_commits);
     std::map<std::string, std::int64_t> by_topic;
     for (const auto& p : g.partitions) {
       std::vector<ClientMetric::Label> labels{{"consumergroup", id},
@@ -79,7 +86,8 @@ std::vector<MetricFamily> consumer_lag::Collect() const {
     for (const auto& [topic, sum] : by_topic)
       add_gauge(lag_sum, {{"consumergroup", id}, {"topic", topic}}, static_cast<double>(sum));
   }
-  return {std::move(current), std::move(lag), std::move(lag_sum), std::move(members), std::move(state)};
+  return {std::move(current), std::move(lag),   std::move(lag_sum),
+          std::move(members), std::move(state), std::move(commits)};
 }
 
 }  // namespace ferry::lag

@@ -36,7 +36,8 @@ struct group_lag {
 // without an exporter: kafka_consumergroup_current_offset and kafka_consumergroup_lag (labels consumergroup,
 // topic, partition), kafka_consumergroup_lag_sum (consumergroup, topic) and kafka_consumergroup_members
 // (consumergroup); and ferry_consumergroup_state (consumergroup, state: one series per group, always 1, whose label is
-// the state).
+// the state); and ferry_consumergroup_offset_commits_total (consumergroup: a counter of the offsets committed
+// through this coordinator, which starts again at 0 when the group moves to another one).
 class consumer_lag final : public prometheus::Collectable {
  public:
   consumer_lag(group::group_coordinator& groups, const high_watermarks& watermarks)

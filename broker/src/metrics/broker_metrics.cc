@@ -53,6 +53,10 @@ broker_metrics::broker_metrics()
                                               "1 when the log dir's file system is out of space")),
       log_dir_free_bytes_(family<prometheus::Gauge>(*registry_, "ferry_log_dir_free_bytes",
                                                     "Bytes still free on the log dir's file system")),
+      log_dir_total_bytes_(family<prometheus::Gauge>(*registry_, "ferry_log_dir_total_bytes",
+                                                     "Size in bytes of the log dir's file system")),
+      broker_info_(family<prometheus::Gauge>(*registry_, "ferry_broker_info",
+                                             "Always 1; the labels name the broker's id, rack and version")),
       fetch_waiters_family_(family<prometheus::Gauge>(*registry_, "ferry_fetch_waiters",
                                                       "Long-polling fetches registered on partitions")),
       accept_errors_family_(
@@ -107,6 +111,10 @@ prometheus::Gauge& broker_metrics::partition_log_end_offset(const std::string& t
 
 prometheus::Gauge& broker_metrics::partition_log_start_offset(const std::string& topic, int partition) {
   return log_start_offset_.Add({{"topic", topic}, {"partition", std::to_string(partition)}});
+}
+
+void broker_metrics::set_broker_info(std::int32_t broker_id, const std::string& rack, const std::string& version) {
+  broker_info_.Add({{"broker_id", std::to_string(broker_id)}, {"rack", rack}, {"version", version}}).Set(1);
 }
 
 void broker_metrics::forget_partition(const std::string& topic, int partition) {

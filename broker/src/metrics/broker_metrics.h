@@ -6,6 +6,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -56,6 +57,9 @@ class broker_metrics {
   prometheus::Gauge& log_dir_offline(const std::string& dir) { return log_dir_offline_.Add({{"dir", dir}}); }
   prometheus::Gauge& log_dir_full(const std::string& dir) { return log_dir_full_.Add({{"dir", dir}}); }
   prometheus::Gauge& log_dir_free_bytes(const std::string& dir) { return log_dir_free_bytes_.Add({{"dir", dir}}); }
+  prometheus::Gauge& log_dir_total_bytes(const std::string& dir) { return log_dir_total_bytes_.Add({{"dir", dir}}); }
+  // ferry_broker_info: one series, always 1, whose labels say which broker this is (set once at startup).
+  void set_broker_info(std::int32_t broker_id, const std::string& rack, const std::string& version);
   // Long-polling fetches registered on partitions (a fetch waiting on n partitions counts n times).
   prometheus::Gauge& fetch_waiters() { return *fetch_waiters_; }
   // The Kafka listener: accepts that failed (out of descriptors, ...) and connections closed for idleness.
@@ -87,6 +91,8 @@ class broker_metrics {
   prometheus::Family<prometheus::Gauge>& log_dir_offline_;
   prometheus::Family<prometheus::Gauge>& log_dir_full_;
   prometheus::Family<prometheus::Gauge>& log_dir_free_bytes_;
+  prometheus::Family<prometheus::Gauge>& log_dir_total_bytes_;
+  prometheus::Family<prometheus::Gauge>& broker_info_;
   prometheus::Family<prometheus::Gauge>& fetch_waiters_family_;
   prometheus::Family<prometheus::Counter>& accept_errors_family_;
   prometheus::Family<prometheus::Counter>& idle_closed_family_;

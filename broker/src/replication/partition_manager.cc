@@ -259,6 +259,8 @@ void partition_manager::refresh_metrics() {
     metrics_.log_dir_offline(name).Set(dir->offline() ? 1 : 0);
     metrics_.log_dir_full(name).Set(dir->full() ? 1 : 0);
     if (dir->free_bytes() != UINT64_MAX) metrics_.log_dir_free_bytes(name).Set(static_cast<double>(dir->free_bytes()));
+    if (dir->total_bytes() != UINT64_MAX)
+      metrics_.log_dir_total_bytes(name).Set(static_cast<double>(dir->total_bytes()));
   }
   metrics_.log_dirs_offline().Set(static_cast<double>(offline));
   metrics_.stray_logs().Set(static_cast<double>(logs_.stray_logs()));

@@ -40,6 +40,9 @@ class log_dir_state {
   void note_no_space(const std::string& what);
   // The file system's free space, as measured now.
   void refresh_free_bytes(std::uint64_t free);
+  // The file system's size (UINT64_MAX until measured), so free space can be seen as a share of it.
+  [[nodiscard]] std::uint64_t total_bytes() const { return total_bytes_.load(std::memory_order_relaxed); }
+  void refresh_total_bytes(std::uint64_t total) { total_bytes_.store(total, std::memory_order_relaxed); }
 
   // Sorts an I/O error from a file of this dir: ENOSPC marks the dir full, EIO and EROFS take it offline.
   // Returns `ec`.
@@ -52,6 +55,7 @@ class log_dir_state {
   std::atomic<bool> offline_{false};
   std::atomic<bool> full_{false};
   std::atomic<std::uint64_t> free_bytes_{UINT64_MAX};
+  std::atomic<std::uint64_t> total_bytes_{UINT64_MAX};
   mutable std::mutex mutex_;
   std::string offline_reason_;  // guarded by mutex_
 };

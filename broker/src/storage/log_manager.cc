@@ -406,6 +406,7 @@ offset_map log_manager::read_checkpoint(std::string_view name) const {
 void log_manager::refresh_free_space() {
   for (const auto& dir : dirs_) {
     if (auto free = options_.fs->free_bytes(dir->path()); free) dir->refresh_free_bytes(free.value());
+    if (auto total = options_.fs->total_bytes(dir->path()); total) dir->refresh_total_bytes(total.value());
   }
 }
 

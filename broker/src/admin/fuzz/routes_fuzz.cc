@@ -92,7 +92,7 @@ const admin_sources& sources() {
       .metrics = &metrics,
       .groups = &coordinator(),
       .lag = &lag,
-      .not_ready = [] { return std::vector<std::string>{}; },
+      .not_ready = [](bool) { return std::vector<std::string>{}; },
       .refresh_metrics = [] { metrics.open_connections().Set(3); },
   };
   return s;

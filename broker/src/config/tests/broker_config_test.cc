@@ -170,13 +170,45 @@ TEST(broker_config, fetchers_per_leader_and_the_replica_selector) {
 TEST(broker_config, yaml_file_then_overrides) {
   const std::string path = ::testing::TempDir() + "/broker.yaml";
   std::ofstream(path) << "broker.id: 1\nzookeeper.connect: 127.0.0.1:2181\nnum.partitions: 4\nlog.dirs: /a,/b\n";
-  const auto c = load_broker_config(path, {"num.partitions=6"});
+  const auto c = load_broker_config({.files = {path}, .overrides = {"num.partitions=6"}});
   EXPECT_EQ(c.num_partitions, 6);
   EXPECT_EQ(c.log_dirs, (std::vector<std::string>{"/a", "/b"}));
-  EXPECT_THROW(load_broker_config(path, {"novalue"}), config_exception);
-  EXPECT_THROW(load_broker_config(path + ".missing", {}), config_exception);
+  EXPECT_THROW(load_broker_config({.files = {path}, .overrides = {"novalue"}}), config_exception);
+  EXPECT_THROW(load_broker_config({.files = {path + ".missing"}}), config_exception);
   std::ofstream(path) << "- not\n- a map\n";
-  EXPECT_THROW(load_broker_config(path, {}), config_exception);
+  EXPECT_THROW(load_broker_config({.files = {path}}), config_exception);
+}
+
+TEST(broker_config, environment_names_map_to_settings) {
+  EXPECT_EQ(setting_of_environment_name("FERRY_CONFIG_BROKER_ID"), "broker.id");
+  EXPECT_EQ(setting_of_environment_name("FERRY_CONFIG_ADVERTISED_LISTENERS"), "advertised.listeners");
+  EXPECT_EQ(setting_of_environment_name("FERRY_CONFIG_SOME__DASHED___UNDER"), "some-dashed_under");
+  EXPECT_EQ(setting_of_environment_name("FERRY_BUILD_DIR"), "");
+  EXPECT_EQ(setting_of_environment_name("PATH"), "");
+}
+
+// A StatefulSet's brokers share one file; a per-node file (written by an init container) and the pod's
+// environment make each one distinct, and an --override still wins.
+TEST(broker_config, files_then_environment_then_overrides) {
+  const std::string shared = ::testing::TempDir() + "/shared.yaml";
+  const std::string node = ::testing::TempDir() + "/node.yaml";
+  std::ofstream(shared) << "broker.id: 0\nzookeeper.connect: zk:2181\nbroker.rack: unset\nnum.partitions: 4\n";
+  std::ofstream(node) << "broker.rack: zone-b\n";
+  const auto c = load_broker_config(
+      {.files = {shared, node},
+       .environment = {"PATH=/bin", "FERRY_BUILD_DIR=build/debug", "FERRY_CONFIG_BROKER_ID=3",
+                       "FERRY_CONFIG_NUM_PARTITIONS=5", "FERRY_CONFIG_ADVERTISED_LISTENERS=PLAINTEXT://b-3.h:9092"},
+       .overrides = {"num.partitions=6"}});
+  EXPECT_EQ(c.broker_id, 3);
+  EXPECT_EQ(c.rack, "zone-b");
+  EXPECT_EQ(c.num_partitions, 6);
+  EXPECT_EQ(c.advertised.host, "b-3.h");
+  try {
+    (void)load_broker_config({.files = {shared}, .environment = {"FERRY_CONFIG_NO_SUCH_THING=1"}});
+    ADD_FAILURE() << "an unknown setting from the environment was accepted";
+  } catch (const config_exception& e) {
+    EXPECT_NE(std::string(e.what()).find("no.such.thing"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "group/testing/memory_offsets_log.h"
@@ -59,7 +60,8 @@ std::optional<double> value_of(const std::vector<prometheus::MetricFamily>& fami
       std::size_t matched = 0;
       for (const auto& l : m.label)
         if (const auto it = labels.find(l.name); it != labels.end() && it->second == l.value) ++matched;
-      if (matched == labels.size() && m.label.size() == labels.size()) return m.gauge.value;
+      if (matched == labels.size() && m.label.size() == labels.size())
+        return f.type == prometheus::MetricType::Counter ? m.counter.value : m.gauge.value;
     }
   }
   return std::nullopt;
@@ -102,6 +104,27 @@ TEST_F(consumer_lag_test, ExportsKafkaExportersSeries) {
   const std::map<std::string, std::string> idle_t2{{"consumergroup", "idle"}, {"topic", "t"}, {"partition", "2"}};
   EXPECT_EQ(value_of(families, "kafka_consumergroup_current_offset", idle_t2), 3);
   EXPECT_FALSE(value_of(families, "kafka_consumergroup_lag", idle_t2)) << "no series while the lag is unknown";
+}
+
+// The commit counter counts the offsets written through this coordinator, one per partition of a commit, so
+// rate() of it is the group's commit rate.
+TEST_F(consumer_lag_test, CountsTheOffsetsTheGroupCommits) {
+  commit("orders-app", {{t0, 10}, {t1, 20}});
+  commit("orders-app", {{t0, 11}});
+  commit("idle", {{t2, 3}});
+
+  auto families = lag_.Collect();
+  EXPECT_EQ(value_of(families, "ferry_consumergroup_offset_commits_total", {{"consumergroup", "orders-app"}}), 3);
+  EXPECT_EQ(value_of(families, "ferry_consumergroup_offset_commits_total", {{"consumergroup", "idle"}}), 1);
+  const auto it = std::find_if(families.begin(), families.end(), [](const prometheus::MetricFamily& f) {
+    return f.name == "ferry_consumergroup_offset_commits_total";
+  });
+  ASSERT_NE(it, families.end());
+  EXPECT_EQ(it->type, prometheus::MetricType::Counter);
+
+  commit("idle", {{t2, 4}, {u0, 1}});
+  families = lag_.Collect();
+  EXPECT_EQ(value_of(families, "ferry_consumergroup_offset_commits_total", {{"consumergroup", "idle"}}), 3);
 }
 
 TEST_F(consumer_lag_test, AGroupWithMembersShowsThemAndItsState) {

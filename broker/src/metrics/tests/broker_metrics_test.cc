@@ -25,6 +25,18 @@ TEST(broker_metrics, api_and_topic_series_appear_with_labels) {
   EXPECT_NE(text.find("ferry_request_duration_seconds_bucket{api=\"produce\",le=\"0.0025\"} 1"), std::string::npos);
 }
 
+TEST(broker_metrics, log_dir_sizes_and_broker_info_are_exported) {
+  broker_metrics m;
+  m.log_dir_free_bytes("/data").Set(1024);
+  m.log_dir_total_bytes("/data").Set(4096);
+  m.set_broker_info(2, "rack-a", "0.1.0");
+  const std::string text = exposition(m);
+  EXPECT_NE(text.find("ferry_log_dir_free_bytes{dir=\"/data\"} 1024"), std::string::npos) << text;
+  EXPECT_NE(text.find("ferry_log_dir_total_bytes{dir=\"/data\"} 4096"), std::string::npos) << text;
+  EXPECT_NE(text.find("ferry_broker_info{broker_id=\"2\",rack=\"rack-a\",version=\"0.1.0\"} 1"), std::string::npos)
+      << text;
+}
+
 TEST(broker_metrics, forgotten_topics_leave_the_exposition) {
   broker_metrics m;
   m.for_topic("gone").records_in->Increment();

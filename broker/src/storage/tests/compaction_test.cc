@@ -64,6 +64,7 @@ class crashing_file_system final : public io::file_system {
     return inner_->sync_directory(directory);
   }
   result<std::uint64_t> free_bytes(const std::filesystem::path& path) override { return inner_->free_bytes(path); }
+  result<std::uint64_t> total_bytes(const std::filesystem::path& path) override { return inner_->total_bytes(path); }
 
   [[nodiscard]] bool crashed_once() const { return crashed_.load(); }
 

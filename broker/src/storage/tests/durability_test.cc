@@ -360,5 +360,25 @@ TEST(log_dir_state, full_comes_and_goes_and_offline_stays) {
   EXPECT_FALSE(std::filesystem::exists(root.path() / "a" / log_manager::clean_shutdown_marker));
 }
 
+// The file system's size is measured with its free space, so a dashboard or alert can show free space as a
+// share of it; it is unknown (UINT64_MAX) until the first measurement.
+TEST(log_dir_state, total_bytes_are_measured_with_free_bytes) {
+  auto faulty = std::make_shared<io::faulty_file_system>(io::posix_file_system());
+  testing::temp_dir root;
+  manual_clock clock;
+  auto manager = log_manager::open({.fs = faulty, .clock = &clock, .log_dirs = {root.path() / "a"}}).value();
+  const auto& dir = *manager->dirs().front();
+  faulty->free_bytes_override = 1 << 20;
+  faulty->total_bytes_override = 1 << 30;
+  manager->refresh_free_space();
+  EXPECT_EQ(dir.free_bytes(), 1u << 20);
+  EXPECT_EQ(dir.total_bytes(), 1u << 30);
+  faulty->total_bytes_override = -1;
+  manager->refresh_free_space();
+  EXPECT_GT(dir.total_bytes(), 0u);
+  EXPECT_NE(dir.total_bytes(), UINT64_MAX);
+  ASSERT_TRUE(manager->shutdown());
+}
+
 }  // namespace
 }  // namespace ferry::storage

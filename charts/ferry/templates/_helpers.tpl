@@ -1,0 +1,86 @@
+{{/* The prefix of every object's name: fullnameOverride, else the release name. */}}
+{{- define "ferry.fullname" -}}
+{{- default .Release.Name .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The Ferry cluster's name (Topic and ConsumerGroup resources carry ferry.dev/cluster=<it>). */}}
+{{- define "ferry.clusterName" -}}
+{{- default (include "ferry.fullname" .) .Values.clusterName -}}
+{{- end -}}
+
+{{/* Labels on every object; the component (zookeeper, broker, operator) is added by each template. */}}
+{{- define "ferry.labels" -}}
+app.kubernetes.io/name: ferry
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+ferry.dev/cluster: {{ include "ferry.clusterName" . }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Selector labels of one component: (dict "root" $ "component" "broker"). */}}
+{{- define "ferry.selectorLabels" -}}
+app.kubernetes.io/name: ferry
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "ferry.image" -}}
+{{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}
+{{- end -}}
+
+{{- define "ferry.zookeeperImage" -}}
+{{ .Values.zookeeper.image.repository }}:{{ default .Chart.AppVersion .Values.zookeeper.image.tag }}
+{{- end -}}
+
+{{- define "ferry.brokerName" -}}{{ include "ferry.fullname" . }}-broker{{- end -}}
+{{- define "ferry.brokerHeadless" -}}{{ include "ferry.fullname" . }}-broker-headless{{- end -}}
+{{- define "ferry.bootstrapName" -}}{{ include "ferry.fullname" . }}-bootstrap{{- end -}}
+{{- define "ferry.zookeeperName" -}}{{ include "ferry.fullname" . }}-zookeeper{{- end -}}
+{{- define "ferry.zookeeperHeadless" -}}{{ include "ferry.fullname" . }}-zookeeper-headless{{- end -}}
+{{- define "ferry.operatorName" -}}{{ include "ferry.fullname" . }}-operator{{- end -}}
+
+{{/* The brokers' bootstrap address inside the cluster. */}}
+{{- define "ferry.bootstrapAddress" -}}
+{{ include "ferry.bootstrapName" . }}.{{ .Release.Namespace }}.svc.{{ .Values.clusterDomain }}:{{ .Values.broker.ports.kafka }}
+{{- end -}}
+
+{{/* zookeeper.connect: the chart's ensemble, or the external one. */}}
+{{- define "ferry.zookeeperConnect" -}}
+{{- if .Values.zookeeper.enabled -}}
+{{- $servers := list -}}
+{{- range $i := until (int .Values.zookeeper.replicas) -}}
+{{- $servers = append $servers (printf "%s-%d.%s.%s.svc.%s:2181" (include "ferry.zookeeperName" $) $i (include "ferry.zookeeperHeadless" $) $.Release.Namespace $.Values.clusterDomain) -}}
+{{- end -}}
+{{- join "," $servers -}}
+{{- else -}}
+{{- required "zookeeper.connect is required when zookeeper.enabled is false" .Values.zookeeper.connect -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The brokers' StatefulSet replicas. Lowering broker.replicas must not remove pods that still hold partition
+replicas: the chart then keeps the current count and sets the ferry.dev/brokers annotation, the operator drains
+the leaving brokers and scales the StatefulSet down itself (the scale guard refuses anything else).
+*/}}
+{{- define "ferry.brokerStatefulSetReplicas" -}}
+{{- $wanted := int .Values.broker.replicas -}}
+{{- $current := lookup "apps/v1" "StatefulSet" .Release.Namespace (include "ferry.brokerName" .) -}}
+{{- if and $current $current.spec (gt (int $current.spec.replicas) $wanted) -}}
+{{- int $current.spec.replicas -}}
+{{- else -}}
+{{- $wanted -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Pod security shared by every container: unprivileged, read-only root file system. */}}
+{{- define "ferry.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: [ALL]
+{{- end -}}

@@ -1,0 +1,24 @@
+{{/*
+Relabelling shared by the PodMonitor, the ServiceMonitor and the plain scrape configuration, so that every
+broker series carries the labels the dashboards select on: job, cluster, namespace, pod, broker. Call with
+(dict "root" $ "snake" true) for Prometheus's own configuration keys (source_labels), false for the Prometheus
+operator's (sourceLabels).
+*/}}
+{{- define "ferry.brokerRelabelings" -}}
+{{- $source := ternary "source_labels" "sourceLabels" .snake -}}
+{{- $target := ternary "target_label" "targetLabel" .snake -}}
+- {{ $target }}: job
+  replacement: ferry-broker
+- {{ $target }}: cluster
+  replacement: {{ include "ferry.clusterName" .root }}
+- {{ $source }}: [__meta_kubernetes_pod_label_apps_kubernetes_io_pod_index]
+  {{ $target }}: broker
+{{- end -}}
+
+{{- define "ferry.operatorRelabelings" -}}
+{{- $target := ternary "target_label" "targetLabel" .snake -}}
+- {{ $target }}: job
+  replacement: ferry-operator
+- {{ $target }}: cluster
+  replacement: {{ include "ferry.clusterName" .root }}
+{{- end -}}
