@@ -1,0 +1,359 @@
+"""charts/ferry on a real single-node Kubernetes (scripts/kube-cluster: kubelet on containerd, kube-proxy, CNI,
+CoreDNS), with the images built from the repository's Dockerfiles by podman.
+
+One installation, checked in order: ZooKeeper, brokers and the operator become ready; `helm test` passes; a Topic
+resource becomes Ready and a client pod produces and consumes through the bootstrap Service; a Prometheus on the
+host scrapes the pods with the chart's own scrape configuration and every dashboard query returns data; `helm
+upgrade` to four brokers rebalances and back to three drains first; a rolling restart under a producer loses
+nothing and never leaves a partition with two replicas out of sync; a broker whose volume is lost rebuilds its
+replicas from the others.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+import yaml
+
+from conftest import SOURCE_DIR, wait_until
+from kube_cluster import kube_cluster
+
+CHART = os.path.join(SOURCE_DIR, "charts", "ferry")
+HELM_TOOLS = os.path.join(SOURCE_DIR, "scripts", "helm-tools")
+NS = "ferry"
+TAG = "e2e"
+TOPIC = "e2e-orders"
+
+
+class Installation:
+    def __init__(self, kube, helm_bin, workdir):
+        self.kube = kube
+        self.helm_bin = helm_bin
+        self.workdir = workdir
+
+    def helm(self, *args, check=True, timeout=900):
+        env = dict(os.environ, KUBECONFIG=self.kube.kubeconfig, HELM_CACHE_HOME=f"{self.workdir}/helm-cache",
+                   HELM_CONFIG_HOME=f"{self.workdir}/helm-config", HELM_DATA_HOME=f"{self.workdir}/helm-data")
+        result = subprocess.run([os.path.join(self.helm_bin, "helm"), *args], capture_output=True, text=True,
+                                env=env, timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"helm {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n"
+                                 f"{result.stderr}\n{self.describe()}")
+        return result
+
+    def describe(self):
+        """What the pods are doing, for failure messages."""
+        pods = self.kube.kubectl("get", "pods", "-n", NS, "-o", "wide", check=False).stdout
+        events = self.kube.kubectl("get", "events", "-n", NS, "--sort-by=.lastTimestamp", check=False).stdout
+        return f"pods:\n{pods}\nevents (last 30):\n" + "\n".join(events.splitlines()[-30:])
+
+    def pods(self, component):
+        out = self.kube.kubectl("get", "pods", "-n", NS, "-l", f"app.kubernetes.io/component={component}",
+                                "-o", "json").stdout
+        return json.loads(out)["items"]
+
+    def pod_ip(self, name):
+        pod = self.kube.get("pod", name, namespace=NS)
+        return pod["status"].get("podIP") if pod else None
+
+    def admin(self, broker, path):
+        """GET on a broker's admin API from the host, through its pod address on the cluster's bridge."""
+        ip = self.pod_ip(f"ferry-broker-{broker}")
+        if not ip:
+            return None, None
+        try:
+            with urllib.request.urlopen(f"http://{ip}:9644{path}", timeout=5) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+        except OSError:
+            return None, None
+
+    def run_pod(self, name, script, timeout=300):
+        """Runs `script` with sh in a pod of the Ferry image (kcat, curl, jq) and returns its output."""
+        self.kube.kubectl("delete", "pod", name, "-n", NS, "--ignore-not-found", "--wait=true")
+        self.kube.apply({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS},
+            "spec": {"restartPolicy": "Never", "containers": [{
+                "name": "client", "image": f"localhost/ferry:{TAG}", "imagePullPolicy": "Never",
+                "command": ["/bin/sh", "-c", script],
+                "env": [{"name": "BOOTSTRAP", "value": "ferry-bootstrap.ferry.svc.cluster.local:9092"}]}]}})
+
+        def finished():
+            pod = self.kube.get("pod", name, namespace=NS)
+            return pod and pod["status"].get("phase") in ("Succeeded", "Failed") and pod["status"]["phase"]
+        phase = wait_until(finished, timeout=timeout, interval=1, what=f"pod {name} to finish")
+        logs = self.kube.kubectl("logs", name, "-n", NS).stdout
+        assert phase == "Succeeded", f"pod {name} failed:\n{logs}"
+        return logs
+
+    def replicas_of(self, topic):
+        status, body = self.admin(0, f"/v1/topics/{topic}")
+        assert status == 200, body
+        return {p["partition"]: p for p in body["partitions"]}
+
+
+@pytest.fixture(scope="module")
+def ferry(request):
+    subprocess.run([HELM_TOOLS, "build"], check=True, capture_output=True, text=True, timeout=1800)
+    helm_bin = subprocess.run([HELM_TOOLS, "bin"], check=True, capture_output=True, text=True).stdout.strip()
+    workdir = tempfile.mkdtemp(prefix="ferry-chart-e2e-")
+    try:
+        with kube_cluster(request) as kube:
+            started = time.monotonic()
+            kube.build_image(f"localhost/ferry:{TAG}", SOURCE_DIR)
+            kube.build_image(f"localhost/ferry-zookeeper:{TAG}", os.path.join(SOURCE_DIR, "images", "zookeeper"))
+            print(f"images built in {time.monotonic() - started:.0f} s")
+            kube.load_image(f"localhost/ferry:{TAG}", f"localhost/ferry-zookeeper:{TAG}")
+            kube.kubectl("create", "namespace", NS)
+            yield Installation(kube, helm_bin, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+VALUES = ["image.repository=localhost/ferry", f"image.tag={TAG}", "image.pullPolicy=Never",
+          "zookeeper.image.repository=localhost/ferry-zookeeper", f"zookeeper.image.tag={TAG}",
+          "zookeeper.image.pullPolicy=Never", "zookeeper.storage.size=1Gi", "broker.storage.size=2Gi",
+          # One node: requests sized so that four brokers, three ZooKeeper servers and the rest fit.
+          "broker.resources.requests.cpu=50m", "broker.resources.requests.memory=128Mi",
+          "zookeeper.resources.requests.cpu=20m", "zookeeper.resources.requests.memory=128Mi",
+          "operator.groupStatusIntervalSeconds=5"]
+
+
+def test_install_brings_up_zookeeper_brokers_and_operator(ferry):
+    args = ["install", "ferry", CHART, "--namespace", NS, "--wait", "--timeout", "10m"]
+    for v in VALUES:
+        args += ["--set", v]
+    started = time.monotonic()
+    out = ferry.helm(*args).stdout
+    print(f"helm install --wait took {time.monotonic() - started:.0f} s")
+    assert "ferry-bootstrap.ferry.svc.cluster.local:9092" in out  # NOTES.txt
+    assert len(ferry.pods("zookeeper")) == 3 and len(ferry.pods("broker")) == 3 and len(ferry.pods("operator")) == 1
+    for pod in ferry.pods("zookeeper") + ferry.pods("broker") + ferry.pods("operator"):
+        assert all(c["ready"] for c in pod["status"]["containerStatuses"]), pod["metadata"]["name"]
+    # Each broker's id is its ordinal and its rack the node's zone (the node-rack init container).
+    status, body = ferry.admin(0, "/v1/brokers")
+    assert status == 200, body
+    brokers = {b["id"]: b for b in body["brokers"]}
+    assert sorted(brokers) == [0, 1, 2]
+    for i, b in brokers.items():
+        assert b["host"] == f"ferry-broker-{i}.ferry-broker-headless.ferry.svc.cluster.local", b
+        assert b.get("rack") == "zone-a", b
+
+
+def test_helm_test_passes(ferry):
+    result = ferry.helm("test", "ferry", "--namespace", NS, "--logs", "--timeout", "5m")
+    assert "Phase:          Succeeded" in result.stdout, result.stdout
+    assert "kafka_consumergroup_lag_sum" in result.stdout, result.stdout
+
+
+def test_topic_resource_and_a_client_pod_through_the_bootstrap_service(ferry):
+    ferry.kube.apply({"apiVersion": "ferry.dev/v1alpha1", "kind": "Topic",
+                      "metadata": {"name": TOPIC, "namespace": NS, "labels": {"ferry.dev/cluster": "ferry"}},
+                      "spec": {"partitions": 6, "replicationFactor": 3, "config": {"min.insync.replicas": "2"}}})
+
+    def ready():
+        topic = ferry.kube.get("topic", TOPIC, namespace=NS)
+        conditions = (topic or {}).get("status", {}).get("conditions", [])
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+    wait_until(ready, timeout=120, interval=1, what=f"Topic {TOPIC} to be Ready")
+    out = ferry.run_pod("e2e-client", f"""
+        set -eu
+        seq 1 1000 | kcat -P -b "$BOOTSTRAP" -t {TOPIC} -X acks=all
+        kcat -C -b "$BOOTSTRAP" -t {TOPIC} -o beginning -e -q | sort -n | uniq | wc -l
+    """)
+    assert out.strip().splitlines()[-1] == "1000", out
+
+
+def prometheus_config(ferry, path):
+    """prometheus.yml: the chart's scrape_configs, with Kubernetes discovery pointed at this cluster's API
+    server through the admin client certificate of its kubeconfig."""
+    with open(ferry.kube.kubeconfig) as f:
+        kubeconfig = yaml.safe_load(f)
+    cluster = kubeconfig["clusters"][0]["cluster"]
+    user = kubeconfig["users"][0]["user"]
+    scrape = ferry.kube.get("configmap", "ferry-prometheus-scrape", namespace=NS)["data"]["scrape-configs.yaml"]
+    jobs = yaml.safe_load(scrape)
+    for job in jobs:
+        for sd in job["kubernetes_sd_configs"]:
+            sd["api_server"] = cluster["server"]
+            sd["tls_config"] = {"ca_file": cluster["certificate-authority"],
+                                "cert_file": user["client-certificate"], "key_file": user["client-key"]}
+        job["scrape_interval"] = "2s"
+    with open(path, "w") as f:
+        yaml.safe_dump({"global": {"evaluation_interval": "2s"}, "scrape_configs": jobs,
+                        "rule_files": [os.path.join(SOURCE_DIR, "dashboards", "ferry-alerts.yaml")]}, f)
+
+
+def ChartPrometheus(rp, config):
+    """dashboards/render-previews' Prometheus (its query helpers), run on a configuration file of our own."""
+    class Server(rp.Prometheus):
+        def __init__(self):  # pylint: disable=super-init-not-called
+            self.dir = tempfile.mkdtemp(prefix="ferry-chart-prometheus-")
+            self.port = rp.free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            self.log_path = os.path.join(self.dir, "prometheus.log")
+            self.log = open(self.log_path, "wb")
+            self.process = subprocess.Popen(
+                [shutil.which("prometheus"), f"--config.file={config}",
+                 f"--storage.tsdb.path={os.path.join(self.dir, 'data')}",
+                 f"--web.listen-address=127.0.0.1:{self.port}"], stdout=self.log, stderr=subprocess.STDOUT)
+    return Server()
+
+
+def test_prometheus_scrapes_with_the_charts_configuration_and_dashboards_have_data(ferry):
+    import test_dashboards as dash
+
+    config = os.path.join(ferry.workdir, "prometheus.yml")
+    prometheus_config(ferry, config)
+    # A lagging consumer group and steady traffic for the consumer group and topic panels.
+    ferry.kube.apply({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "e2e-load", "namespace": NS},
+        "spec": {"restartPolicy": "Never", "containers": [{
+            "name": "load", "image": f"localhost/ferry:{TAG}", "imagePullPolicy": "Never",
+            "command": ["/bin/sh", "-c", f"""
+                while true; do
+                  seq 1 200 | kcat -P -b ferry-bootstrap:9092 -t {TOPIC} -X acks=all
+                  kcat -b ferry-bootstrap:9092 -G e2e-lagging -c 50 -q -X auto.offset.reset=earliest {TOPIC} >/dev/null
+                  sleep 1
+                done"""]}]}})
+    prometheus = ChartPrometheus(dash.rp, config)
+    try:
+        wait_until(lambda: prometheus.value('count(up{job="ferry-broker"} == 1)') == 3, timeout=120, interval=1,
+                   what="Prometheus scraping the three brokers through Kubernetes discovery")
+        for label in ("cluster", "namespace", "pod", "broker"):
+            values = prometheus.label_values(label, 'up{job="ferry-broker"}')
+            assert values, f"no {label} label on the brokers' series"
+        assert sorted(prometheus.label_values("broker", 'up{job="ferry-broker"}')) == ["0", "1", "2"]
+        assert prometheus.label_values("cluster", 'up{job="ferry-broker"}') == ["ferry"]
+        dashboards = dash.rp.load_dashboards()
+        failures = []
+
+        def all_pass():
+            failures[:] = dash.check_variables(prometheus, dashboards) + \
+                dash.check_panels(prometheus, dashboards, dash.rp.all_values)
+            return not failures
+        try:
+            wait_until(all_pass, timeout=180, interval=3, what="every dashboard query to return data")
+        except AssertionError:
+            pytest.fail(f"{len(failures)} dashboard queries fail on the cluster:\n" + "\n".join(failures))
+    finally:
+        prometheus.stop()
+        ferry.kube.kubectl("delete", "pod", "e2e-load", "-n", NS, "--wait=false")
+
+
+def broker_replica_counts(ferry, topic):
+    counts = {}
+    for p in ferry.replicas_of(topic).values():
+        for r in p["replicas"]:
+            counts[r] = counts.get(r, 0) + 1
+    return counts
+
+
+def test_scale_out_rebalances_and_scale_in_drains_first(ferry):
+    args = ["upgrade", "ferry", CHART, "--namespace", NS, "--reuse-values", "--set", "broker.replicas=4",
+            "--wait", "--timeout", "5m"]
+    ferry.helm(*args)
+    wait_until(lambda: broker_replica_counts(ferry, TOPIC).get(3, 0) >= 4, timeout=180, interval=1,
+               what="the operator to move replicas onto broker 3")
+    counts = broker_replica_counts(ferry, TOPIC)
+    assert max(counts.values()) - min(counts.values()) <= 1, counts
+
+    ferry.helm("upgrade", "ferry", CHART, "--namespace", NS, "--reuse-values", "--set", "broker.replicas=3")
+    sts = ferry.kube.get("statefulset", "ferry-broker", namespace=NS)
+    assert sts["spec"]["replicas"] == 4 and sts["metadata"]["annotations"]["ferry.dev/brokers"] == "3"
+
+    def scaled_down():
+        s = ferry.kube.get("statefulset", "ferry-broker", namespace=NS)
+        return s["spec"]["replicas"] == 3
+    wait_until(scaled_down, timeout=300, interval=0.5, what="the operator to drain broker 3 and scale down")
+    # At the moment the StatefulSet went to 3, broker 3 held nothing.
+    assert 3 not in broker_replica_counts(ferry, TOPIC)
+    status, topics = ferry.admin(0, "/v1/topics")
+    for t in topics["topics"]:
+        assert 3 not in broker_replica_counts(ferry, t["name"]), t["name"]
+    wait_until(lambda: len(ferry.pods("broker")) == 3, timeout=120, what="broker 3's pod to go")
+    # The next upgrade agrees with the operator.
+    ferry.helm("upgrade", "ferry", CHART, "--namespace", NS, "--reuse-values", "--wait", "--timeout", "5m")
+    assert ferry.kube.get("statefulset", "ferry-broker", namespace=NS)["spec"]["replicas"] == 3
+
+
+def min_isr(ferry):
+    """The smallest ISR of the topic's partitions as some broker reports it, or None if none answers."""
+    for b in range(3):
+        status, body = ferry.admin(b, f"/v1/topics/{TOPIC}")
+        if status == 200:
+            return min(len(p["isr"]) for p in body["partitions"])
+    return None
+
+
+def test_rolling_restart_under_a_producer_loses_nothing(ferry):
+    count = 6000
+    ferry.kube.kubectl("delete", "pod", "e2e-producer", "-n", NS, "--ignore-not-found")
+    ferry.kube.apply({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "e2e-producer", "namespace": NS},
+        "spec": {"restartPolicy": "Never", "containers": [{
+            "name": "producer", "image": f"localhost/ferry:{TAG}", "imagePullPolicy": "Never",
+            "command": ["/bin/sh", "-c", f"""
+                seq 1 {count} | while read i; do echo "roll-$i"; sleep 0.02; done |
+                  kcat -P -b ferry-bootstrap:9092 -t {TOPIC} -X acks=all -X enable.idempotence=true \
+                    -X message.timeout.ms=300000 2>&1
+                echo "producer exit $?" """]}]}})
+    wait_until(lambda: (ferry.kube.get("pod", "e2e-producer", namespace=NS) or {}).get("status", {})
+               .get("phase") == "Running", timeout=60, what="the producer to start")
+    lowest = []
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            value = min_isr(ferry)
+            if value is not None:
+                lowest.append(value)
+            stop.wait(0.2)
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        ferry.kube.kubectl("rollout", "restart", "statefulset/ferry-broker", "-n", NS)
+        ferry.kube.kubectl("rollout", "status", "statefulset/ferry-broker", "-n", NS, "--timeout=10m",
+                           timeout=660)
+    finally:
+        stop.set()
+        sampler.join()
+    assert lowest and min(lowest) >= 2, f"a partition lost two in-sync replicas during the restart: {min(lowest)}"
+
+    def done():
+        pod = ferry.kube.get("pod", "e2e-producer", namespace=NS)
+        return pod["status"].get("phase") in ("Succeeded", "Failed")
+    wait_until(done, timeout=600, interval=1, what="the producer to finish")
+    logs = ferry.kube.kubectl("logs", "e2e-producer", "-n", NS).stdout
+    assert "producer exit 0" in logs and "Delivery failed" not in logs and "ERROR" not in logs, logs
+    out = ferry.run_pod("e2e-roll-check", f"""
+        kcat -C -b "$BOOTSTRAP" -t {TOPIC} -o beginning -e -q | grep '^roll-' | sort | uniq | wc -l
+    """)
+    assert out.strip().splitlines()[-1] == str(count), out
+
+
+def test_a_lost_disk_is_rebuilt_from_the_other_replicas(ferry):
+    before = {p: d["replicas"] for p, d in ferry.replicas_of(TOPIC).items()}
+    hosted = [p for p, replicas in before.items() if 1 in replicas]
+    assert hosted
+    ferry.kube.kubectl("delete", "pvc", "data-ferry-broker-1", "-n", NS, "--wait=false")
+    ferry.kube.kubectl("delete", "pod", "ferry-broker-1", "-n", NS, "--wait=true", timeout=300)
+
+    def rebuilt():
+        status, body = ferry.admin(1, "/v1/ready?in_sync=true")
+        return status == 200
+    wait_until(rebuilt, timeout=300, interval=1, what="broker 1 to rebuild its replicas and be in sync")
+    pvc = ferry.kube.get("pvc", "data-ferry-broker-1", namespace=NS)
+    assert pvc["status"]["phase"] == "Bound"
+    status, local = ferry.admin(1, f"/v1/topics/{TOPIC}")
+    for p in local["partitions"]:
+        if p["partition"] in hosted:
+            assert 1 in p["isr"], p
+            assert p.get("local", {}).get("log_end_offset", 0) > 0, p
