@@ -26,6 +26,7 @@ from kube_cluster import kube_cluster
 
 CHART = os.path.join(SOURCE_DIR, "charts", "ferry")
 HELM_TOOLS = os.path.join(SOURCE_DIR, "scripts", "helm-tools")
+PROMETHEUS_TOOLS = os.path.join(SOURCE_DIR, "scripts", "prometheus-tools")
 NS = "ferry"
 TAG = "e2e"
 TOPIC = "e2e-orders"
@@ -191,22 +192,6 @@ def prometheus_config(ferry, path):
                         "rule_files": [os.path.join(SOURCE_DIR, "dashboards", "ferry-alerts.yaml")]}, f)
 
 
-def ChartPrometheus(rp, config):
-    """dashboards/render-previews' Prometheus (its query helpers), run on a configuration file of our own."""
-    class Server(rp.Prometheus):
-        def __init__(self):  # pylint: disable=super-init-not-called
-            self.dir = tempfile.mkdtemp(prefix="ferry-chart-prometheus-")
-            self.port = rp.free_port()
-            self.url = f"http://127.0.0.1:{self.port}"
-            self.log_path = os.path.join(self.dir, "prometheus.log")
-            self.log = open(self.log_path, "wb")
-            self.process = subprocess.Popen(
-                [shutil.which("prometheus"), f"--config.file={config}",
-                 f"--storage.tsdb.path={os.path.join(self.dir, 'data')}",
-                 f"--web.listen-address=127.0.0.1:{self.port}"], stdout=self.log, stderr=subprocess.STDOUT)
-    return Server()
-
-
 def test_prometheus_scrapes_with_the_charts_configuration_and_dashboards_have_data(ferry):
     import test_dashboards as dash
 
@@ -223,10 +208,20 @@ def test_prometheus_scrapes_with_the_charts_configuration_and_dashboards_have_da
                   kcat -b ferry-bootstrap:9092 -G e2e-lagging -c 50 -q -X auto.offset.reset=earliest {TOPIC} >/dev/null
                   sleep 1
                 done"""]}]}})
-    prometheus = ChartPrometheus(dash.rp, config)
+    # Debian's Prometheus has no Kubernetes discovery; scripts/prometheus-tools builds one that has.
+    subprocess.run([PROMETHEUS_TOOLS, "build"], check=True, capture_output=True, text=True, timeout=1800)
+    binary = os.path.join(subprocess.run([PROMETHEUS_TOOLS, "bin"], check=True, capture_output=True, text=True)
+                          .stdout.strip(), "prometheus")
+    prometheus = dash.rp.Prometheus(config=config, binary=binary)
     try:
-        wait_until(lambda: prometheus.value('count(up{job="ferry-broker"} == 1)') == 3, timeout=120, interval=1,
-                   what="Prometheus scraping the three brokers through Kubernetes discovery")
+        try:
+            wait_until(lambda: prometheus.value('count(up{job="ferry-broker"} == 1)') == 3, timeout=120, interval=1,
+                       what="Prometheus scraping the three brokers through Kubernetes discovery")
+        except AssertionError:
+            targets = prometheus.api("/api/v1/targets")
+            with open(prometheus.log_path, errors="replace") as f:
+                log = f.read()[-3000:]
+            pytest.fail(f"Prometheus does not scrape the brokers.\ntargets: {json.dumps(targets)[:3000]}\nlog:\n{log}")
         for label in ("cluster", "namespace", "pod", "broker"):
             values = prometheus.label_values(label, 'up{job="ferry-broker"}')
             assert values, f"no {label} label on the brokers' series"

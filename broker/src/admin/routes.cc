@@ -38,6 +38,11 @@ http_reply brokers(const admin_sources& s) {
   for (const auto& [id, b] : view->brokers) {
     json entry{{"id", id.value()}, {"host", b.host}, {"port", b.port}, {"controller", id == view->controller}};
     if (b.rack) entry["rack"] = *b.rack;
+    json endpoints = json::array();
+    for (const auto& e : b.endpoints)
+      endpoints.push_back(
+          {{"listener", e.listener}, {"security_protocol", e.security_protocol}, {"host", e.host}, {"port", e.port}});
+    entry["endpoints"] = std::move(endpoints);
     list.push_back(entry);
   }
   return json_reply(200,

@@ -37,6 +37,19 @@ class registry_isr_writer final : public replication::isr_writer {
   coord::cluster_registry& registry_;
 };
 
+// What the broker registers: the inter-broker listener first (coord::broker_endpoint), then the other advertised
+// ones in the order of listeners.
+std::vector<coord::layout::endpoint> advertised_endpoints(const config::listeners_config& c) {
+  std::vector<coord::layout::endpoint> out;
+  const auto add = [&out](const config::listener_config& l) {
+    out.push_back({l.name, "PLAINTEXT", l.advertised->host, l.advertised->port});
+  };
+  add(c.inter_broker_listener());
+  for (const auto& l : c.listeners)
+    if (l.advertised && l.name != c.inter_broker) add(l);
+  return out;
+}
+
 }  // namespace
 
 broker_app::broker_app(config::broker_config config)
@@ -96,8 +109,7 @@ void broker_app::start() {
        .session_timeout = std::chrono::milliseconds(config_.zookeeper_session_timeout_ms),
        .connect_timeout = std::chrono::milliseconds(config_.zookeeper_connection_timeout_ms),
        .id = broker_id{config_.broker_id},
-       .host = config_.advertised.host,
-       .port = config_.advertised.port,
+       .endpoints = advertised_endpoints(config_.listeners),
        .rack = config_.rack.empty() ? std::nullopt : std::optional<std::string>(config_.rack),
        .unclean_leader_election_default = config_.topic_defaults.unclean_leader_election_enable,
        .auto_leader_rebalance = config_.auto_leader_rebalance_enable,
@@ -140,17 +152,18 @@ void broker_app::start() {
                              clock_, leader_quota_, *groups_});
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
-  kafka_listener_ = std::make_unique<net::tcp_server>(
-      network_, *dispatcher_,
-      net::connection_limits{.max_request_bytes = config_.socket_request_max_bytes,
-                             .send_buffer_bytes = config_.socket_send_buffer_bytes,
-                             .receive_buffer_bytes = config_.socket_receive_buffer_bytes,
-                             .max_idle_ms = config_.connections_max_idle_ms,
-                             .on_idle_close = [this] { metrics_.idle_connections_closed().Increment(); }},
-      [this] { metrics_.accept_errors().Increment(); });
-  if (const auto bound = kafka_listener_->listen(config_.listener.host, config_.listener.port); !bound)
-    throw std::runtime_error("cannot listen on listeners=PLAINTEXT://" + config_.listener.host + ":" +
-                             std::to_string(config_.listener.port) + ": " + bound.error().message());
+  const net::connection_limits limits{.max_request_bytes = config_.socket_request_max_bytes,
+                                      .send_buffer_bytes = config_.socket_send_buffer_bytes,
+                                      .receive_buffer_bytes = config_.socket_receive_buffer_bytes,
+                                      .max_idle_ms = config_.connections_max_idle_ms,
+                                      .on_idle_close = [this] { metrics_.idle_connections_closed().Increment(); }};
+  for (const auto& l : config_.listeners.listeners) {
+    auto& server = kafka_listeners_.emplace_back(std::make_unique<net::tcp_server>(
+        network_, *dispatcher_, l.name, limits, [this] { metrics_.accept_errors().Increment(); }));
+    if (const auto bound = server->listen(l.bind.host, l.bind.port); !bound)
+      throw std::runtime_error("cannot listen on listeners=" + l.name + "://" + l.bind.host + ":" +
+                               std::to_string(l.bind.port) + ": " + bound.error().message());
+  }
   admin_ = std::make_unique<admin::admin_server>(
       network_.main(), admin::admin_sources{.broker_id = config_.broker_id,
                                             .view = [this] { return registry_->view(); },
@@ -164,7 +177,7 @@ void broker_app::start() {
     throw std::runtime_error("cannot listen on admin.listener=" + config_.admin.host + ":" +
                              std::to_string(config_.admin.port) + ": " + bound.error().message());
 
-  kafka_listener_->start();
+  for (auto& server : kafka_listeners_) server->start();
   admin_->start();
   watermarks_->start();
   schedule(retention_timer_, config_.log_retention_check_interval_ms, &broker_app::retention_tick);
@@ -175,10 +188,16 @@ void broker_app::start() {
   schedule(isr_timer_, isr_interval_ms, &broker_app::isr_tick);
   schedule(group_timer_, group_interval_ms, &broker_app::group_tick);
   serving_ = true;
-  FERRY_LOG(info, "app") << "broker " << config_.broker_id << " serving Kafka on " << config_.listener.host << ":"
-                         << kafka_listener_->bound_port() << " (advertised " << config_.advertised.host << ":"
-                         << config_.advertised.port << "), admin on " << config_.admin.host << ":"
-                         << admin_->bound_port();
+  std::string serving;
+  for (std::size_t i = 0; i < kafka_listeners_.size(); ++i) {
+    const auto& l = config_.listeners.listeners[i];
+    serving += (i == 0 ? "" : ", ") + l.name + " on " + l.bind.host + ":" +
+               std::to_string(kafka_listeners_[i]->bound_port()) +
+               (l.advertised ? " (advertised " + l.advertised->host + ":" + std::to_string(l.advertised->port) + ")"
+                             : " (not advertised)");
+  }
+  FERRY_LOG(info, "app") << "broker " << config_.broker_id << " serving Kafka: " << serving << "; admin on "
+                         << config_.admin.host << ":" << admin_->bound_port();
 }
 
 void broker_app::schedule(asio::steady_timer& timer, std::int64_t interval_ms, void (broker_app::*work)()) {
@@ -293,7 +312,7 @@ void broker_app::stop() {
   }
   asio::post(network_.main(), [this] {
     serving_ = false;
-    kafka_listener_->stop();
+    for (auto& server : kafka_listeners_) server->stop();
     admin_->stop();
     watermarks_->stop();
     retention_timer_.cancel();
@@ -308,7 +327,9 @@ void broker_app::stop() {
 
 void broker_app::refresh_metrics() {
   partitions_->refresh_metrics();
-  metrics_.open_connections().Set(static_cast<double>(kafka_listener_->open_connections()));
+  std::int64_t open = 0;
+  for (const auto& server : kafka_listeners_) open += server->open_connections();
+  metrics_.open_connections().Set(static_cast<double>(open));
   auto& replication = metrics_.replication();
   const bool controller = registry_->is_controller();
   replication.controller_active().Set(controller ? 1 : 0);

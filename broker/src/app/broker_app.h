@@ -81,7 +81,7 @@ class broker_app {
   std::unique_ptr<server::producer_ids> producer_ids_;
   std::unique_ptr<server::broker_context> context_;
   std::unique_ptr<server::dispatcher> dispatcher_;
-  std::unique_ptr<net::tcp_server> kafka_listener_;
+  std::vector<std::unique_ptr<net::tcp_server>> kafka_listeners_;  // one per listener, in listeners' order
   std::unique_ptr<admin::admin_server> admin_;
   boost::asio::steady_timer retention_timer_;
   boost::asio::steady_timer flush_timer_;

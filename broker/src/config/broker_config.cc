@@ -1,6 +1,5 @@
 #include "config/broker_config.h"
 
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -40,21 +39,14 @@ bool to_bool(const std::string& key, const std::string& value) {
   fail(key, value, "must be true or false");
 }
 
-// "PLAINTEXT://host:port" (the only listener type served so far) or, for admin.listener, "host:port".
-endpoint to_endpoint(const std::string& key, const std::string& value, bool kafka_listener) {
-  std::string rest = value;
-  if (kafka_listener) {
-    if (value.find(',') != std::string::npos) fail(key, value, "only one listener is supported");
-    const std::string scheme = "PLAINTEXT://";
-    if (rest.rfind(scheme, 0) != 0) fail(key, value, "expected PLAINTEXT://host:port (TLS and SASL come later)");
-    rest = rest.substr(scheme.size());
-  }
-  const auto colon = rest.rfind(':');
+// "host:port" (admin.listener).
+endpoint to_endpoint(const std::string& key, const std::string& value) {
+  const auto colon = value.rfind(':');
   if (colon == std::string::npos) fail(key, value, "expected host:port");
   endpoint e;
-  e.host = rest.substr(0, colon);
+  e.host = value.substr(0, colon);
   if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') e.host = e.host.substr(1, e.host.size() - 2);
-  e.port = to_int<std::uint16_t>(key, rest.substr(colon + 1), 0, 65535);
+  e.port = to_int<std::uint16_t>(key, value.substr(colon + 1), 0, 65535);
   return e;
 }
 
@@ -64,12 +56,6 @@ std::vector<std::string> to_list(const std::string& value) {
   for (std::string item; std::getline(in, item, ',');)
     if (!item.empty()) out.push_back(item);
   return out;
-}
-
-std::string machine_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
-  return name;
 }
 
 using setter = std::function<void(broker_config&, const std::string& key, const std::string& value)>;
@@ -85,8 +71,6 @@ const std::map<std::string, setter>& setters() {
   static const std::map<std::string, setter> all = [] {
     std::map<std::string, setter> s{
         {"broker.id", [](auto& c, auto& k, auto& v) { c.broker_id = to_int<std::int32_t>(k, v, 0, INT32_MAX); }},
-        {"listeners", [](auto& c, auto& k, auto& v) { c.listener = to_endpoint(k, v, true); }},
-        {"advertised.listeners", [](auto& c, auto& k, auto& v) { c.advertised = to_endpoint(k, v, true); }},
         {"broker.rack", [](auto& c, auto&, auto& v) { c.rack = v; }},
         {"replica.selector.class",
          [](auto& c, auto& k, auto& v) {
@@ -281,7 +265,7 @@ const std::map<std::string, setter>& setters() {
            std::ranges::transform(lower, lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
            if (lower != "disabled") fail(k, v, "only 'disabled' is supported: Ferry converts only empty groups");
          }},
-        {"admin.listener", [](auto& c, auto& k, auto& v) { c.admin = to_endpoint(k, v, false); }},
+        {"admin.listener", [](auto& c, auto& k, auto& v) { c.admin = to_endpoint(k, v); }},
         {"log.level",
          [](auto& c, auto& k, auto& v) {
            if (v != "debug" && v != "info" && v != "warn" && v != "error")
@@ -349,7 +333,7 @@ int precedence(const std::string& key) {
 broker_config parse_broker_config(const std::map<std::string, std::string>& settings) {
   std::vector<std::string> unknown;
   for (const auto& [key, value] : settings)
-    if (!setters().contains(key)) unknown.push_back(key);
+    if (!setters().contains(key) && !is_listener_setting(key)) unknown.push_back(key);
   if (!unknown.empty()) {
     std::string names;
     for (const auto& k : unknown) names += (names.empty() ? "" : ", ") + k;
@@ -358,7 +342,7 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
   broker_config c;
   for (int pass = 0; pass < 3; ++pass)
     for (const auto& [key, value] : settings)
-      if (precedence(key) == pass) setters().at(key)(c, key, value);
+      if (precedence(key) == pass && !is_listener_setting(key)) setters().at(key)(c, key, value);
 
   if (c.broker_id < 0) throw config_exception("'broker.id' is required");
   // Kafka's own checks: a follower waiting on its leader longer than the lag limit would drop out of the ISR
@@ -394,10 +378,7 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
                            ") must be less than 'group.consumer.session.timeout.ms' (" +
                            std::to_string(c.group_consumer_session_timeout_ms) + ")");
   if (c.zookeeper_connect.empty()) throw config_exception("'zookeeper.connect' is required");
-  if (c.advertised.port == 0) c.advertised = c.listener;
-  if (c.advertised.host.empty() || c.advertised.host == "0.0.0.0") c.advertised.host = machine_name();
-  if (c.advertised.port == 0)
-    throw config_exception("'advertised.listeners' needs a port when 'listeners' uses port 0");
+  c.listeners = parse_listeners(settings);
   return c;
 }
 

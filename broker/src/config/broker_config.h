@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/listeners.h"
 #include "config/topic_config.h"
 
 namespace ferry::config {
@@ -15,20 +16,14 @@ namespace ferry::config {
 inline constexpr std::string_view rack_aware_replica_selector =
     "org.apache.kafka.common.replica.RackAwareReplicaSelector";
 
-struct endpoint {
-  std::string host;  // empty: all interfaces (for a listener)
-  std::uint16_t port = 0;
-};
-
 // The broker's settings, by Kafka's property names where Kafka has one. Read once at startup from a YAML
 // mapping (key: value) plus --override key=value pairs, which win. Unknown keys and bad values stop startup
 // with a message naming them (config_error).
 struct broker_config {
   std::int32_t broker_id = -1;  // broker.id (required)
-  endpoint listener{"", 9092};  // listeners: PLAINTEXT://host:port
-  endpoint advertised{"", 0};   // advertised.listeners (default: the listener; its host
-                                // or this machine's name when it binds all interfaces)
-  std::string rack;             // broker.rack
+  // listeners, advertised.listeners, listener.security.protocol.map, inter.broker.listener.name
+  listeners_config listeners;
+  std::string rack;  // broker.rack
   // replica.selector.class = rack_aware_replica_selector: consumers that name their rack (client.rack) are sent
   // to an in-sync replica in it (KIP-392). Unset (Kafka's default): they read from the leader.
   bool replica_selector_rack_aware = false;
@@ -102,11 +97,6 @@ struct broker_config {
   std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
   std::string log_format = "text";    // log.format: text or json, one object per line (Ferry)
   topic_settings topic_defaults;      // log.retention.*, log.segment.bytes, message.max.bytes, ...
-};
-
-class config_exception : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 // Where a broker's settings come from, in increasing precedence. One container spec serves every broker of a

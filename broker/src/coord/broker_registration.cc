@@ -22,10 +22,12 @@ result<void> register_broker(zk_session& session, const broker_endpoint& self,
                              std::optional<std::chrono::steady_clock::time_point> deadline) {
   const std::string path = layout::broker_path(self.id);
   layout::broker_registration registration;
-  registration.host = self.host;
-  registration.port = self.port;
+  if (!self.endpoints.empty()) {
+    registration.host = self.endpoints.front().host;
+    registration.port = self.endpoints.front().port;
+  }
   registration.rack = self.rack;
-  registration.endpoints = {layout::endpoint{"PLAINTEXT", "PLAINTEXT", self.host, self.port}};
+  registration.endpoints = self.endpoints;
   registration.timestamp_ms = now_ms();
   const std::string data = layout::encode_broker(registration);
 

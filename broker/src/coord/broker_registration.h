@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
+#include "coord/layout.h"
 #include "coord/zk_session.h"
 #include "model/ids.h"
 
@@ -14,8 +16,9 @@ namespace ferry::coord {
 // What a broker registers about itself in /brokers/ids/<id>.
 struct broker_endpoint {
   broker_id id;
-  std::string host;  // advertised PLAINTEXT listener
-  std::int32_t port = 9092;
+  // The advertised listeners, the inter-broker one first: the registration's host and port fields carry it, and
+  // other brokers and the operator connect through those.
+  std::vector<layout::endpoint> endpoints;
   std::optional<std::string> rack;
 };
 

@@ -111,9 +111,7 @@ void cluster_registry::shutdown() {
   if (worker_.joinable()) worker_.join();
 }
 
-broker_endpoint cluster_registry::endpoint() const {
-  return {options_.id, options_.host, options_.port, options_.rack};
-}
+broker_endpoint cluster_registry::endpoint() const { return {options_.id, options_.endpoints, options_.rack}; }
 
 // ---------------------------------------------------------------------------------------------------------
 // Startup

@@ -33,8 +33,7 @@ struct registry_options {
   std::chrono::milliseconds session_timeout{18'000};  // zookeeper.session.timeout.ms
   std::chrono::milliseconds connect_timeout{18'000};  // zookeeper.connection.timeout.ms
   broker_id id;
-  std::string host;  // advertised PLAINTEXT listener
-  std::int32_t port = 9092;
+  std::vector<layout::endpoint> endpoints;  // advertised listeners, the inter-broker one first (broker_endpoint)
   std::optional<std::string> rack;
   bool unclean_leader_election_default = false;  // unclean.leader.election.enable, for the controller
   // While this broker is the controller: auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coord/layout.h"
@@ -18,12 +19,22 @@ namespace ferry::coord {
 // A live broker: its /brokers/ids/<id> registration.
 struct broker_info {
   broker_id id;
+  // The first PLAINTEXT endpoint, which Ferry brokers register their inter-broker listener as: where other
+  // brokers and the operator connect.
   std::string host;
   std::int32_t port = -1;
   std::optional<std::string> rack;
-  std::vector<layout::endpoint> endpoints;
+  std::vector<layout::endpoint> endpoints;  // every advertised listener
   // czxid of the registration znode: Kafka's broker epoch, new on every (re-)registration.
   std::int64_t epoch = 0;
+
+  // The broker's address on `listener` (clients are answered on the listener they connected to), or null when
+  // it has none of that name.
+  [[nodiscard]] const layout::endpoint* endpoint_of(std::string_view listener) const {
+    const auto it = std::find_if(endpoints.begin(), endpoints.end(),
+                                 [listener](const layout::endpoint& e) { return e.listener == listener; });
+    return it == endpoints.end() ? nullptr : &*it;
+  }
 
   bool operator==(const broker_info&) const = default;
 };

@@ -15,6 +15,8 @@ namespace ferry::net {
 struct connection_info {
   std::uint64_t id = 0;
   std::string peer;  // "host:port"
+  // The listener (listeners) the connection came in on: answers name brokers by their addresses on it.
+  std::string listener = "PLAINTEXT";
   // The connection's thread: where a request that waits for something (a parked group request) resumes.
   boost::asio::any_io_executor executor;
 };

@@ -12,10 +12,11 @@
 namespace ferry::net {
 namespace asio = boost::asio;
 
-tcp_server::tcp_server(io_context_pool& pool, request_handler& handler, connection_limits limits,
+tcp_server::tcp_server(io_context_pool& pool, request_handler& handler, std::string listener, connection_limits limits,
                        std::function<void()> on_accept_error)
     : pool_(pool),
       handler_(handler),
+      listener_(std::move(listener)),
       limits_(std::move(limits)),
       acceptor_(pool.main()),
       on_accept_error_(std::move(on_accept_error)) {}
@@ -59,6 +60,7 @@ asio::awaitable<void> tcp_server::accept_loop() {
     const auto peer = socket.remote_endpoint(peer_ec);
     info.peer = peer_ec ? "unknown" : peer.address().to_string() + ":" + std::to_string(peer.port());
     info.executor = home.get_executor();
+    info.listener = listener_;
     ++open_connections_;
     asio::co_spawn(home, serve_connection(std::move(socket), handler_, limits_, std::move(info)),
                    [this](const std::exception_ptr&) { --open_connections_; });

@@ -22,8 +22,9 @@ namespace ferry::net {
 // connections spread over the network threads.
 class tcp_server {
  public:
-  // on_accept_error runs (on the accepting thread) each time accept fails.
-  tcp_server(io_context_pool& pool, request_handler& handler, connection_limits limits,
+  // `listener` names the listener (connection_info::listener). on_accept_error runs (on the accepting thread)
+  // each time accept fails.
+  tcp_server(io_context_pool& pool, request_handler& handler, std::string listener, connection_limits limits,
              std::function<void()> on_accept_error = {});
 
   // Binds and listens; the error names the address when the port is taken.
@@ -47,6 +48,7 @@ class tcp_server {
 
   io_context_pool& pool_;
   request_handler& handler_;
+  const std::string listener_;
   connection_limits limits_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::uint16_t bound_port_ = 0;

@@ -60,6 +60,8 @@ std::string_view name(error_code e) {
       return "INVALID_CONFIG";
     case error_code::not_controller:
       return "NOT_CONTROLLER";
+    case error_code::listener_not_found:
+      return "LISTENER_NOT_FOUND";
     case error_code::preferred_leader_not_available:
       return "PREFERRED_LEADER_NOT_AVAILABLE";
     case error_code::eligible_leaders_not_available:

@@ -52,6 +52,7 @@ enum class error_code : std::int16_t {
   no_reassignment_in_progress = 85,
   topic_deletion_disabled = 73,
   fetch_session_id_not_found = 70,
+  listener_not_found = 72,
   fenced_leader_epoch = 74,
   unknown_leader_epoch = 75,
   unsupported_compression_type = 76,

@@ -23,7 +23,7 @@ std::string error_of(const std::map<std::string, std::string>& settings) {
 TEST(broker_config, defaults_follow_kafka) {
   const auto c = parse_broker_config(minimal);
   EXPECT_EQ(c.broker_id, 2);
-  EXPECT_EQ(c.listener.port, 9092);
+  EXPECT_EQ(c.listeners.inter_broker_listener().bind.port, 9092);
   EXPECT_EQ(c.num_partitions, 1);
   EXPECT_TRUE(c.auto_create_topics_enable);
   EXPECT_EQ(c.topic_defaults.retention_ms, 604800000);
@@ -50,12 +50,12 @@ TEST(broker_config, listeners_and_advertised) {
   auto s = minimal;
   s["listeners"] = "PLAINTEXT://127.0.0.1:19092";
   auto c = parse_broker_config(s);
-  EXPECT_EQ(c.advertised.host, "127.0.0.1");
-  EXPECT_EQ(c.advertised.port, 19092);
+  EXPECT_EQ(c.listeners.inter_broker_listener().advertised->host, "127.0.0.1");
+  EXPECT_EQ(c.listeners.inter_broker_listener().advertised->port, 19092);
   s["advertised.listeners"] = "PLAINTEXT://broker-0.example:9092";
   c = parse_broker_config(s);
-  EXPECT_EQ(c.advertised.host, "broker-0.example");
-  EXPECT_EQ(c.listener.port, 19092);
+  EXPECT_EQ(c.listeners.inter_broker_listener().advertised->host, "broker-0.example");
+  EXPECT_EQ(c.listeners.inter_broker_listener().bind.port, 19092);
 }
 
 TEST(broker_config, retention_units_apply_finest_last) {
@@ -202,7 +202,7 @@ TEST(broker_config, files_then_environment_then_overrides) {
   EXPECT_EQ(c.broker_id, 3);
   EXPECT_EQ(c.rack, "zone-b");
   EXPECT_EQ(c.num_partitions, 6);
-  EXPECT_EQ(c.advertised.host, "b-3.h");
+  EXPECT_EQ(c.listeners.inter_broker_listener().advertised->host, "b-3.h");
   try {
     (void)load_broker_config({.files = {shared}, .environment = {"FERRY_CONFIG_NO_SUCH_THING=1"}});
     ADD_FAILURE() << "an unknown setting from the environment was accepted";

@@ -127,7 +127,7 @@ TEST(BrokerRegistration, RegisteringAgainOnTheSameSessionMakesANewEpoch) {
   ASSERT_TRUE(session) << session.error().message();
   auto& zk = *session.value();
   ASSERT_TRUE(zk.create(std::string(layout::brokers_ids_path), "", create_mode::persistent, true));
-  const broker_endpoint self{broker_id{7}, "broker-7.test", 9097, std::nullopt};
+  const broker_endpoint self{broker_id{7}, {{"PLAINTEXT", "PLAINTEXT", "broker-7.test", 9097}}, std::nullopt};
   auto registered = register_broker(zk, self, std::nullopt);
   ASSERT_TRUE(registered) << registered.error().message();
   const auto first = zk.get(layout::broker_path(self.id));

@@ -27,8 +27,7 @@ registry_options broker_options(const std::string& connect, std::int32_t id) {
   options.session_timeout = std::chrono::milliseconds(6000);
   options.connect_timeout = std::chrono::milliseconds(10'000);
   options.id = broker_id{id};
-  options.host = "broker-" + std::to_string(id) + ".test";
-  options.port = 9090 + id;
+  options.endpoints = {{"PLAINTEXT", "PLAINTEXT", "broker-" + std::to_string(id) + ".test", 9090 + id}};
   return options;
 }
 
@@ -38,7 +37,8 @@ std::unique_ptr<zk_session> registered_session(const std::string& connect, std::
   auto session = zk_session::connect(options);
   EXPECT_TRUE(session) << session.error().message();
   if (!session) return nullptr;
-  const broker_endpoint self{broker_id{id}, "broker-" + std::to_string(id) + ".test", 9090 + id, std::nullopt};
+  const broker_endpoint self{
+      broker_id{id}, {{"PLAINTEXT", "PLAINTEXT", "broker-" + std::to_string(id) + ".test", 9090 + id}}, std::nullopt};
   const auto registered = register_broker(*session.value(), self, std::nullopt);
   EXPECT_TRUE(registered) << registered.error().message();
   return registered ? std::move(session).value() : nullptr;

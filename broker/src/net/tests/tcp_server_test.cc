@@ -61,7 +61,7 @@ class tcp_server_test : public ::testing::Test {
     std::fputs("FILE-CONTENT", file_);
     std::fflush(file_);
     handler_ = std::make_unique<echo_with_file>(fileno(file_), 12);
-    server_ = std::make_unique<tcp_server>(pool_, *handler_, connection_limits{.max_request_bytes = 1024});
+    server_ = std::make_unique<tcp_server>(pool_, *handler_, "PLAINTEXT", connection_limits{.max_request_bytes = 1024});
     ASSERT_TRUE(server_->listen("127.0.0.1", 0));
     server_->start();
     thread_ = std::thread([this] { pool_.run(); });
@@ -154,7 +154,7 @@ TEST_F(tcp_server_test, client_sockets_get_the_configured_buffer_sizes) {
 }
 
 TEST_F(tcp_server_test, a_busy_port_is_an_error) {
-  tcp_server second(pool_, *handler_, {});
+  tcp_server second(pool_, *handler_, "PLAINTEXT", {});
   const auto bound = second.listen("127.0.0.1", server_->bound_port());
   EXPECT_FALSE(bound);
 }
@@ -162,7 +162,7 @@ TEST_F(tcp_server_test, a_busy_port_is_an_error) {
 // Bodies larger than the first read piece arrive whole (the buffer grows as bytes come), including when the
 // client writes them in pieces; one that never completes ends with the connection.
 TEST_F(tcp_server_test, large_frames_arrive_whole_in_pieces) {
-  tcp_server large(pool_, *handler_, connection_limits{.max_request_bytes = 1 << 20});
+  tcp_server large(pool_, *handler_, "PLAINTEXT", connection_limits{.max_request_bytes = 1 << 20});
   ASSERT_TRUE(large.listen("127.0.0.1", 0));
   large.start();
   asio::ip::tcp::socket socket(client_io_);
@@ -206,7 +206,7 @@ TEST(tcp_server_idle, idle_connections_are_closed) {
   echo_with_file handler(fileno(file), 0);
   std::atomic<int> closed{0};
   tcp_server server(
-      pool, handler,
+      pool, handler, "PLAINTEXT",
       connection_limits{.max_request_bytes = 1024, .max_idle_ms = 300, .on_idle_close = [&] { ++closed; }});
   ASSERT_TRUE(server.listen("127.0.0.1", 0));
   server.start();

@@ -35,15 +35,18 @@ struct pass_result {
 };
 
 // Tells a client with stale leadership where the partition is led now (KIP-951): the leader and epoch in
-// the partition (v12+), the leader's address once per response (v16+), so it need not refresh metadata first.
-void point_to_leader(const coord::cluster_view& view, broker_id leader, leader_epoch epoch, partition_data& out,
-                     p::fetch_response& response) {
+// the partition (v12+), the leader's address on the client's listener once per response (v16+), so it need not
+// refresh metadata first.
+void point_to_leader(const coord::cluster_view& view, std::string_view listener, broker_id leader, leader_epoch epoch,
+                     partition_data& out, p::fetch_response& response) {
   out.current_leader = {leader, epoch};
   const auto b = view.brokers.find(leader);
   if (b == view.brokers.end()) return;
+  const auto* address = b->second.endpoint_of(listener);
+  if (address == nullptr) return;
   const bool listed = std::any_of(response.node_endpoints.begin(), response.node_endpoints.end(),
                                   [leader](const auto& e) { return e.node_id == leader; });
-  if (!listed) response.node_endpoints.push_back({leader, b->second.host, b->second.port, b->second.rack});
+  if (!listed) response.node_endpoints.push_back({leader, address->host, address->port, b->second.rack});
 }
 
 // Fetch v12+ names the epoch of the fetcher's last batch. If the leader's log ends that epoch before the
@@ -129,7 +132,7 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
           // Known to the cluster but not led here (Kafka: NOT_LEADER_OR_FOLLOWER for both cases).
           out.error_code = p::code(p::error_code::not_leader_or_follower);
           if (known->state && view->is_live(known->state->leader))
-            point_to_leader(*view, known->state->leader, known->state->epoch, out, response);
+            point_to_leader(*view, ctx.connection.listener, known->state->leader, known->state->epoch, out, response);
           pass.answer_now = true;
         }
         continue;
@@ -140,7 +143,7 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
         // The leader as this replica knows it: itself, or the one it follows (a consumer may ask a follower).
         const broker_id leader = partition.is_leader() ? broker_id{ctx.broker.config.broker_id} : partition.leader();
         if (*fenced == p::error_code::fenced_leader_epoch && leader != no_broker)
-          point_to_leader(*view, leader, partition.epoch(), out, response);
+          point_to_leader(*view, ctx.connection.listener, leader, partition.epoch(), out, response);
         pass.answer_now = true;
         continue;
       }

@@ -43,9 +43,15 @@ awaitable<p::find_coordinator_response> handle_find_coordinator(request_context&
       l.error = where.error;
       l.message = where.message;
       if (where.broker != nullptr) {
-        l.node = where.broker->id;
-        l.host = where.broker->host;
-        l.port = where.broker->port;
+        if (const auto* address = where.broker->endpoint_of(ctx.connection.listener)) {
+          l.node = where.broker->id;
+          l.host = address->host;
+          l.port = address->port;
+        } else {
+          // Kafka answers the same while a rolling change of listeners is half done.
+          l.error = p::error_code::coordinator_not_available;
+          l.message = "the coordinator has no listener named " + ctx.connection.listener;
+        }
       }
     }
     found.push_back(std::move(l));

@@ -31,8 +31,14 @@ topic_response describe(request_context& ctx, const coord::cluster_view& view, c
     p.replica_nodes = raw_ids(partition.replicas);
     for (const auto replica : partition.replicas)
       if (!view.is_live(replica)) p.offline_replicas.push_back(replica.value());
-    if (!partition.state || partition.state->leader == no_broker || !view.is_live(partition.state->leader)) {
-      p.error_code = ctx.error(p::error_code::leader_not_available);
+    const auto leader = partition.state ? view.brokers.find(partition.state->leader) : view.brokers.end();
+    const bool reachable = leader != view.brokers.end() && leader->second.endpoint_of(ctx.connection.listener);
+    if (!partition.state || partition.state->leader == no_broker || !view.is_live(partition.state->leader) ||
+        !reachable) {
+      // A live leader without the client's listener is LISTENER_NOT_FOUND from v6 on, as in Kafka.
+      const bool listener_missing = leader != view.brokers.end() && view.is_live(leader->first) && !reachable;
+      p.error_code = ctx.error(listener_missing && ctx.version() >= 6 ? p::error_code::listener_not_found
+                                                                      : p::error_code::leader_not_available);
       p.leader_id = no_broker;
       if (partition.state) p.isr_nodes = raw_ids(partition.state->isr);
       continue;
@@ -59,7 +65,10 @@ topic_response missing(request_context& ctx, const std::string& name, p::error_c
 awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadata_request& request) {
   auto view = ctx.broker.cluster.view();
   p::metadata_response response;
-  for (const auto& [id, b] : view->brokers) response.brokers.push_back({id, b.host, b.port, b.rack});
+  // Each broker's address on the listener this request came in on; a broker without that listener is left out.
+  for (const auto& [id, b] : view->brokers)
+    if (const auto* address = b.endpoint_of(ctx.connection.listener))
+      response.brokers.push_back({id, address->host, address->port, b.rack});
   response.cluster_id = view->cluster_id;
   response.controller_id = view->controller;
 

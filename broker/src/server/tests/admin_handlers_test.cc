@@ -89,7 +89,8 @@ TEST_F(handlers_test, elect_leaders_answers_each_partitions_outcome) {
 TEST_F(handlers_test, partition_reassignments_start_list_and_cancel) {
   replicated_topic("moving");
   cluster_.edit([](coord::cluster_view& v) {
-    v.brokers[broker_id{3}] = coord::broker_info{broker_id{3}, "127.0.0.3", 9094, std::nullopt, {}, 3};
+    v.brokers[broker_id{3}] = coord::broker_info{
+        broker_id{3}, "127.0.0.3", 9094, std::nullopt, {{"PLAINTEXT", "PLAINTEXT", "127.0.0.3", 9094}}, 3};
   });
   const auto alter = [&](std::int32_t partition, std::optional<std::vector<std::int32_t>> replicas) {
     p::alter_partition_reassignments_request request;
@@ -196,8 +197,12 @@ TEST_F(handlers_test, create_topics_places_replicas_across_racks) {
   cluster_.edit([](coord::cluster_view& v) {
     v.brokers[broker_id{1}].rack = "zone-a";
     for (const std::int32_t id : {2, 3, 4})
-      v.brokers[broker_id{id}] =
-          coord::broker_info{broker_id{id}, "127.0.0.1", 9092 + id, id <= 2 ? "zone-a" : "zone-b", {}, id};
+      v.brokers[broker_id{id}] = coord::broker_info{broker_id{id},
+                                                    "127.0.0.1",
+                                                    9092 + id,
+                                                    id <= 2 ? "zone-a" : "zone-b",
+                                                    {{"PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092 + id}},
+                                                    id};
   });
   p::create_topics_request request;
   request.timeout_ms = 1000;

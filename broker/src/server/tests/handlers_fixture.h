@@ -31,7 +31,8 @@ class test_cluster final : public cluster_metadata, public cluster_writes {
  public:
   test_cluster() {
     auto v = std::make_shared<coord::cluster_view>();
-    v->brokers[broker_id{1}] = coord::broker_info{broker_id{1}, "127.0.0.1", 9092, std::nullopt, {}, 1};
+    v->brokers[broker_id{1}] = coord::broker_info{
+        broker_id{1}, "127.0.0.1", 9092, std::nullopt, {{"PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092}}, 1};
     v->controller = broker_id{1};
     view_ = v;
   }
@@ -216,7 +217,8 @@ class handlers_test : public ::testing::Test {
   // A topic led here in epoch 0, with broker 2 a follower in the ISR.
   void replicated_topic(const std::string& name, coord::layout::config_map config = {}) {
     cluster_.edit([&](coord::cluster_view& v) {
-      v.brokers[broker_id{2}] = coord::broker_info{broker_id{2}, "127.0.0.2", 9093, std::nullopt, {}, 2};
+      v.brokers[broker_id{2}] = coord::broker_info{
+          broker_id{2}, "127.0.0.2", 9093, std::nullopt, {{"PLAINTEXT", "PLAINTEXT", "127.0.0.2", 9093}}, 2};
       auto& topic = v.topics[name];
       topic.config = std::move(config);
       topic.partitions[partition_id{0}] = {

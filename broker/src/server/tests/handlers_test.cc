@@ -138,7 +138,8 @@ TEST_F(handlers_test, fetch_of_an_unknown_topic_waits_for_the_known_ones) {
 // and names the leader and its address (KIP-951), so the client goes there without a metadata refresh.
 TEST_F(handlers_test, fetch_from_a_non_leader_answers_at_once_and_points_to_the_leader) {
   cluster_.edit([](coord::cluster_view& v) {
-    v.brokers[broker_id{2}] = coord::broker_info{broker_id{2}, "127.0.0.2", 9093, "rack-b", {}, 2};
+    v.brokers[broker_id{2}] = coord::broker_info{
+        broker_id{2}, "127.0.0.2", 9093, "rack-b", {{"PLAINTEXT", "PLAINTEXT", "127.0.0.2", 9093}}, 2};
     v.topics["elsewhere"].partitions[partition_id{0}] = {
         {broker_id{2}}, coord::partition_state{broker_id{2}, leader_epoch{4}, {broker_id{2}}, 1, 0, written}};
   });
@@ -160,6 +161,41 @@ TEST_F(handlers_test, fetch_from_a_non_leader_answers_at_once_and_points_to_the_
   EXPECT_EQ(response.node_endpoints[0].host, "127.0.0.2");
   EXPECT_EQ(response.node_endpoints[0].port, 9093);
   EXPECT_EQ(response.node_endpoints[0].rack, "rack-b");
+}
+
+// Clients get each broker's address on the listener they connected to (listeners, advertised.listeners): a broker
+// without that listener is left out of Metadata, and a partition it leads is LISTENER_NOT_FOUND from v6 on.
+TEST_F(handlers_test, metadata_answers_with_addresses_on_the_clients_listener) {
+  cluster_.edit([](coord::cluster_view& v) {
+    v.brokers[broker_id{1}].endpoints.push_back({"EXTERNAL", "PLAINTEXT", "203.0.113.1", 31090});
+    v.brokers[broker_id{2}] = coord::broker_info{
+        broker_id{2}, "127.0.0.2", 9093, std::nullopt, {{"PLAINTEXT", "PLAINTEXT", "127.0.0.2", 9093}}, 2};
+    v.topics["elsewhere"].partitions[partition_id{0}] = {
+        {broker_id{2}}, coord::partition_state{broker_id{2}, leader_epoch{4}, {broker_id{2}}, 1, 0, written}};
+  });
+  const auto partition_of = [](const p::metadata_response& r) {
+    for (const auto& t : r.topics)
+      if (t.name == "elsewhere") return t.partitions.at(0);
+    throw std::runtime_error("no topic elsewhere");
+  };
+  p::metadata_request request;
+  connection_.listener = "EXTERNAL";
+  auto response = run(handlers::handle_metadata, request, 12);
+  ASSERT_EQ(response.brokers.size(), 1u);
+  EXPECT_EQ(response.brokers[0].node_id, broker_id{1});
+  EXPECT_EQ(response.brokers[0].host, "203.0.113.1");
+  EXPECT_EQ(response.brokers[0].port, 31090);
+  EXPECT_EQ(partition_of(response).error_code, p::code(p::error_code::listener_not_found));
+  EXPECT_EQ(partition_of(response).leader_id, no_broker);
+  EXPECT_EQ(partition_of(run(handlers::handle_metadata, request, 5)).error_code,
+            p::code(p::error_code::leader_not_available));
+
+  connection_.listener = "PLAINTEXT";
+  response = run(handlers::handle_metadata, request, 12);
+  ASSERT_EQ(response.brokers.size(), 2u);
+  EXPECT_EQ(response.brokers[0].host, "127.0.0.1");
+  EXPECT_EQ(partition_of(response).error_code, 0);
+  EXPECT_EQ(partition_of(response).leader_id, broker_id{2});
 }
 
 // Fetch v13+ names topics by id. A known id is served from its topic. An unknown one, say of a deleted or

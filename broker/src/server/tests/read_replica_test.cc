@@ -84,7 +84,8 @@ TEST_F(read_replica_test, without_replica_selector_class_every_consumer_reads_fr
 // sent to the leader.
 TEST_F(handlers_test, a_follower_serves_consumers_up_to_its_high_watermark) {
   cluster_.edit([](coord::cluster_view& v) {
-    v.brokers[broker_id{2}] = coord::broker_info{broker_id{2}, "127.0.0.2", 9093, std::nullopt, {}, 2};
+    v.brokers[broker_id{2}] = coord::broker_info{
+        broker_id{2}, "127.0.0.2", 9093, std::nullopt, {{"PLAINTEXT", "PLAINTEXT", "127.0.0.2", 9093}}, 2};
     v.topics["far"].partitions[partition_id{0}] = {
         {broker_id{2}, broker_id{1}},
         coord::partition_state{broker_id{2}, leader_epoch{3}, {broker_id{2}, broker_id{1}}, 1, 0, written}};
