@@ -67,10 +67,11 @@ def wait_until(condition, timeout=30.0, interval=0.05, what="condition"):
 
 
 class Cluster:
-    def __init__(self, brokers, overrides=(), racks=()):
+    def __init__(self, brokers, overrides=(), racks=(), external_host=None):
         self.brokers = brokers
         self.overrides = list(overrides)
         self.racks = list(racks)  # broker i gets broker.rack racks[i % len(racks)]
+        self.external_host = external_host  # a second listener, EXTERNAL, on this address (same ports)
         self.base_port = _free_base(brokers)
         self.zk_port = self.base_port - 1
         self.data = tempfile.mkdtemp(prefix="ferry-it-")
@@ -90,6 +91,8 @@ class Cluster:
             args += ["--override", o]
         if self.racks:
             args += ["--racks", ",".join(self.racks)]
+        if self.external_host:
+            args += ["--external-host", self.external_host]
         out = self.run(*args)
         assert out.stdout.strip().splitlines()[-1] == self.bootstrap
 
@@ -253,10 +256,10 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def started_cluster(brokers, overrides=(), racks=()):
+def started_cluster(brokers, overrides=(), racks=(), external_host=None):
     """A cluster for one module's own fixture (other sizes or settings than `cluster`): started, yielded,
     stopped, and checked for sanitizer reports."""
-    c = Cluster(brokers, overrides, racks)
+    c = Cluster(brokers, overrides, racks, external_host)
     try:
         c.up()
     except BaseException:

@@ -57,7 +57,7 @@ def test_lint_and_unit_tests(helm_bin):
 @pytest.mark.parametrize("setting, message", [
     ("zookeeper.replicas=2", "at '/zookeeper/replicas': value must be one of 1, 3, 5, 7"),
     ("broker.replicas=0", "at '/broker/replicas': minimum: got 0, want 1"),
-    ("broker.external.enabled=true", "at '/broker/external/enabled': value must be false"),
+    ("broker.external.type=ClusterIP", "at '/broker/external/type': value must be one of 'NodePort', 'LoadBalancer'"),
     ("broker.replica=3", "additional properties 'replica' not allowed"),
     ("operator.logFormat=xml", "at '/operator/logFormat': value must be one of 'json', 'text'"),
     ("broker.config.broker\\.id=7", "broker.config.broker.id is set by the chart"),

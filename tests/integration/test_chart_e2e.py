@@ -30,6 +30,7 @@ PROMETHEUS_TOOLS = os.path.join(SOURCE_DIR, "scripts", "prometheus-tools")
 NS = "ferry"
 TAG = "e2e"
 TOPIC = "e2e-orders"
+NODE_PORT_BASE = 31090
 
 
 class Installation:
@@ -124,7 +125,9 @@ VALUES = ["image.repository=localhost/ferry", f"image.tag={TAG}", "image.pullPol
           # One node: requests sized so that four brokers, three ZooKeeper servers and the rest fit.
           "broker.resources.requests.cpu=50m", "broker.resources.requests.memory=128Mi",
           "zookeeper.resources.requests.cpu=20m", "zookeeper.resources.requests.memory=128Mi",
-          "operator.groupStatusIntervalSeconds=5"]
+          "operator.groupStatusIntervalSeconds=5",
+          # Every broker also reachable from outside the cluster (here: the host) at the node's address.
+          "broker.external.enabled=true", f"broker.external.nodePortBase={NODE_PORT_BASE}"]
 
 
 def test_install_brings_up_zookeeper_brokers_and_operator(ferry):
@@ -170,6 +173,32 @@ def test_topic_resource_and_a_client_pod_through_the_bootstrap_service(ferry):
         kcat -C -b "$BOOTSTRAP" -t {TOPIC} -o beginning -e -q | sort -n | uniq | wc -l
     """)
     assert out.strip().splitlines()[-1] == "1000", out
+
+
+def test_clients_outside_the_cluster_are_given_each_brokers_external_address(ferry):
+    """kcat on the host, outside the pod network's DNS: it bootstraps from broker 0's node port and is told every
+    broker's node address and node port (listener EXTERNAL), while clients in pods keep the in-cluster names."""
+    node = json.loads(ferry.kube.kubectl("get", "nodes", "-o", "json").stdout)["items"][0]
+    address = next(a["address"] for a in node["status"]["addresses"] if a["type"] == "InternalIP")
+    bootstrap = f"{address}:{NODE_PORT_BASE}"
+    metadata = subprocess.run(["kcat", "-L", "-J", "-b", bootstrap, "-m", "10"], capture_output=True, text=True,
+                              timeout=60)
+    assert metadata.returncode == 0, metadata.stderr
+    brokers = {b["id"]: b["name"] for b in json.loads(metadata.stdout)["brokers"]}
+    assert brokers == {i: f"{address}:{NODE_PORT_BASE + i}" for i in range(3)}, brokers
+    produce = subprocess.run(["kcat", "-P", "-b", bootstrap, "-t", TOPIC, "-X", "acks=all"],
+                             input="".join(f"outside-{i}\n" for i in range(200)), capture_output=True, text=True,
+                             timeout=60)
+    assert produce.returncode == 0, produce.stderr
+    consume = subprocess.run(["kcat", "-C", "-b", bootstrap, "-t", TOPIC, "-o", "beginning", "-e", "-q"],
+                             capture_output=True, text=True, timeout=60)
+    assert consume.returncode == 0, consume.stderr
+    assert sum(1 for line in consume.stdout.splitlines() if line.startswith("outside-")) == 200
+    # The registration carries both listeners, the inter-broker one first.
+    status, body = ferry.admin(1, "/v1/brokers")
+    assert status == 200
+    endpoints = {b["id"]: [e["listener"] for e in b["endpoints"]] for b in body["brokers"]}
+    assert endpoints == {i: ["INTERNAL", "EXTERNAL"] for i in range(3)}, endpoints
 
 
 def prometheus_config(ferry, path):

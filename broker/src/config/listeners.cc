@@ -62,7 +62,8 @@ std::vector<std::pair<std::string, endpoint>> parse_addresses(const std::string&
     if (colon == std::string::npos) fail(key, value, "expected NAME://host:port, e.g. PLAINTEXT://:9092");
     endpoint e;
     e.host = rest.substr(0, colon);
-    if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') e.host = e.host.substr(1, e.host.size() - 2);
+    if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']')
+      e.host = e.host.substr(1, e.host.size() - 2);
     const auto port_text = rest.substr(colon + 1);
     const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), e.port);
     if (ec != std::errc{} || end != port_text.data() + port_text.size() || port_text.empty())
@@ -85,12 +86,15 @@ std::map<std::string, std::string> parse_protocol_map(const std::map<std::string
   }
   for (const auto& item : items(it->second)) {
     const auto colon = item.find(':');
-    if (colon == std::string::npos) fail(it->first, it->second, "expected NAME:PROTOCOL pairs, e.g. INTERNAL:PLAINTEXT");
+    if (colon == std::string::npos)
+      fail(it->first, it->second, "expected NAME:PROTOCOL pairs, e.g. INTERNAL:PLAINTEXT");
     const auto name = upper(trim(item.substr(0, colon)));
     const auto protocol = upper(trim(item.substr(colon + 1)));
     if (std::find(security_protocols.begin(), security_protocols.end(), protocol) == security_protocols.end())
-      fail(it->first, it->second, "unknown security protocol '" + protocol + "' (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)");
-    if (!valid_name(name) || out.contains(name)) fail(it->first, it->second, "listener '" + name + "' is named twice or badly");
+      fail(it->first, it->second,
+           "unknown security protocol '" + protocol + "' (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)");
+    if (!valid_name(name) || out.contains(name))
+      fail(it->first, it->second, "listener '" + name + "' is named twice or badly");
     out[name] = protocol;
   }
   return out;
@@ -127,19 +131,22 @@ listeners_config parse_listeners(const std::map<std::string, std::string>& setti
       for (std::size_t j = 0; j < i; ++j) {
         const auto& a = out.listeners[i].bind;
         const auto& b = out.listeners[j].bind;
-        const bool overlap = a.host == b.host || a.host.empty() || b.host.empty() || a.host == "0.0.0.0" ||
-                             b.host == "0.0.0.0";
+        const bool overlap =
+            a.host == b.host || a.host.empty() || b.host.empty() || a.host == "0.0.0.0" || b.host == "0.0.0.0";
         if (a.port != 0 && a.port == b.port && overlap)
-          fail("listeners", *value, "listeners " + out.listeners[j].name + " and " + out.listeners[i].name +
-                                        " would share port " + std::to_string(a.port));
+          fail("listeners", *value,
+               "listeners " + out.listeners[j].name + " and " + out.listeners[i].name + " would share port " +
+                   std::to_string(a.port));
       }
   }
   const auto protocols = parse_protocol_map(settings);
   for (const auto& l : out.listeners) {
     const auto p = protocols.find(l.name);
     if (p == protocols.end())
-      throw config_exception("listener " + l.name + " in 'listeners' has no security protocol: add it to "
-                             "'listener.security.protocol.map', e.g. " + l.name + ":PLAINTEXT");
+      throw config_exception("listener " + l.name +
+                             " in 'listeners' has no security protocol: add it to "
+                             "'listener.security.protocol.map', e.g. " +
+                             l.name + ":PLAINTEXT");
     if (p->second != "PLAINTEXT")
       throw config_exception("listener " + l.name + " in 'listeners' uses security protocol " + p->second +
                              " ('listener.security.protocol.map'): only PLAINTEXT is served (TLS and SASL come later)");
@@ -172,8 +179,10 @@ listeners_config parse_listeners(const std::map<std::string, std::string>& setti
                                   [&](const auto& l) { return l.name == out.inter_broker && l.advertised; });
   if (inter == out.listeners.end()) {
     if (!setting("inter.broker.listener.name"))
-      throw config_exception("no listener is named PLAINTEXT: set 'inter.broker.listener.name' to the one brokers "
-                             "reach each other through (" + names_of(out.listeners, true) + ")");
+      throw config_exception(
+          "no listener is named PLAINTEXT: set 'inter.broker.listener.name' to the one brokers "
+          "reach each other through (" +
+          names_of(out.listeners, true) + ")");
     fail("inter.broker.listener.name", out.inter_broker,
          "must be a listener in 'advertised.listeners' (" + names_of(out.listeners, true) + ")");
   }

@@ -23,8 +23,8 @@
 #include "kube/informer.h"
 #include "kube/leader_election.h"
 #include "kube/metrics.h"
+#include "manager/broker_identity.h"
 #include "manager/health_server.h"
-#include "manager/node_rack.h"
 #include "manager/options.h"
 #include "topics/topic_controller.h"
 
@@ -249,8 +249,8 @@ int run(const manager::options& o) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args.front() == "node-rack")
-    return ferry::manager::run_node_rack({args.begin() + 1, args.end()});
+  if (!args.empty() && args.front() == "broker-identity")
+    return ferry::manager::run_broker_identity({args.begin() + 1, args.end()});
   const auto parsed = ferry::manager::parse_options(args);
   if (!parsed.parsed) {
     if (parsed.error.empty()) {
