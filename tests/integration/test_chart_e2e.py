@@ -257,11 +257,15 @@ def test_prometheus_scrapes_with_the_charts_configuration_and_dashboards_have_da
         assert sorted(prometheus.label_values("broker", 'up{job="ferry-broker"}')) == ["0", "1", "2"]
         assert prometheus.label_values("cluster", 'up{job="ferry-broker"}') == ["ferry"]
         dashboards = dash.rp.load_dashboards()
+        # Each variable offers this cluster's values, and every panel has data with the variables at "All" and
+        # at one value each.
+        chosen = {"namespace": NS, "cluster": "ferry", "broker": "1", "topic": TOPIC, "group": "e2e-lagging"}
         failures = []
 
         def all_pass():
-            failures[:] = dash.check_variables(prometheus, dashboards) + \
-                dash.check_panels(prometheus, dashboards, dash.rp.all_values)
+            failures[:] = dash.check_variables(prometheus, dashboards, chosen) + \
+                dash.check_panels(prometheus, dashboards, dash.rp.all_values) + \
+                dash.check_panels(prometheus, dashboards, lambda d: {v: chosen[v] for v in dash.rp.all_values(d)})
             return not failures
         try:
             wait_until(all_pass, timeout=180, interval=3, what="every dashboard query to return data")

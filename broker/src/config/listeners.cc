@@ -153,12 +153,13 @@ listeners_config parse_listeners(const std::map<std::string, std::string>& setti
   }
 
   if (const auto value = setting("advertised.listeners")) {
-    for (auto& [name, address] : parse_addresses("advertised.listeners", *value)) {
+    for (auto& advertised : parse_addresses("advertised.listeners", *value)) {
+      const auto& name = advertised.first;
       auto it = std::find_if(out.listeners.begin(), out.listeners.end(), [&](const auto& l) { return l.name == name; });
       if (it == out.listeners.end())
         fail("advertised.listeners", *value,
              "listener " + name + " is not in 'listeners' (" + names_of(out.listeners, false) + ")");
-      it->advertised = std::move(address);
+      it->advertised = std::move(advertised.second);
     }
   } else {
     for (auto& l : out.listeners) l.advertised = l.bind;
