@@ -288,10 +288,25 @@ def test_scale_out_rebalances_and_scale_in_drains_first(ferry):
     args = ["upgrade", "ferry", CHART, "--namespace", NS, "--reuse-values", "--set", "broker.replicas=4",
             "--wait", "--timeout", "5m"]
     ferry.helm(*args)
-    wait_until(lambda: broker_replica_counts(ferry, TOPIC).get(3, 0) >= 4, timeout=180, interval=1,
-               what="the operator to move replicas onto broker 3")
-    counts = broker_replica_counts(ferry, TOPIC)
-    assert max(counts.values()) - min(counts.values()) <= 1, counts
+    # The operator balances the replicas of all managed topics together (not each topic on its own). A move in
+    # flight lists the old and the new replicas together: done means every partition of a topic has as many.
+    def balanced():
+        status, topics = ferry.admin(0, "/v1/topics")
+        if status != 200:
+            return False
+        counts = {b: 0 for b in range(4)}
+        for t in topics["topics"]:
+            if t["name"].startswith("__"):
+                continue
+            partitions = ferry.replicas_of(t["name"]).values()
+            if len({len(p["replicas"]) for p in partitions}) != 1:
+                return False
+            for p in partitions:
+                for r in p["replicas"]:
+                    counts[r] += 1
+        return max(counts.values()) - min(counts.values()) <= 1 and counts
+    counts = wait_until(balanced, timeout=240, interval=1, what="the operator to balance replicas onto broker 3")
+    assert counts[3] > 0, counts
 
     ferry.helm("upgrade", "ferry", CHART, "--namespace", NS, "--reuse-values", "--set", "broker.replicas=3")
     sts = ferry.kube.get("statefulset", "ferry-broker", namespace=NS)
