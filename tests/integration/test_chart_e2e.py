@@ -384,7 +384,9 @@ def test_rolling_restart_under_a_producer_loses_nothing(ferry):
         return pod["status"].get("phase") in ("Succeeded", "Failed")
     wait_until(done, timeout=600, interval=1, what="the producer to finish")
     logs = ferry.kube.kubectl("logs", "e2e-producer", "-n", NS).stdout
-    assert "producer exit 0" in logs and "Delivery failed" not in logs and "ERROR" not in logs, logs
+    # Disconnects from restarting brokers are logged ("Broker transport failure") and retried; a record the
+    # producer gave up on would be "Delivery failed".
+    assert "producer exit 0" in logs and "Delivery failed" not in logs, logs
     out = ferry.run_pod("e2e-roll-check", f"""
         kcat -C -b "$BOOTSTRAP" -t {TOPIC} -o beginning -e -q | grep '^roll-' | sort | uniq | wc -l
     """)
