@@ -104,11 +104,13 @@ std::error_code validate_batch(std::span<const std::byte> batch, const validatio
   if (!count_ok) return errc::invalid_record_count;
   if (static_cast<std::uint8_t>(header.codec()) > static_cast<std::uint8_t>(compression::zstd))
     return errc::unsupported_compression;
-  if (header.producer().value() >= 0 && header.base_sequence() < 0) return errc::invalid_producer_fields;
   if (rules.from_client) {
     if (header.base_offset().value() != 0) return errc::nonzero_base_offset;
     if (header.is_control()) return errc::control_batch_from_client;
   }
+  // Transaction markers carry their producer without a sequence (model/control_record.h).
+  if (header.producer().value() >= 0 && header.base_sequence() < 0 && !header.is_control())
+    return errc::invalid_producer_fields;
   // The base offset is outside the CRC, so a damaged stored batch can have any (found by record_batch_fuzz).
   if (!header.offsets_fit()) return errc::offset_overflow;
   return {};

@@ -126,6 +126,8 @@ std::string_view name(error_code e) {
       return "INVALID_PRODUCER_ID_MAPPING";
     case error_code::invalid_transaction_timeout:
       return "INVALID_TRANSACTION_TIMEOUT";
+    case error_code::transaction_coordinator_fenced:
+      return "TRANSACTION_COORDINATOR_FENCED";
     case error_code::kafka_storage_error:
       return "KAFKA_STORAGE_ERROR";
     case error_code::unknown_producer_id:

@@ -43,6 +43,7 @@ enum class error_code : std::int16_t {
   invalid_txn_state = 48,
   invalid_producer_id_mapping = 49,
   invalid_transaction_timeout = 50,
+  transaction_coordinator_fenced = 52,
   cluster_authorization_failed = 31,
   kafka_storage_error = 56,
   unknown_producer_id = 59,

@@ -208,6 +208,15 @@ result<storage::append_result> partition::append(std::span<std::byte> batch) {
   return appended;
 }
 
+result<storage::append_result> partition::append_marker(producer_id producer, producer_epoch epoch,
+                                                        model::txn_marker marker) {
+  if (!leader_.load()) return errc::not_leader;
+  FERRY_TRY(auto appended, log_->append_marker(producer, epoch, marker, this->epoch()));
+  advance_high_watermark();
+  if (!appended.flush_required) notify_waiters();
+  return appended;
+}
+
 result<void> partition::flush(offset upto) {
   FERRY_TRY(log_->flush(upto));
   advance_high_watermark();
@@ -215,13 +224,13 @@ result<void> partition::flush(offset upto) {
   return success();
 }
 
-result<storage::read_result> partition::read(offset from, std::uint64_t max_bytes) {
+result<storage::read_result> partition::read(offset from, std::uint64_t max_bytes, isolation level) {
   if (!leader_.load()) return errc::not_leader;
-  return read_any_replica(from, max_bytes);
+  return read_any_replica(from, max_bytes, level);
 }
 
-result<storage::read_result> partition::read_any_replica(offset from, std::uint64_t max_bytes) {
-  return log_->read(from, max_bytes, high_watermark());
+result<storage::read_result> partition::read_any_replica(offset from, std::uint64_t max_bytes, isolation level) {
+  return log_->read(from, max_bytes, level == isolation::read_committed ? last_stable_offset() : high_watermark());
 }
 
 result<storage::read_result> partition::read_for_follower(broker_id follower, offset from, std::uint64_t max_bytes,

@@ -89,6 +89,8 @@ class partition {
   // errc::not_leader when this replica does not lead. When the result says flush_required, the batch counts
   // as acknowledged (and becomes visible) only after flush() up to its end succeeded.
   result<storage::append_result> append(std::span<std::byte> batch);
+  // A transaction marker (storage/log.h append_marker), as a leader writes it for the transaction coordinator.
+  result<storage::append_result> append_marker(producer_id producer, producer_epoch epoch, model::txn_marker marker);
   // Follower side, for the replica fetcher (blocking: not on a network thread). errc::not_follower while
   // this replica leads. append_from_leader stores the leader's batches as they are and follows the leader's
   // high watermark as far as the log reaches (only forward); truncate_to and reset_to are the log's, with
@@ -101,11 +103,19 @@ class partition {
   // fsyncs the log up to `upto` (blocking: not on a network thread), then moves the high watermark.
   result<void> flush(offset upto);
 
-  // What a consumer may read: from `from`, up to the high watermark. errc::not_leader unless this replica leads.
-  result<storage::read_result> read(offset from, std::uint64_t max_bytes);
+  // A consumer's isolation.level: read_uncommitted reads up to the high watermark, read_committed up to the last
+  // stable offset (storage/log.h), below every transaction not yet ended.
+  enum class isolation { read_uncommitted, read_committed };
+  // What a consumer may read: from `from`, up to the high watermark or the last stable offset. errc::not_leader
+  // unless this replica leads.
+  result<storage::read_result> read(offset from, std::uint64_t max_bytes, isolation level);
   // The same from this replica whatever its role: a consumer's fetch from a follower (KIP-392) reads up to the
   // high watermark the follower learned from its leader.
-  result<storage::read_result> read_any_replica(offset from, std::uint64_t max_bytes);
+  result<storage::read_result> read_any_replica(offset from, std::uint64_t max_bytes, isolation level);
+  // The aborted transactions a read_committed read of [from, upto) returns to the consumer.
+  result<std::vector<storage::aborted_txn>> aborted_transactions(offset from, offset upto) {
+    return log_->aborted_transactions(from, upto);
+  }
   // A follower's fetch from `from`: that is where its log ends, so the high watermark may move (waking
   // whoever waits on it); then it reads up to the log end. errc::not_leader when this replica does not lead,
   // or `follower` is not an assigned replica.
@@ -127,6 +137,7 @@ class partition {
   void isr_change_failed();
 
   [[nodiscard]] offset high_watermark() const { return offset{high_watermark_.load()}; }
+  [[nodiscard]] offset last_stable_offset() const { return log_->last_stable_offset(high_watermark()); }
   [[nodiscard]] offset log_start_offset() const { return log_->log_start_offset(); }
   [[nodiscard]] offset log_end_offset() const { return log_->log_end_offset(); }
 

@@ -58,6 +58,10 @@ error_code to_kafka_error(const std::error_code& error) {
         return error_code::corrupt_message;
       case storage::errc::out_of_order_offsets:
         return error_code::unknown_server_error;
+      case storage::errc::invalid_txn_state:
+        return error_code::invalid_txn_state;
+      case storage::errc::coordinator_fenced:
+        return error_code::transaction_coordinator_fenced;
     }
   }
   if (category == replication::error_category()) {

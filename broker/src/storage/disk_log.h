@@ -61,6 +61,10 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   result<void> load_leader_epochs(offset trusted_below);
 
   result<append_result> append(std::span<std::byte> batch, leader_epoch epoch) override;
+  result<append_result> append_marker(producer_id producer, producer_epoch epoch, model::txn_marker marker,
+                                      leader_epoch leader) override;
+  offset last_stable_offset(offset high_watermark) override;
+  result<std::vector<aborted_txn>> aborted_transactions(offset from, offset upto) override;
   result<read_result> read(offset from, std::uint64_t max_bytes, offset upto) override;
   result<std::optional<timestamp_match>> offset_for_timestamp(std::int64_t ts) override;
   std::optional<timestamp_match> max_timestamp() override;
@@ -121,6 +125,13 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   // The segment after `s`, nullptr for the last. Call with segments_mutex_ held.
   [[nodiscard]] std::shared_ptr<segment> segment_after(const segment& s) const;
   [[nodiscard]] std::vector<std::shared_ptr<segment>> all_segments() const;
+  // The write of append(), for a batch whose checks passed: assigns its offsets and leader epoch, rolls if need be,
+  // writes it to the active segment and moves the log end. The producer state is the caller's. Call with
+  // write_mutex_ held.
+  result<append_result> write_locked(std::span<std::byte> batch, leader_epoch epoch);
+  // Records a marker batch appended or replayed in `holder`: the producer state, and an aborted transaction's
+  // index entry. Call with producers_mutex_ held.
+  result<void> note_marker(const model::batch_header_view& header, std::span<const std::byte> batch, segment& holder);
   result<void> maybe_roll(std::uint64_t batch_size, offset last);
   result<void> roll();
   // Background half of a roll: seals `rolled`, makes the new segment's directory entry durable, writes the

@@ -25,6 +25,10 @@ const char* describe(errc e) {
       return "a replicated batch does not start at the log end";
     case errc::missing_key:
       return "Compacted topic cannot accept message without key";
+    case errc::invalid_txn_state:
+      return "a non-transactional batch from a producer whose transaction is still open";
+    case errc::coordinator_fenced:
+      return "the transaction marker comes from an older transaction coordinator epoch";
     case errc::topic_id_mismatch:
       return "the log on disk belongs to another topic of the same name (its partition.metadata has another topic id)";
   }

@@ -18,6 +18,8 @@ enum class errc {
   log_dir_in_use,           // startup only: another process holds the log dir's lock
   out_of_order_offsets,     // UNKNOWN_SERVER_ERROR (-1): a replicated batch does not start at the follower's log end
   missing_key,              // CORRUPT_MESSAGE (2): a record without a key for a compacted log (as Kafka refuses it)
+  invalid_txn_state,        // INVALID_TXN_STATE (48): a non-transactional batch from a producer inside a transaction
+  coordinator_fenced,       // TRANSACTION_COORDINATOR_FENCED (52): a marker from an older coordinator epoch
 };
 
 const std::error_category& error_category();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,7 +14,11 @@ namespace ferry::storage {
 inline constexpr std::string_view log_suffix = ".log";               // a segment's batches (segment.h)
 inline constexpr std::string_view index_suffix = ".index";           // offset_index.h
 inline constexpr std::string_view time_index_suffix = ".timeindex";  // time_index.h
+inline constexpr std::string_view txn_index_suffix = ".txnindex";    // txn_index.h; only once a segment has one
 inline constexpr std::string_view snapshot_suffix = ".snapshot";     // producer_state.h
+// Every file of a segment (segment.h).
+inline constexpr std::array<std::string_view, 4> segment_file_suffixes = {log_suffix, index_suffix, time_index_suffix,
+                                                                          txn_index_suffix};
 // Appended to a segment file's name when retention removes it; the file is deleted file.delete.delay.ms later
 // (and at startup, if the broker stopped before that).
 inline constexpr std::string_view deleted_suffix = ".deleted";

@@ -90,6 +90,16 @@ result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch 
                            false};
     }
   }
+  FERRY_TRY(auto written, write_locked(batch, epoch));
+  if (idempotent) {
+    std::lock_guard producers_lock(producers_mutex_);
+    producers_.update(header);
+  }
+  return written;
+}
+
+result<append_result> disk_log::write_locked(std::span<std::byte> batch, leader_epoch epoch) {
+  const model::batch_header_view header(batch);
   const offset base = log_end_offset();
   // Only a damaged log ends so near INT64_MAX (a segment file named there) that a batch's offsets run past it.
   if (base.value() > INT64_MAX - 1 - header.last_offset_delta()) return errc::corrupt_log;
@@ -105,10 +115,6 @@ result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch 
   }
   if (auto written = segments_.back()->append(batch, config_.index_interval_bytes, now_ms); !written)
     return io_failed("writing " + std::to_string(batch.size()) + " bytes", written.error());
-  if (idempotent) {
-    std::lock_guard producers_lock(producers_mutex_);
-    producers_.update(header);
-  }
   if (epoch.value() >= 0 && epoch.value() != latest_epoch_.load(std::memory_order_relaxed)) record_epoch(epoch, base);
   // Kafka's unflushed messages: the offsets appended since the recovery point.
   const bool flush_required = next(last).value() - flushed_.load(std::memory_order_acquire) >= config_.flush_messages;
@@ -533,9 +539,21 @@ result<void> disk_log::load_producer_state() {
   for (const auto& seg : segments_) {
     const auto at = seg->committed();
     if (at.next_offset <= replay_from) continue;
-    FERRY_TRY(seg->visit(std::max(replay_from, seg->base_offset()), at, [&](const model::batch_header_view& header) {
-      if (header.producer().value() >= 0) producers_.update(header);
-    }));
+    // The replay writes the transaction index entries of the markers it passes again.
+    if (auto removed = seg->remove_aborted_from(replay_from); !removed)
+      return io_failed("rewriting the transaction index of segment " + std::to_string(seg->base_offset().value()),
+                       removed.error());
+    result<void> noted = success();
+    FERRY_TRY(seg->visit(std::max(replay_from, seg->base_offset()), at,
+                         [&](const model::batch_header_view& header, std::span<const std::byte> control_batch) {
+                           if (header.producer().value() < 0 || !noted) return;
+                           if (header.is_control()) {
+                             noted = note_marker(header, control_batch, *seg);
+                           } else {
+                             producers_.update(header);
+                           }
+                         }));
+    if (!noted) return noted.error();
   }
   return success();
 }
@@ -562,9 +580,11 @@ result<void> disk_log::load_leader_epochs(offset trusted_below) {
   for (const auto& seg : segments_) {
     const auto at = seg->committed();
     if (at.next_offset <= replay_from) continue;
-    FERRY_TRY(seg->visit(std::max(replay_from, seg->base_offset()), at, [&](const model::batch_header_view& header) {
-      if (header.base_offset() >= replay_from) epochs_.assign(header.partition_leader_epoch(), header.base_offset());
-    }));
+    FERRY_TRY(seg->visit(std::max(replay_from, seg->base_offset()), at,
+                         [&](const model::batch_header_view& header, std::span<const std::byte>) {
+                           if (header.base_offset() >= replay_from)
+                             epochs_.assign(header.partition_leader_epoch(), header.base_offset());
+                         }));
   }
   epochs_.truncate_from_start(log_start_offset());
   const auto entries = epochs_.entries();
@@ -589,7 +609,7 @@ result<std::vector<offset>> tidy_directory(io::file_system& fs, const std::files
     // After complete_swaps, "*.swap" files are index files of a swap that had not begun.
     bool stale = name.ends_with(deleted_suffix) || name.ends_with(temporary_suffix) || name.ends_with(cleaned_suffix) ||
                  name.ends_with(swap_suffix);
-    for (const auto suffix : {index_suffix, time_index_suffix}) {
+    for (const auto suffix : {index_suffix, time_index_suffix, txn_index_suffix}) {
       const auto base = parse_offset_file_name(name, suffix);
       if (base && !std::binary_search(bases.begin(), bases.end(), *base)) stale = true;
     }
@@ -635,7 +655,7 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
         FERRY_LOG(warn, "storage") << "recovery: removing " << bases.size() - i - 1 << " unflushed segments of "
                                    << directory.string() << " after offset " << seg->committed().next_offset;
         for (std::size_t j = i + 1; j < bases.size(); ++j) {
-          for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+          for (const auto suffix : segment_file_suffixes) {
             FERRY_TRY(fs.remove(directory / offset_file_name(bases[j], suffix)));
           }
         }

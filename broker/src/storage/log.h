@@ -13,11 +13,13 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "io/file_system.h"
+#include "model/control_record.h"
 #include "model/ids.h"
 #include "storage/errc.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/log_config.h"
 #include "storage/producer_state.h"
+#include "storage/txn_index.h"
 
 namespace ferry::storage {
 
@@ -101,6 +103,20 @@ class log {
   // full or old (the rolled one is sealed in the background). Never fsyncs: when the flush policy wants a
   // flush, flush_required says so and the caller calls flush() off its network thread.
   virtual result<append_result> append(std::span<std::byte> batch, leader_epoch epoch) = 0;
+
+  // Transactions (producer_state.h). Appends a transaction marker for `producer` (a leader, on the transaction
+  // coordinator's WriteTxnMarkers): it ends the producer's open transaction, and an aborted one goes into the
+  // segment's transaction index (txn_index.h). invalid_producer_epoch or coordinator_fenced as producer_state.h
+  // says.
+  virtual result<append_result> append_marker(producer_id producer, producer_epoch epoch, model::txn_marker marker,
+                                              leader_epoch leader) = 0;
+  // How far read_committed consumers may read given the partition's high watermark: below the first offset of
+  // every transaction still open, or ended by a marker the high watermark has not passed; the high watermark
+  // itself when there is none.
+  virtual offset last_stable_offset(offset high_watermark) = 0;
+  // The aborted transactions that overlap [from, upto), oldest marker first: what a read_committed fetch of
+  // that range tells the consumer to drop.
+  virtual result<std::vector<aborted_txn>> aborted_transactions(offset from, offset upto) = 0;
 
   // Batches from the one containing `from` onwards, up to `max_bytes` (but always at least one whole batch
   // if any exists at or after `from`, so consumers make progress past a large batch), never past `upto`

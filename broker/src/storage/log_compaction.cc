@@ -2,6 +2,8 @@
 // the keys of the log's dirty part to their latest offsets, rewrites the cleanable segments without the records
 // those supersede, and swaps the rewritten segments in (file_names.h has the file protocol).
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "base/log.h"
 #include "model/batch_builder.h"
@@ -117,7 +119,7 @@ result<void> complete_swaps(io::file_system& fs, const std::filesystem::path& di
     for (const auto& other : names) {
       const auto old = parse_offset_file_name(other, log_suffix);
       if (!old || *old < *base || *old > through) continue;
-      for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+      for (const auto suffix : segment_file_suffixes) {
         FERRY_TRY(remove_if_present(fs, directory / offset_file_name(*old, suffix)));
       }
     }
@@ -161,6 +163,11 @@ result<void> disk_log::write_cleaner_state() {
 disk_log::cleanable_range disk_log::cleanable_range_of(const log_config& config, offset first_dirty,
                                                        std::int64_t now_ms) const {
   const auto all = all_segments();
+  std::optional<offset> open_txn;
+  {
+    std::lock_guard lock(producers_mutex_);
+    open_txn = producers_.first_open_txn();
+  }
   cleanable_range range;
   range.end = all.back()->base_offset();
   for (std::size_t i = 0; i + 1 < all.size(); ++i) {
@@ -169,7 +176,10 @@ disk_log::cleanable_range disk_log::cleanable_range_of(const log_config& config,
     // ones after it.
     const bool too_young = config.min_compaction_lag_ms > 0 && at.max_timestamp >= 0 &&
                            now_ms - at.max_timestamp < config.min_compaction_lag_ms;
-    if (!all[i]->sealed() || too_young) {
+    // Nothing from an open transaction on is cleaned: whether its records count is not decided yet (Kafka's
+    // cleaner stops at the first unstable offset too).
+    const bool unstable = open_txn && at.next_offset > *open_txn;
+    if (!all[i]->sealed() || too_young || unstable) {
       range.end = all[i]->base_offset();
       break;
     }
@@ -232,6 +242,7 @@ class disk_log::compaction_pass {
   result<compaction_result> run() {
     stats_.first_dirty = range_.first_dirty;
     if (range_.first_dirty >= range_.end && !tombstones_expired()) return stats_;
+    FERRY_TRY(find_aborted());
     FERRY_TRY(const offset mapped_end, map_dirty_keys());
     plan_groups(mapped_end);
     for (auto& g : groups_) {
@@ -261,6 +272,26 @@ class disk_log::compaction_pass {
 
   [[nodiscard]] bool dirty(std::size_t i) const { return range_.extents[i].next_offset > range_.first_dirty; }
 
+  // The aborted transactions of the range. Every transaction there has ended (the range stops at the first open
+  // one), though its marker may lie past the range.
+  result<void> find_aborted() {
+    if (range_.segments.empty()) return success();
+    FERRY_TRY(const auto aborted, log_.aborted_transactions(range_.segments.front()->base_offset(), range_.end));
+    for (const auto& txn : aborted) aborted_[txn.producer].emplace_back(txn.first, txn.last);
+    return success();
+  }
+
+  // Whether a data batch belongs to an aborted transaction: its records were never visible to read_committed
+  // consumers, so they supersede no key and are removed.
+  [[nodiscard]] bool aborted(const model::batch_header_view& header) const {
+    if (!header.is_transactional() || header.is_control()) return false;
+    const auto found = aborted_.find(header.producer());
+    if (found == aborted_.end()) return false;
+    return std::ranges::any_of(found->second, [&](const auto& txn) {
+      return txn.first <= header.base_offset() && header.base_offset() <= txn.second;
+    });
+  }
+
   // Whether a cleaned segment holds tombstones that may go now.
   [[nodiscard]] bool tombstones_expired() const {
     for (std::size_t i = 0; i < range_.segments.size(); ++i) {
@@ -283,7 +314,7 @@ class disk_log::compaction_pass {
         if (batch.empty()) break;
         const model::batch_header_view header(batch);
         if (header.last_offset() < range_.first_dirty) continue;
-        if (!header.is_control()) {
+        if (!header.is_control() && !aborted(header)) {
           FERRY_TRY(
               model::for_each_stored_record(batch, max_inflated_bytes, scratch_, [&](const model::record_view& r) {
                 const offset at{header.base_offset().value() + r.offset_delta};
@@ -357,8 +388,15 @@ class disk_log::compaction_pass {
   // Writes what `batch` keeps to `out`: all of it verbatim, a rewritten batch with the kept records, or nothing.
   result<void> clean_batch(std::span<const std::byte> batch, bool drop_tombstones, segment& out, bool& kept_tombstone) {
     const model::batch_header_view header(batch);
-    // Transaction markers have no user key; they stay for now.
-    if (header.is_control()) return append(batch, out);
+    if (header.is_control()) return clean_marker(batch, drop_tombstones, out, kept_tombstone);
+    const bool in_txn = header.is_transactional();
+    if (aborted(header)) {
+      stats_.records_removed += static_cast<std::uint64_t>(header.records_count());
+      if (!producers_last(header)) return success();
+      txn_kept_data_.insert(header.producer());
+      FERRY_TRY(const auto emptied, model::retain_records(batch, {}, 0, header.max_timestamp()));
+      return append(emptied, out);
+    }
     kept_.clear();
     std::int32_t count = 0;
     std::int64_t max_timestamp = -1;
@@ -382,11 +420,29 @@ class disk_log::compaction_pass {
     }));
     stats_.records_removed += static_cast<std::uint64_t>(header.records_count() - count);
     kept_tombstone = kept_tombstone || tombstone;
-    if (count == header.records_count()) return append(batch, out);
+    if (count == header.records_count()) {
+      if (in_txn) txn_kept_data_.insert(header.producer());
+      return append(batch, out);
+    }
     // Kafka keeps a producer's last batch, emptied, so its sequence survives a reload of the producer state.
     if (count == 0 && !producers_last(header)) return success();
+    if (in_txn) txn_kept_data_.insert(header.producer());
     FERRY_TRY(const auto rewritten, model::retain_records(batch, kept_, count, max_timestamp));
     return append(rewritten, out);
+  }
+
+  // A transaction marker stays while any batch of its transaction does: without it, a producer state rebuilt from
+  // the log would take the transaction for an open one. Once none does, it goes like a tombstone: it counts for
+  // the cleaned segment's delete horizon and is removed by the first pass after it.
+  result<void> clean_marker(std::span<const std::byte> batch, bool drop_tombstones, segment& out,
+                            bool& kept_tombstone) {
+    const bool had_data = txn_kept_data_.erase(model::batch_header_view(batch).producer()) > 0;
+    if (!had_data && drop_tombstones) {
+      ++stats_.records_removed;
+      return success();
+    }
+    if (!had_data) kept_tombstone = true;
+    return append(batch, out);
   }
 
   result<void> append(std::span<const std::byte> batch, segment& out) {
@@ -496,7 +552,7 @@ class disk_log::compaction_pass {
   void discard_cleaned() {
     for (const auto& g : groups_) {
       if (!g.cleaned) continue;
-      for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+      for (const auto suffix : segment_file_suffixes) {
         for (const auto state : {cleaned_suffix, swap_suffix})
           (void)remove_if_present(
               *log_.fs_, log_.directory_ / (offset_file_name(g.cleaned->base_offset(), suffix) + std::string(state)));
@@ -515,6 +571,10 @@ class disk_log::compaction_pass {
   compaction_result stats_;
   std::vector<std::byte> scratch_;  // inflated records
   std::vector<std::byte> kept_;     // the kept records of a batch being rewritten
+  // The range's aborted transactions by producer: first offset and marker offset.
+  std::unordered_map<producer_id, std::vector<std::pair<offset, offset>>> aborted_;
+  // Producers whose transaction, since their last marker, has a batch in the cleaned segments.
+  std::unordered_set<producer_id> txn_kept_data_;
 };
 
 result<compaction_result> disk_log::compact(key_offset_map& map, std::size_t io_buffer_bytes) {

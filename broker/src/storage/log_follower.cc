@@ -39,7 +39,11 @@ result<append_result> disk_log::append_replicated(std::span<const std::byte> bat
       return io_failed("writing " + std::to_string(size) + " replicated bytes", written.error());
     if (header.producer().value() >= 0) {
       std::lock_guard producers_lock(producers_mutex_);
-      producers_.update(header);
+      if (header.is_control()) {
+        FERRY_TRY(note_marker(header, batch, *segments_.back()));
+      } else {
+        producers_.update(header);
+      }
     }
     const leader_epoch epoch = header.partition_leader_epoch();
     if (epoch.value() >= 0 && epoch.value() != latest_epoch_.load(std::memory_order_relaxed))
@@ -65,7 +69,7 @@ result<void> disk_log::rebase_empty_active(offset base) {
     // Nothing is below the new segment: the log starts there.
     if (segments_.size() == 1) log_start_.store(base.value(), std::memory_order_release);
   }
-  for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+  for (const auto suffix : segment_file_suffixes) {
     if (auto removed = fs_->remove(directory_ / offset_file_name(empty->base_offset(), suffix)); !removed)
       return io_failed("removing an empty segment", removed.error());
   }
@@ -141,7 +145,7 @@ result<offset> disk_log::cut_segments_at(offset end) {
   }
   for (auto s = segment_after(*seg); s; s = segment_after(*s)) later.push_back(s);
   for (const auto& s : later) {
-    for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+    for (const auto suffix : segment_file_suffixes) {
       if (auto removed = fs_->remove(directory_ / offset_file_name(s->base_offset(), suffix)); !removed)
         return io_failed("removing a truncated segment", removed.error());
     }
@@ -163,7 +167,7 @@ result<offset> disk_log::cut_segments_at(offset end) {
 
 result<void> disk_log::restart_at(offset start) {
   for (const auto& s : all_segments()) {
-    for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+    for (const auto suffix : segment_file_suffixes) {
       if (auto removed = fs_->remove(directory_ / offset_file_name(s->base_offset(), suffix)); !removed)
         return io_failed("removing a segment", removed.error());
     }

@@ -345,7 +345,23 @@ result<void> segment::sync_files() {
   return time_index_.sync();
 }
 
-result<void> segment::flush() { return log_->sync(); }
+result<void> segment::flush() {
+  FERRY_TRY(log_->sync());
+  return aborted_.sync();
+}
+
+std::filesystem::path segment::txn_index_path() const {
+  std::shared_lock lock(mutex_);  // file_suffix_ and deleted_ change under it
+  return path(txn_index_suffix);
+}
+
+result<void> segment::add_aborted(const aborted_txn& txn) { return aborted_.append(fs_, txn_index_path(), txn); }
+
+result<void> segment::remove_aborted_from(offset from) { return aborted_.remove_from(fs_, txn_index_path(), from); }
+
+result<void> segment::collect_aborted(offset from, offset upto, std::vector<aborted_txn>& out, bool& complete) {
+  return aborted_.collect(fs_, txn_index_path(), from, upto, out, complete);
+}
 
 result<void> segment::seal() {
   {
@@ -361,6 +377,7 @@ result<void> segment::seal() {
     FERRY_TRY(time_index_.truncate(time_index_.size()));
   }
   FERRY_TRY(sync_files());  // outside the lock: readers of this segment need not wait for the disk
+  FERRY_TRY(aborted_.sync());
   std::unique_lock lock(mutex_);
   offset_index_.release_memory();
   time_index_.release_memory();
@@ -372,7 +389,7 @@ result<void> segment::seal() {
 result<void> segment::rename_to_deleted(io::file_system& fs) {
   std::unique_lock lock(mutex_);  // readers reopening index files find them under one name or the other
   result<void> outcome = success();
-  for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+  for (const auto suffix : segment_file_suffixes) {
     const auto from = path(suffix);
     auto to = from;
     to += deleted_suffix;
@@ -385,10 +402,13 @@ result<void> segment::rename_to_deleted(io::file_system& fs) {
 
 result<void> segment::rename_files(io::file_system& fs, std::string_view file_suffix) {
   std::unique_lock lock(mutex_);  // readers reopening index files find them under one name or the other
-  for (const auto suffix : {index_suffix, time_index_suffix, log_suffix}) {
+  for (const auto suffix : {txn_index_suffix, index_suffix, time_index_suffix, log_suffix}) {
     const auto from = path(suffix);
     const auto to = directory_ / (offset_file_name(base_, suffix) + std::string(file_suffix));
-    FERRY_TRY(fs.rename(from, to));
+    auto renamed = fs.rename(from, to);
+    // A segment without aborted transactions has no .txnindex.
+    if (!renamed && !(suffix == txn_index_suffix && renamed.error() == std::errc::no_such_file_or_directory))
+      return renamed.error();
   }
   file_suffix_ = file_suffix;
   return success();
@@ -396,7 +416,7 @@ result<void> segment::rename_files(io::file_system& fs, std::string_view file_su
 
 result<void> segment::remove_deleted_files(io::file_system& fs) const {
   result<void> outcome = success();
-  for (const auto suffix : {log_suffix, index_suffix, time_index_suffix}) {
+  for (const auto suffix : segment_file_suffixes) {
     auto removed = fs.remove(path(suffix));
     if (!removed && removed.error() != std::errc::no_such_file_or_directory && outcome) outcome = removed;
   }
@@ -552,8 +572,7 @@ result<std::optional<segment::batch_location>> segment::find_timestamp(std::int6
   }
 }
 
-result<void> segment::visit(offset from, const extent& at,
-                            const std::function<void(const model::batch_header_view&)>& fn) {
+result<void> segment::visit(offset from, const extent& at, const visitor& fn) {
   if (from >= at.next_offset) return success();
   FERRY_TRY(const auto start, locate(from, at));
   batch_scanner scan(*log_, start.position, at.size, lookup_read_ahead);
@@ -561,7 +580,12 @@ result<void> segment::visit(offset from, const extent& at,
     FERRY_TRY(const bool more, scan.next());
     if (!more) return success();
     if (!scan.header().offsets_fit()) return errc::corrupt_log;  // fn may ask for its last offset
-    fn(scan.header());
+    if (scan.header().is_control()) {
+      FERRY_TRY(const auto whole, scan.whole_batch());
+      fn(model::batch_header_view(whole), whole);
+    } else {
+      fn(scan.header(), {});
+    }
   }
 }
 

@@ -16,6 +16,7 @@
 #include "model/ids.h"
 #include "model/record_batch.h"
 #include "storage/index.h"
+#include "storage/txn_index.h"
 
 namespace ferry::storage {
 
@@ -26,6 +27,7 @@ namespace ferry::storage {
 //                     model/record_batch.h: base offset and leader epoch assigned by the broker)
 //   <base>.index      the sparse offset index (offset_index in index.h)
 //   <base>.timeindex  the time index (time_index in index.h)
+//   <base>.txnindex   the aborted transactions whose markers the segment holds (txn_index.h), once it has one
 //
 // Every offset in a segment is >= its base offset and below the next segment's base offset, and offsets
 // increase from batch to batch. The first batch starts at the base offset, or after it in a segment compaction
@@ -116,8 +118,13 @@ class segment {
   // first batch's max timestamp (as in Kafka). nullopt while empty.
   [[nodiscard]] std::optional<std::int64_t> rolling_since_ms() const { return rolling_since_ms_; }
   [[nodiscard]] bool index_full() const { return offset_index_.full() || time_index_.full(); }
-  // fdatasync of the .log (what a flush owes the records; the indexes are rebuilt after a crash anyway).
+  // fdatasync of the .log and of the .txnindex (what a flush owes the records and markers; the offset and time
+  // indexes are rebuilt after a crash anyway).
   result<void> flush();
+  // Records an aborted transaction whose marker this segment holds (txn_index.h).
+  result<void> add_aborted(const aborted_txn& txn);
+  // Drops the aborted transactions whose markers are at or past `from`.
+  result<void> remove_aborted_from(offset from);
   // Makes the files final: the last time index entry, no stray bytes past the extent, fsync. Runs in the
   // background after a roll, and at close; reads keep working meanwhile and afterwards.
   result<void> seal();
@@ -146,8 +153,12 @@ class segment {
   result<boundary> boundary_before(std::uint64_t start, std::uint64_t limit, const extent& at);
   // The first batch whose max timestamp is >= ts; nullopt when none is.
   result<std::optional<batch_location>> find_timestamp(std::int64_t ts, const extent& at);
-  // Calls fn with the header of each batch whose last offset is >= from, in order.
-  result<void> visit(offset from, const extent& at, const std::function<void(const model::batch_header_view&)>& fn);
+  // Calls fn with the header of each batch whose last offset is >= from, in order, and for a control batch its
+  // whole bytes (empty for other batches).
+  using visitor = std::function<void(const model::batch_header_view&, std::span<const std::byte> control_batch)>;
+  result<void> visit(offset from, const extent& at, const visitor& fn);
+  // The aborted transactions of txn_index::collect.
+  result<void> collect_aborted(offset from, offset upto, std::vector<aborted_txn>& out, bool& complete);
 
  private:
   segment(io::file_system& fs, const std::filesystem::path& directory, offset base, std::shared_ptr<io::file> log,
@@ -155,6 +166,7 @@ class segment {
           std::string_view file_suffix = {});
 
   [[nodiscard]] std::filesystem::path path(std::string_view suffix) const;
+  [[nodiscard]] std::filesystem::path txn_index_path() const;
   result<void> load();
   // Publishes a batch written at `position` into `extent_` and the indexes. Call with the mutex held.
   result<void> add_batch(const model::batch_header_view& header, std::uint64_t position,
@@ -184,6 +196,7 @@ class segment {
   mutable std::shared_mutex mutex_;
   offset_index offset_index_;
   time_index time_index_;
+  txn_index aborted_;
   extent extent_;
   const std::int32_t index_bytes_;
   std::atomic<bool> sealed_{false};

@@ -1,7 +1,7 @@
-// Feeds arbitrary bytes to the record-batch validator and the record walker, as a produce request or a
-// recovering log would. The harness sets the batch length and CRC from the input before validating, so that
-// mutations reach the header checks and the records (plain and compressed) behind them instead of all
-// failing the CRC check.
+// Feeds arbitrary bytes to the record-batch validator, the record walker and the transaction marker reader, as a
+// produce request, a replica fetch or a recovering log would. The harness sets the batch length and CRC from the input
+// before validating, so that mutations reach the header checks and the records (plain and compressed) behind them
+// instead of all failing the CRC check.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +12,7 @@
 
 #include "bytes/crc32c.h"
 #include "model/compression.h"
+#include "model/control_record.h"
 #include "model/record_batch.h"
 #include "model/records.h"
 
@@ -33,6 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)header.last_offset();
   (void)ferry::model::validate_records(batch, limit);
   (void)ferry::model::first_record_at_or_after(batch, header.base_timestamp());
+  if (header.is_control()) (void)ferry::model::read_marker(batch);
   std::vector<std::byte> records;
   if (ferry::model::decompress_all(header.codec(), std::span(batch).subspan(ferry::model::batch_header_size), limit,
                                    records))

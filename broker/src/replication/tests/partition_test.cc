@@ -38,7 +38,7 @@ struct counting_waiter final : data_waiter {
 TEST_F(partition_test, only_the_leader_takes_appends_and_serves_reads) {
   auto batch = model::testing::build_simple_batch(3);
   EXPECT_EQ(partition_->append(batch).error(), errc::not_leader);
-  EXPECT_EQ(partition_->read(offset{0}, 1024).error(), errc::not_leader);
+  EXPECT_EQ(partition_->read(offset{0}, 1024, partition::isolation::read_uncommitted).error(), errc::not_leader);
 
   partition_->become_leader({leader_epoch{4}, {}, {}});
   const auto appended = partition_->append(batch);
@@ -47,7 +47,8 @@ TEST_F(partition_test, only_the_leader_takes_appends_and_serves_reads) {
   // The leader epoch is stamped into the stored batch.
   EXPECT_EQ(model::batch_header_view(batch).partition_leader_epoch(), leader_epoch{4});
   EXPECT_EQ(partition_->high_watermark(), offset{3});
-  EXPECT_EQ(partition_->read(offset{0}, 1024).value().total_bytes, batch.size());
+  EXPECT_EQ(partition_->read(offset{0}, 1024, partition::isolation::read_uncommitted).value().total_bytes,
+            batch.size());
 
   partition_->become_follower(leader_epoch{5});
   EXPECT_FALSE(partition_->is_leader());
@@ -110,7 +111,7 @@ TEST_F(partition_test, the_high_watermark_is_the_smallest_log_end_in_the_isr) {
   partition_->add_waiter(waiter);
   // Followers read past the high watermark, up to the log end; consumers do not.
   EXPECT_EQ(partition_->read_for_follower(two, offset{0}, 1 << 20, 0).value().next_offset, offset{9});
-  EXPECT_EQ(partition_->read(offset{0}, 1 << 20).value().total_bytes, 0u);
+  EXPECT_EQ(partition_->read(offset{0}, 1 << 20, partition::isolation::read_uncommitted).value().total_bytes, 0u);
   EXPECT_EQ(partition_->high_watermark(), offset{0});  // broker 3 has not fetched yet
   ASSERT_TRUE(partition_->read_for_follower(three, offset{6}, 1 << 20, 0));
   EXPECT_EQ(partition_->high_watermark(), offset{0});  // broker 2 is at 0

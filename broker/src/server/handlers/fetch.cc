@@ -103,6 +103,12 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
   const bool from_follower = replica.value() >= 0;
   // Consumers of Fetch v11+ may read from any replica (KIP-392); older ones, and followers, from the leader.
   const bool any_replica = !from_follower && ctx.version() >= 11;
+  // read_committed consumers read up to the last stable offset and learn which transactions were aborted; the
+  // records of those stay in the response, and the consumer drops them, so the read stays zero-copy.
+  constexpr std::int8_t read_committed = 1;
+  const auto level = !from_follower && request.isolation_level == read_committed
+                         ? replication::partition::isolation::read_committed
+                         : replication::partition::isolation::read_uncommitted;
   for (const auto& topic : request.topics) {
     auto& topic_out = response.responses.emplace_back();
     topic_out.topic = topic.topic;
@@ -160,7 +166,7 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
           // its metadata or that replica fails it.
           out.preferred_read_replica = *preferred;
           out.high_watermark = partition.high_watermark();
-          out.last_stable_offset = out.high_watermark;
+          out.last_stable_offset = partition.last_stable_offset();
           out.log_start_offset = partition.log_start_offset();
           pass.answer_now = true;
           continue;
@@ -175,8 +181,8 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
       const std::uint64_t max_bytes = std::max<std::uint64_t>(limit, 1);
       auto read = from_follower ? partition.read_for_follower(replica, wanted.fetch_offset, max_bytes,
                                                               steady_ms(ctx.broker.clock.steady_now()))
-                  : any_replica ? partition.read_any_replica(wanted.fetch_offset, max_bytes)
-                                : partition.read(wanted.fetch_offset, max_bytes);
+                  : any_replica ? partition.read_any_replica(wanted.fetch_offset, max_bytes, level)
+                                : partition.read(wanted.fetch_offset, max_bytes, level);
       // A throttled replica out of the ISR gets no records while the leader's throttle rate is exceeded, as from
       // Kafka's leader; the read still told the partition where the follower is.
       const bool throttled = read && from_follower && leader_throttles(ctx, partition);
@@ -184,8 +190,16 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
         read.value() = storage::read_result{};
       // After the read: a follower's fetch may have moved it.
       out.high_watermark = partition.high_watermark();
-      out.last_stable_offset = out.high_watermark;  // no transactions yet: nothing is unstable
+      out.last_stable_offset = partition.last_stable_offset();
       out.log_start_offset = partition.log_start_offset();
+      if (read && level == replication::partition::isolation::read_committed && read.value().total_bytes > 0) {
+        auto aborted = partition.aborted_transactions(wanted.fetch_offset, read.value().next_offset);
+        if (aborted) {
+          for (const auto& txn : aborted.value()) out.aborted_transactions->push_back({txn.producer, txn.first});
+        } else {
+          read = aborted.error();
+        }
+      }
       if (!read) {
         out.error_code = p::code(to_kafka_error(read.error()));
         pass.answer_now = true;

@@ -10,13 +10,15 @@ constexpr std::int64_t latest = -1;
 constexpr std::int64_t earliest = -2;
 constexpr std::int64_t max_timestamp = -3;
 
-void answer(request_context& ctx, replication::partition& partition, std::int64_t timestamp, partition_response& out) {
+constexpr std::int8_t read_committed = 1;
+
+// `visible`: the end of what the consumer may read, the high watermark or (read_committed) the last stable offset.
+void answer(request_context& ctx, replication::partition& partition, std::int64_t timestamp, offset visible,
+            partition_response& out) {
   out.leader_epoch = partition.epoch();
   switch (timestamp) {
     case latest:
-      // The high watermark; read_committed would stop at the last stable offset, which is the same until
-      // transactions exist.
-      out.offset = partition.high_watermark();
+      out.offset = visible;
       return;
     case earliest:
       out.offset = partition.log_start_offset();
@@ -35,7 +37,7 @@ void answer(request_context& ctx, replication::partition& partition, std::int64_
     out.error_code = ctx.error(to_kafka_error(found.error()));
     return;
   }
-  if (found.value() && found.value()->found < partition.high_watermark()) {
+  if (found.value() && found.value()->found < visible) {
     out.offset = found.value()->found;
     out.timestamp = found.value()->timestamp;
   }
@@ -63,7 +65,9 @@ awaitable<p::list_offsets_response> handle_list_offsets(request_context& ctx, p:
         out.error_code = ctx.error(*fenced);
         continue;
       }
-      answer(ctx, partition, wanted.timestamp, out);
+      const offset visible =
+          request.isolation_level == read_committed ? partition.last_stable_offset() : partition.high_watermark();
+      answer(ctx, partition, wanted.timestamp, visible, out);
       if (ctx.version() == 0 && out.error_code == 0 && out.offset.value() >= 0)
         out.old_style_offsets.push_back(out.offset.value());
     }

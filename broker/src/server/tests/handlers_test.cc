@@ -68,7 +68,7 @@ TEST_F(handlers_test, produce_recompresses_for_the_topics_compression_type) {
   const auto response = run(handlers::handle_produce, request, 7);
   ASSERT_EQ(response.responses[0].partition_responses[0].error_code, 0);
   auto p = partitions_->leader_for({"zstd-topic", partition_id{0}}).value();
-  const auto read = p->read(offset{0}, 1 << 20).value();
+  const auto read = p->read(offset{0}, 1 << 20, replication::partition::isolation::read_uncommitted).value();
   ASSERT_EQ(read.slices.size(), 1u);
   std::vector<std::byte> stored(read.slices[0].length);
   ASSERT_TRUE(read.slices[0].file->read_at(stored, read.slices[0].position));

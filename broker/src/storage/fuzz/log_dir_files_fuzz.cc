@@ -2,12 +2,16 @@
 // dir: up to its first NUL byte the partition.metadata of a partition "orders-0", then up to the next NUL both
 // offset checkpoint files (recovery-point-offset-checkpoint and replication-offset-checkpoint), then the
 // partition's leader-epoch-checkpoint, and the harness opens the dir with storage::log_manager as a restarting
-// broker does. An input starting with 'e' goes to decode_leader_epoch_checkpoint, any other input to
-// decode_offset_checkpoint, and whatever decodes must encode to text that decodes to the same entries.
+// broker does. An input starting with 'e' goes to decode_leader_epoch_checkpoint, one starting with 't' to
+// txn_index::decode (a segment's .txnindex), any other input to decode_offset_checkpoint, and whatever decodes
+// must encode to bytes that decode to the same entries.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -16,6 +20,7 @@
 #include "storage/leader_epoch_cache.h"
 #include "storage/log_manager.h"
 #include "storage/offset_checkpoint.h"
+#include "storage/txn_index.h"
 
 namespace ferry::storage {
 namespace {
@@ -61,6 +66,21 @@ void run(std::string_view input) {
     if (!entries) return;
     const auto again = decode_leader_epoch_checkpoint(encode_leader_epoch_checkpoint(entries.value()));
     if (!again || again.value() != entries.value()) __builtin_trap();
+    return;
+  }
+  if (input.starts_with('t')) {
+    const auto bytes = std::as_bytes(std::span(input.substr(1)));
+    const auto entries = txn_index::decode(bytes);
+    if (!entries) return;
+    std::vector<std::byte> encoded;
+    for (const auto& entry : entries.value()) {
+      const auto one = txn_index::encode(entry);
+      encoded.insert(encoded.end(), one.begin(), one.end());
+    }
+    // The whole entries, byte for byte; a torn one at the end is left out.
+    if (!std::equal(encoded.begin(), encoded.end(), bytes.begin()) ||
+        bytes.size() - encoded.size() >= txn_index::entry_size)
+      __builtin_trap();
     return;
   }
   const auto decoded = decode_offset_checkpoint(input);

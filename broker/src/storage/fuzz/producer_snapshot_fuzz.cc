@@ -20,7 +20,9 @@ namespace {
 constexpr std::size_t crc_at = 2;
 constexpr std::size_t crc_from = 6;
 constexpr std::size_t first_producer_at = 10;
-constexpr std::size_t first_batch_at = first_producer_at + 11;
+// Version 1 has no coordinator epoch and open transaction between a producer's epoch and its batch count.
+constexpr std::size_t first_batch_at_v1 = first_producer_at + 11;
+constexpr std::size_t first_batch_at_v2 = first_producer_at + 23;
 
 }  // namespace
 
@@ -43,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Same producers and batches, so the same size (the order of the producers may differ).
   if (!again || again.value().serialize().size() != written.size()) __builtin_trap();
 
-  if (snapshot.size() < first_batch_at + 32) return 0;  // no producers
+  const std::size_t first_batch_at = boost::endian::load_big_s16(raw) == 1 ? first_batch_at_v1 : first_batch_at_v2;
+  if (snapshot.size() < first_batch_at + 32) return 0;  // no producers, or one without batches
   // The next batch of the first producer, in its epoch and right after its first retained batch's last sequence.
   const producer_id producer{boost::endian::load_big_s64(raw + first_producer_at)};
   const std::int16_t epoch = boost::endian::load_big_s16(raw + first_producer_at + 8);

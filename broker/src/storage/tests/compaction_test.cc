@@ -3,6 +3,7 @@
 #include <map>
 
 #include "io/file_system.h"
+#include "model/control_record.h"
 #include "model/records.h"
 #include "model/testing/batch_builder.h"
 #include "storage/file_names.h"
@@ -344,6 +345,94 @@ TEST_F(compaction_test, KeepsIdempotentProducerState) {
   auto bytes = build_batch(spec);
   const auto appended = l->append(bytes, leader_epoch{1});
   EXPECT_TRUE(appended) << appended.error().message();
+}
+
+// A transactional batch of `entries` from `producer` (epoch 0) starting at `sequence`.
+std::vector<std::byte> txn_batch(std::int64_t producer, std::int32_t sequence, const std::vector<entry>& entries,
+                                 std::int64_t ts) {
+  batch_spec spec;
+  spec.base_timestamp = ts;
+  for (const auto& e : entries) spec.records.push_back({e.key, e.value, {}, 0});
+  spec.producer = producer_id{producer};
+  spec.epoch = producer_epoch{0};
+  spec.base_sequence = sequence;
+  spec.transactional = true;
+  return build_batch(spec);
+}
+
+std::size_t markers_in(log& l) {
+  const auto read = l.read(l.log_start_offset(), UINT64_MAX, offset{INT64_MAX});
+  EXPECT_TRUE(read);
+  std::size_t markers = 0;
+  for (const auto& batch : testing::split_batches(testing::read_all(read.value())))
+    if (model::batch_header_view(batch).is_control()) ++markers;
+  return markers;
+}
+
+TEST_F(compaction_test, DropsAbortedTransactionsAndKeepsMarkersWhileTheirDataLasts) {
+  auto config = compacted(4 * 1024);
+  config.delete_retention_ms = 3'600'000;
+  auto l = open(config);
+  const auto end_txn = [&](std::int64_t producer, model::marker_type type) {
+    ASSERT_TRUE(l->append_marker(producer_id{producer}, producer_epoch{0}, {type, 0}, leader_epoch{1}));
+  };
+  overwrite(*l, 100, 2);
+  auto aborted = txn_batch(5, 0, {{"key-0", "aborted"}, {"key-1", "aborted"}}, clock_.now_ms());
+  ASSERT_TRUE(l->append(aborted, leader_epoch{1}));
+  end_txn(5, model::marker_type::abort);
+  auto first = txn_batch(6, 0, {{"key-50", "committed"}}, clock_.now_ms());
+  ASSERT_TRUE(l->append(first, leader_epoch{1}));
+  end_txn(6, model::marker_type::commit);
+  roll(*l);
+  key_offset_map map(std::size_t{1} << 20);
+  clean_fully(*l, map);
+  // The aborted values supersede nothing and are gone; the committed one is the key's latest.
+  auto seen = latest(*l);
+  EXPECT_EQ(seen["key-0"], "r1");
+  EXPECT_EQ(seen["key-50"], "committed");
+  for (const auto& r : records(*l)) EXPECT_NE(r.value, "aborted") << r.at;
+  // Both markers stay: producer 5's last batch is kept emptied (for its sequence), producer 6's data lives.
+  EXPECT_EQ(markers_in(*l), 2u);
+
+  // Producer 6 commits again, and its first transaction's value is overwritten: that marker has no data left.
+  auto second = txn_batch(6, 1, {{"key-99", "committed-again"}}, clock_.now_ms());
+  ASSERT_TRUE(l->append(second, leader_epoch{1}));
+  end_txn(6, model::marker_type::commit);
+  append(*l, {{"key-50", "plain"}});
+  roll(*l);
+  clean_fully(*l, map);
+  EXPECT_EQ(markers_in(*l), 3u);  // the marker without data waits for delete.retention.ms, like a tombstone
+  clock_.advance(std::chrono::milliseconds(config.delete_retention_ms + 1000));
+  clean_fully(*l, map);
+  EXPECT_EQ(markers_in(*l), 2u);
+  EXPECT_EQ(latest(*l)["key-99"], "committed-again");
+
+  // A producer state rebuilt from the log alone finds no open transaction.
+  ASSERT_TRUE(l->close());
+  for (const auto& name : std::filesystem::directory_iterator(dir_.path()))
+    if (name.path().extension() == ".snapshot") std::filesystem::remove(name.path());
+  l = open(config);
+  EXPECT_EQ(l->last_stable_offset(l->log_end_offset()), l->log_end_offset());
+}
+
+TEST_F(compaction_test, LeavesEverythingFromAnOpenTransactionOnUncleaned) {
+  auto l = open(compacted(2 * 1024));
+  overwrite(*l, 100, 3);
+  auto open_txn = txn_batch(7, 0, {{"key-0", "pending"}}, clock_.now_ms());
+  const auto opened = l->append(open_txn, leader_epoch{1});
+  ASSERT_TRUE(opened);
+  overwrite(*l, 100, 3);
+  roll(*l);
+  const auto from = opened.value().base_offset.value();
+  const auto count_from = [&] {
+    return std::ranges::count_if(records(*l), [&](const record& r) { return r.at >= from; });
+  };
+  const auto before = count_from();
+  const auto total = records(*l).size();
+  key_offset_map map(std::size_t{1} << 20);
+  clean_fully(*l, map);
+  EXPECT_EQ(count_from(), before);
+  EXPECT_LT(records(*l).size(), total);  // what came before it was cleaned
 }
 
 TEST_F(compaction_test, RefusesRecordsWithoutKeys) {

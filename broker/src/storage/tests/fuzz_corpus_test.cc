@@ -44,13 +44,14 @@ void write_file(const std::filesystem::path& path, std::string_view bytes) {
 
 // A batch of `records` records of producer `producer`, as the log stores it at `base`.
 std::vector<std::byte> producer_batch_at(std::int64_t producer, std::int16_t epoch, std::int32_t sequence, int records,
-                                         std::int64_t base) {
+                                         std::int64_t base, bool transactional = false) {
   model::testing::batch_spec spec;
   for (int i = 0; i < records; ++i) spec.records.push_back({"k", "v-" + std::to_string(i), {}, i});
   spec.producer = producer_id{producer};
   spec.epoch = producer_epoch{epoch};
   spec.base_sequence = sequence;
   spec.base_timestamp = start_ms + base;
+  spec.transactional = transactional;
   auto bytes = model::testing::build_batch(spec);
   model::set_base_offset(bytes, offset{base});
   return bytes;
@@ -61,6 +62,7 @@ struct producer_batch_spec {
   std::int16_t epoch;
   std::int32_t sequence;
   int records;
+  bool transactional = false;
 };
 
 struct snapshot_seed {
@@ -82,6 +84,8 @@ const std::vector<snapshot_seed>& snapshot_seeds() {
         {9'000'000'000, 5, 100, 1},
         {2, 32767, 2, 1},
         {9'000'000'000, 5, 101, 3}}},
+      // Two transactions still open, one of a producer that also wrote outside it before.
+      {"open-transactions", {{3, 0, 0, 2}, {3, 0, 2, 1, true}, {4, 2, 0, 3, true}}},
   };
   return seeds;
 }
@@ -90,7 +94,7 @@ producer_state_manager build_state(const snapshot_seed& seed, std::vector<std::i
   producer_state_manager state;
   std::int64_t next_offset = 0;
   for (const auto& b : seed.batches) {
-    const auto bytes = producer_batch_at(b.producer, b.epoch, b.sequence, b.records, next_offset);
+    const auto bytes = producer_batch_at(b.producer, b.epoch, b.sequence, b.records, next_offset, b.transactional);
     state.update(model::batch_header_view(bytes));
     next_offset += b.records;
     producers.push_back(b.producer);

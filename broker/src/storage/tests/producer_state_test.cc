@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bytes/crc32c.h"
+#include "model/control_record.h"
 #include "model/testing/batch_builder.h"
 #include "storage/errc.h"
 
@@ -21,6 +23,27 @@ std::vector<std::byte> batch(std::int16_t epoch, std::int32_t sequence, int reco
   return bytes;
 }
 
+// A transactional batch of producer 7 (two records) at `base`.
+std::vector<std::byte> txn_batch(std::int16_t epoch, std::int32_t sequence, std::int64_t base) {
+  model::testing::batch_spec spec;
+  spec.records = {{"k", "v", {}, 0}, {"k", "w", {}, 1}};
+  spec.producer = producer_id{7};
+  spec.epoch = producer_epoch{epoch};
+  spec.base_sequence = sequence;
+  spec.transactional = true;
+  auto bytes = model::testing::build_batch(spec);
+  model::set_base_offset(bytes, offset{base});
+  return bytes;
+}
+
+// A marker of producer 7 at `base`.
+std::vector<std::byte> marker_batch(std::int16_t epoch, model::marker_type type, std::int32_t coordinator_epoch,
+                                    std::int64_t base) {
+  auto bytes = model::build_marker_batch(producer_id{7}, producer_epoch{epoch}, {type, coordinator_epoch}, 0);
+  model::set_base_offset(bytes, offset{base});
+  return bytes;
+}
+
 class producer_state_test : public ::testing::Test {
  protected:
   // Checks a batch and records it when it may be appended; returns the check's verdict.
@@ -29,6 +52,14 @@ class producer_state_test : public ::testing::Test {
     auto verdict = state_.check(header);
     if (verdict && !verdict.value()) state_.update(header);
     return verdict;
+  }
+
+  // Checks a marker and records it when it may be appended; returns the transaction it ended.
+  result<std::optional<completed_txn>> end(const std::vector<std::byte>& bytes) {
+    const model::batch_header_view header(bytes);
+    const auto marker = model::read_marker(bytes).value();
+    FERRY_TRY(state_.check_marker(header.producer(), header.epoch(), marker.coordinator_epoch));
+    return state_.complete(header, marker);
   }
 
   producer_state_manager state_;
@@ -114,6 +145,96 @@ TEST_F(producer_state_test, producers_below_the_log_start_are_forgotten) {
   EXPECT_TRUE(state_.find(producer_id{8}));
   // Forgotten means unknown: any sequence is accepted again.
   EXPECT_TRUE(offer(batch(0, 77, 1, 20, 7)));
+}
+
+TEST_F(producer_state_test, a_transactional_batch_opens_a_transaction_that_holds_the_stable_offset) {
+  ASSERT_TRUE(offer(batch(0, 0, 2, 0, 8)));  // another producer's plain batch at 0-1
+  EXPECT_EQ(state_.first_unstable_offset(offset{2}), std::nullopt);
+  ASSERT_TRUE(offer(txn_batch(0, 0, 2)));  // offsets 2-3
+  ASSERT_TRUE(offer(txn_batch(0, 2, 4)));  // offsets 4-5, the same transaction
+  EXPECT_EQ(state_.find(producer_id{7})->ongoing_txn, offset{2});
+  EXPECT_EQ(state_.first_unstable_offset(offset{6}), offset{2});
+  EXPECT_EQ(state_.first_open_txn(), offset{2});
+  // Inside its transaction the producer cannot write outside it.
+  EXPECT_EQ(offer(batch(0, 4, 1, 6)).error(), errc::invalid_txn_state);
+}
+
+TEST_F(producer_state_test, a_marker_ends_the_transaction_once_the_high_watermark_passes_it) {
+  ASSERT_TRUE(offer(txn_batch(0, 0, 10)));
+  const auto ended = end(marker_batch(0, model::marker_type::commit, 3, 12));
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended.value(), (completed_txn{producer_id{7}, offset{10}, offset{12}, false}));
+  EXPECT_FALSE(state_.find(producer_id{7})->ongoing_txn);
+  EXPECT_EQ(state_.find(producer_id{7})->coordinator_epoch, 3);
+  EXPECT_EQ(state_.first_open_txn(), std::nullopt);
+  // Until the high watermark passes the marker, the transaction is still unstable (Kafka's unreplicated ones).
+  EXPECT_EQ(state_.first_unstable_offset(offset{12}), offset{10});
+  EXPECT_EQ(state_.first_unstable_offset(offset{13}), std::nullopt);
+  EXPECT_EQ(state_.first_unstable_offset(offset{12}), std::nullopt);  // forgotten once passed
+
+  // A marker with no transaction open ends nothing; an abort reports itself as one.
+  EXPECT_EQ(end(marker_batch(0, model::marker_type::abort, 3, 13)).value(), std::nullopt);
+  ASSERT_TRUE(offer(txn_batch(0, 2, 14)));
+  EXPECT_EQ(end(marker_batch(0, model::marker_type::abort, 3, 16)).value(),
+            (completed_txn{producer_id{7}, offset{14}, offset{16}, true}));
+}
+
+TEST_F(producer_state_test, markers_of_an_older_producer_or_coordinator_epoch_are_fenced) {
+  ASSERT_TRUE(offer(txn_batch(2, 0, 0)));
+  EXPECT_EQ(end(marker_batch(1, model::marker_type::commit, 0, 2)).error(), errc::invalid_producer_epoch);
+  ASSERT_TRUE(end(marker_batch(2, model::marker_type::commit, 5, 2)));
+  ASSERT_TRUE(offer(txn_batch(2, 2, 3)));
+  EXPECT_EQ(end(marker_batch(2, model::marker_type::abort, 4, 5)).error(), errc::coordinator_fenced);
+  // The coordinator fences the producer: its abort comes with the bumped epoch, and the fenced epoch is refused.
+  ASSERT_TRUE(end(marker_batch(3, model::marker_type::abort, 5, 5)));
+  EXPECT_EQ(state_.find(producer_id{7})->epoch, producer_epoch{3});
+  EXPECT_EQ(offer(txn_batch(2, 4, 6)).error(), errc::invalid_producer_epoch);
+  EXPECT_EQ(offer(txn_batch(3, 4, 6)).error(), errc::out_of_order_sequence);  // the new epoch starts at 0
+  EXPECT_TRUE(offer(txn_batch(3, 0, 6)));
+}
+
+TEST_F(producer_state_test, snapshots_keep_open_transactions_and_coordinator_epochs) {
+  ASSERT_TRUE(offer(txn_batch(0, 0, 0)));
+  ASSERT_TRUE(end(marker_batch(0, model::marker_type::commit, 9, 2)));
+  ASSERT_TRUE(offer(txn_batch(0, 2, 3)));  // open at 3
+  ASSERT_TRUE(offer(batch(0, 0, 2, 5, 8)));
+  auto loaded = producer_state_manager::deserialize(state_.serialize());
+  ASSERT_TRUE(loaded) << loaded.error().message();
+  EXPECT_EQ(loaded.value().find(producer_id{7}), state_.find(producer_id{7}));
+  EXPECT_EQ(loaded.value().find(producer_id{8}), state_.find(producer_id{8}));
+  EXPECT_EQ(loaded.value().first_unstable_offset(offset{10}), offset{3});
+}
+
+TEST_F(producer_state_test, a_version_1_snapshot_still_loads) {
+  // Version 1, one producer (id 7, epoch 2) with one batch: sequences 0-1 at offsets 4-5, max timestamp 99.
+  std::vector<std::byte> bytes;
+  auto put = [&](std::uint64_t v, int size) {
+    for (int i = size - 1; i >= 0; --i) bytes.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
+  };
+  put(1, 2);
+  put(0, 4);  // CRC, below
+  put(1, 4);
+  put(7, 8);
+  put(2, 2);
+  put(1, 1);
+  put(0, 4);
+  put(1, 4);
+  put(4, 8);
+  put(5, 8);
+  put(99, 8);
+  const std::uint32_t crc = bytes::crc32c(std::span(bytes).subspan(6));
+  for (int i = 0; i < 4; ++i) bytes[2 + i] = static_cast<std::byte>((crc >> (8 * (3 - i))) & 0xff);
+  const auto loaded = producer_state_manager::deserialize(bytes);
+  ASSERT_TRUE(loaded) << loaded.error().message();
+  EXPECT_EQ(loaded.value().find(producer_id{7}),
+            (producer_entry{producer_epoch{2}, {{0, 1, offset{4}, offset{5}, 99}}, -1, std::nullopt}));
+}
+
+TEST_F(producer_state_test, a_producer_with_an_open_transaction_outlives_retention) {
+  ASSERT_TRUE(offer(txn_batch(0, 0, 0)));
+  state_.remove_before(offset{100});
+  EXPECT_TRUE(state_.find(producer_id{7}));
+  EXPECT_EQ(state_.first_unstable_offset(offset{100}), offset{0});
 }
 
 }  // namespace

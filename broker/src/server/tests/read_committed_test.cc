@@ -1,0 +1,109 @@
+// read_committed consumers (isolation.level=read_committed): Fetch stops at the last stable offset while a
+// transaction is open and names the aborted transactions of what it returns; ListOffsets latest answers the last
+// stable offset. See handlers_fixture.h.
+#include "model/testing/batch_builder.h"
+#include "server/tests/handlers_fixture.h"
+
+namespace ferry::server::testing {
+namespace {
+
+constexpr std::int8_t read_uncommitted = 0;
+constexpr std::int8_t read_committed = 1;
+
+p::fetch_request consumer_fetch(const std::string& topic, std::int8_t isolation) {
+  p::fetch_request request;
+  request.max_wait_ms = 0;
+  request.min_bytes = 1;
+  request.max_bytes = 1 << 20;
+  request.isolation_level = isolation;
+  auto& t = request.topics.emplace_back();
+  t.topic = topic;
+  auto& part = t.partitions.emplace_back();
+  part.partition = partition_id{0};
+  part.partition_max_bytes = 1 << 20;
+  return request;
+}
+
+p::list_offsets_request latest_offset(const std::string& topic, std::int8_t isolation) {
+  p::list_offsets_request request;
+  request.isolation_level = isolation;
+  auto& t = request.topics.emplace_back();
+  t.name = topic;
+  auto& part = t.partitions.emplace_back();
+  part.partition_index = partition_id{0};
+  part.timestamp = -1;
+  return request;
+}
+
+class read_committed_test : public handlers_test {
+ protected:
+  // Partition 0 of "txn": a plain batch at 0-2, then producer 77's open transaction at 3-4.
+  void SetUp() override {
+    handlers_test::SetUp();
+    topic("txn", 1);
+    partition_ = partitions_->leader_for({"txn", partition_id{0}}).value();
+    auto plain = model::testing::build_simple_batch(3);
+    plain_bytes_ = plain.size();
+    ASSERT_TRUE(partition_->append(plain));
+    auto txn = model::testing::build_batch({.records = {{.value = "a"}, {.value = "b"}},
+                                            .producer = producer_id{77},
+                                            .epoch = producer_epoch{0},
+                                            .base_sequence = 0,
+                                            .transactional = true});
+    txn_bytes_ = txn.size();
+    ASSERT_TRUE(partition_->append(txn));
+  }
+  p::fetch_response::fetchable_topic_response::partition_data fetch(std::int8_t isolation) {
+    auto request = consumer_fetch("txn", isolation);
+    return run(handlers::handle_fetch, request, 11).responses[0].partitions[0];
+  }
+  offset latest(std::int8_t isolation) {
+    auto request = latest_offset("txn", isolation);
+    return run(handlers::handle_list_offsets, request, 5).topics[0].partitions[0].offset;
+  }
+
+  std::shared_ptr<replication::partition> partition_;
+  std::size_t plain_bytes_ = 0;
+  std::size_t txn_bytes_ = 0;
+};
+
+TEST_F(read_committed_test, an_open_transaction_is_not_read_until_it_ends) {
+  const auto committed = fetch(read_committed);
+  ASSERT_EQ(committed.error_code, 0);
+  EXPECT_EQ(committed.high_watermark, offset{5});
+  EXPECT_EQ(committed.last_stable_offset, offset{3});
+  EXPECT_EQ(committed.records->size(), plain_bytes_);
+  EXPECT_TRUE(committed.aborted_transactions->empty());
+  EXPECT_EQ(latest(read_committed), offset{3});
+
+  const auto uncommitted = fetch(read_uncommitted);
+  EXPECT_EQ(uncommitted.last_stable_offset, offset{3});
+  EXPECT_EQ(uncommitted.records->size(), plain_bytes_ + txn_bytes_);
+  EXPECT_EQ(latest(read_uncommitted), offset{5});
+}
+
+TEST_F(read_committed_test, an_aborted_transaction_is_returned_with_its_abort_named) {
+  ASSERT_TRUE(partition_->append_marker(producer_id{77}, producer_epoch{0}, {model::marker_type::abort, 0}));
+  const auto committed = fetch(read_committed);
+  ASSERT_EQ(committed.error_code, 0);
+  EXPECT_EQ(committed.last_stable_offset, offset{6});
+  EXPECT_GT(committed.records->size(), plain_bytes_ + txn_bytes_);  // the marker too
+  ASSERT_EQ(committed.aborted_transactions->size(), 1u);
+  EXPECT_EQ((*committed.aborted_transactions)[0].producer_id, producer_id{77});
+  EXPECT_EQ((*committed.aborted_transactions)[0].first_offset, offset{3});
+  EXPECT_EQ(latest(read_committed), offset{6});
+}
+
+TEST_F(read_committed_test, a_committed_transaction_is_read_with_nothing_aborted) {
+  ASSERT_TRUE(partition_->append_marker(producer_id{77}, producer_epoch{0}, {model::marker_type::commit, 0}));
+  const auto committed = fetch(read_committed);
+  EXPECT_EQ(committed.last_stable_offset, offset{6});
+  EXPECT_TRUE(committed.aborted_transactions->empty());
+  // A stale coordinator's marker is refused with Kafka's code, and writes nothing.
+  EXPECT_EQ(partition_->append_marker(producer_id{77}, producer_epoch{0}, {model::marker_type::abort, -5}).error(),
+            storage::errc::coordinator_fenced);
+  EXPECT_EQ(partition_->log_end_offset(), offset{6});
+}
+
+}  // namespace
+}  // namespace ferry::server::testing
