@@ -58,7 +58,8 @@ result<txn_marker> read_marker(std::span<const std::byte> batch) {
       return false;
     }
     const auto type = load<std::int16_t>(*r.key, 2);
-    if (type != static_cast<std::int16_t>(marker_type::abort) && type != static_cast<std::int16_t>(marker_type::commit)) {
+    if (type != static_cast<std::int16_t>(marker_type::abort) &&
+        type != static_cast<std::int16_t>(marker_type::commit)) {
       malformed = true;
       return false;
     }

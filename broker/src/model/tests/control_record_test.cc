@@ -39,7 +39,8 @@ TEST(ControlRecord, TheKeyAndValueAreKafkasLayout) {
   const auto batch = build_marker_batch(producer_id{1}, producer_epoch{0}, {marker_type::commit, 0x01020304}, 0);
   const std::byte key[] = {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{1}};
   const std::byte value[] = {std::byte{0}, std::byte{0}, std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
-  batch_builder builder({.producer = producer_id{1}, .epoch = producer_epoch{0}, .transactional = true, .control = true});
+  batch_builder builder(
+      {.producer = producer_id{1}, .epoch = producer_epoch{0}, .transactional = true, .control = true});
   builder.add(0, std::span<const std::byte>(key), std::span<const std::byte>(value));
   EXPECT_EQ(batch, builder.finish().value());
 }
@@ -48,7 +49,8 @@ TEST(ControlRecord, ADataBatchOrAnUnknownTypeIsNotAMarker) {
   EXPECT_EQ(read_marker(testing::build_simple_batch(1)).error(), errc::malformed_record);
   const std::byte key[] = {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{3}};  // a KRaft-only type
   const std::byte value[] = {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}};
-  batch_builder builder({.producer = producer_id{1}, .epoch = producer_epoch{0}, .transactional = true, .control = true});
+  batch_builder builder(
+      {.producer = producer_id{1}, .epoch = producer_epoch{0}, .transactional = true, .control = true});
   builder.add(0, std::span<const std::byte>(key), std::span<const std::byte>(value));
   EXPECT_EQ(read_marker(builder.finish().value()).error(), errc::malformed_record);
 }
@@ -58,9 +60,10 @@ TEST(ControlRecord, ADataBatchOrAnUnknownTypeIsNotAMarker) {
 TEST(ControlRecord, TheFuzzSeedIsAMarker) {
   const auto path = std::filesystem::path(FERRY_RECORD_BATCH_CORPUS) / "commit-marker";
   if (const char* writing = std::getenv("FERRY_WRITE_FUZZ_CORPUS"); writing != nullptr && *writing != '\0') {
-    const auto batch = build_marker_batch(producer_id{5}, producer_epoch{1}, {marker_type::commit, 2}, 1'700'000'000'000);
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(batch.data()),
-                                                static_cast<std::streamsize>(batch.size()));
+    const auto batch =
+        build_marker_batch(producer_id{5}, producer_epoch{1}, {marker_type::commit, 2}, 1'700'000'000'000);
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(batch.data()), static_cast<std::streamsize>(batch.size()));
   }
   std::ifstream in(path, std::ios::binary);
   const std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

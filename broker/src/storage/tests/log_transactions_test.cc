@@ -81,8 +81,8 @@ class log_transactions_test : public ::testing::Test {
 
 TEST_F(log_transactions_test, the_stable_offset_stops_at_open_transactions_and_unreplicated_markers) {
   auto l = open(dir_.path());
-  send(*l, model::testing::build_simple_batch(3));  // 0-2
-  const offset first = send(*l, txn_batch(7, 0));    // 3-4
+  send(*l, model::testing::build_simple_batch(3));         // 0-2
+  const offset first = send(*l, txn_batch(7, 0));          // 3-4
   EXPECT_EQ(l->last_stable_offset(offset{2}), offset{2});  // never past the high watermark
   EXPECT_EQ(l->last_stable_offset(offset{5}), first);
   const offset marker = end_txn(*l, 7, marker_type::commit);
@@ -99,7 +99,7 @@ TEST_F(log_transactions_test, aborted_transactions_are_found_for_the_ranges_they
   const aborted_txn& txn = h.aborted.front();
   EXPECT_EQ(aborted(*l, 0, 100), h.aborted);
   EXPECT_EQ(aborted(*l, txn.first.value(), next(txn.first).value()), h.aborted);  // only its first offset
-  EXPECT_EQ(aborted(*l, txn.last.value(), 100), h.aborted);                      // only its marker
+  EXPECT_EQ(aborted(*l, txn.last.value(), 100), h.aborted);                       // only its marker
   EXPECT_TRUE(aborted(*l, 0, txn.first.value()).empty());
   EXPECT_TRUE(aborted(*l, next(txn.last).value(), 100).empty());
   EXPECT_EQ(l->last_stable_offset(offset{100}), h.open_from);
