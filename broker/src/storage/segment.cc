@@ -142,6 +142,7 @@ result<std::shared_ptr<segment>> segment::create(io::file_system& fs, const std:
     // A leftover index of an earlier life of this offset must not leak into the new segment.
     FERRY_TRY(files[i]->truncate(0));
   }
+  FERRY_TRY(fs.remove(directory / (offset_file_name(base, txn_index_suffix) + std::string(file_suffix))));
   auto created = std::shared_ptr<segment>(
       new segment(fs, directory, base, files[0], files[1], files[2], index_bytes, true, file_suffix));
   created->close_index_files();  // empty and in memory: reopened at the first index entry
