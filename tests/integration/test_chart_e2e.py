@@ -141,7 +141,7 @@ def test_install_brings_up_zookeeper_brokers_and_operator(ferry):
     assert len(ferry.pods("zookeeper")) == 3 and len(ferry.pods("broker")) == 3 and len(ferry.pods("operator")) == 1
     for pod in ferry.pods("zookeeper") + ferry.pods("broker") + ferry.pods("operator"):
         assert all(c["ready"] for c in pod["status"]["containerStatuses"]), pod["metadata"]["name"]
-    # Each broker's id is its ordinal and its rack the node's zone (the node-rack init container).
+    # Each broker's id is its ordinal and its rack the node's zone (the broker-identity init container).
     status, body = ferry.admin(0, "/v1/brokers")
     assert status == 200, body
     brokers = {b["id"]: b for b in body["brokers"]}
