@@ -95,6 +95,7 @@ dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
   add(handlers::handle_list_groups);
   add(handlers::handle_delete_groups);
   add(handlers::handle_offset_delete);
+  add(handlers::handle_describe_producers);
   add(handlers::handle_api_versions);
   add(handlers::handle_create_topics);
   add(handlers::handle_delete_topics);

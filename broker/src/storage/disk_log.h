@@ -84,6 +84,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   void note_damage(offset from) { damaged_from_.store(from.value()); }
   [[nodiscard]] std::size_t segment_count() const override;
   [[nodiscard]] std::optional<producer_entry> producer(producer_id id) const override;
+  [[nodiscard]] std::vector<std::pair<producer_id, producer_entry>> producers() const override;
   void begin_epoch(leader_epoch epoch) override;
   [[nodiscard]] epoch_end end_offset_for_epoch(leader_epoch epoch) const override;
   [[nodiscard]] leader_epoch latest_epoch() const override {

@@ -328,6 +328,11 @@ std::optional<producer_entry> disk_log::producer(producer_id id) const {
   return producers_.find(id);
 }
 
+std::vector<std::pair<producer_id, producer_entry>> disk_log::producers() const {
+  std::lock_guard lock(producers_mutex_);
+  return {producers_.all().begin(), producers_.all().end()};
+}
+
 void disk_log::begin_epoch(leader_epoch epoch) {
   std::lock_guard lock(write_mutex_);
   record_epoch(epoch, log_end_offset());

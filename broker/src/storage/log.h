@@ -177,6 +177,8 @@ class log {
 
   // Idempotent producers' state, as rebuilt from the log; used to answer a retried batch.
   [[nodiscard]] virtual std::optional<producer_entry> producer(producer_id id) const = 0;
+  // Every producer the log knows, for DescribeProducers.
+  [[nodiscard]] virtual std::vector<std::pair<producer_id, producer_entry>> producers() const = 0;
 
   virtual void update_config(const log_config& config) = 0;
   // Removes whole segments that retention.ms or retention.bytes no longer keep (never the active one, nor

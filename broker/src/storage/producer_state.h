@@ -114,6 +114,7 @@ class producer_state_manager {
   [[nodiscard]] std::optional<offset> first_open_txn() const;
 
   [[nodiscard]] std::optional<producer_entry> find(producer_id id) const;
+  [[nodiscard]] const std::unordered_map<producer_id, producer_entry>& all() const { return producers_; }
   // Forgets producers whose last batch is below the log start offset, as Kafka does when retention
   // removes their batches, unless their transaction is still open.
   void remove_before(offset log_start);

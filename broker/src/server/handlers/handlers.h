@@ -61,6 +61,8 @@ awaitable<p::consumer_group_describe_response> handle_consumer_group_describe(
     request_context& ctx, p::consumer_group_describe_request& request);
 awaitable<p::delete_groups_response> handle_delete_groups(request_context& ctx, p::delete_groups_request& request);
 awaitable<p::offset_delete_response> handle_offset_delete(request_context& ctx, p::offset_delete_request& request);
+awaitable<p::describe_producers_response> handle_describe_producers(request_context& ctx,
+                                                                    p::describe_producers_request& request);
 awaitable<p::api_versions_response> handle_api_versions(request_context& ctx, p::api_versions_request& request);
 awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, p::create_topics_request& request);
 awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, p::delete_topics_request& request);

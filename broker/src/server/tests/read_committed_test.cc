@@ -1,6 +1,6 @@
 // read_committed consumers (isolation.level=read_committed): Fetch stops at the last stable offset while a
 // transaction is open and names the aborted transactions of what it returns; ListOffsets latest answers the last
-// stable offset. See handlers_fixture.h.
+// stable offset; DescribeProducers shows the transactions. See handlers_fixture.h.
 #include "model/testing/batch_builder.h"
 #include "server/tests/handlers_fixture.h"
 
@@ -103,6 +103,32 @@ TEST_F(read_committed_test, a_committed_transaction_is_read_with_nothing_aborted
   EXPECT_EQ(partition_->append_marker(producer_id{77}, producer_epoch{0}, {model::marker_type::abort, -5}).error(),
             storage::errc::coordinator_fenced);
   EXPECT_EQ(partition_->log_end_offset(), offset{6});
+}
+
+// kafka-transactions.sh describe-producers: producer 77's open transaction, then its marker's coordinator epoch.
+TEST_F(read_committed_test, describe_producers_shows_open_transactions_and_coordinator_epochs) {
+  const auto describe = [&] {
+    p::describe_producers_request request;
+    auto& t = request.topics.emplace_back();
+    t.name = "txn";
+    t.partition_indexes = {0, 7};
+    return run(handlers::handle_describe_producers, request, 0).topics[0];
+  };
+  auto topic = describe();
+  ASSERT_EQ(topic.partitions.size(), 2u);
+  EXPECT_EQ(topic.partitions[1].error_code, p::code(p::error_code::unknown_topic_or_partition));
+  ASSERT_EQ(topic.partitions[0].active_producers.size(), 1u);
+  auto producer = topic.partitions[0].active_producers[0];
+  EXPECT_EQ(producer.producer_id, producer_id{77});
+  EXPECT_EQ(producer.producer_epoch, 0);
+  EXPECT_EQ(producer.last_sequence, 1);
+  EXPECT_EQ(producer.coordinator_epoch, -1);
+  EXPECT_EQ(producer.current_txn_start_offset, 3);
+
+  ASSERT_TRUE(partition_->append_marker(producer_id{77}, producer_epoch{0}, {model::marker_type::commit, 4}));
+  producer = describe().partitions[0].active_producers[0];
+  EXPECT_EQ(producer.coordinator_epoch, 4);
+  EXPECT_EQ(producer.current_txn_start_offset, -1);
 }
 
 }  // namespace
