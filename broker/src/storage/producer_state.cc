@@ -1,7 +1,6 @@
 #include "storage/producer_state.h"
 
-#include <boost/endian/conversion.hpp>
-
+#include "bytes/big_endian.h"
 #include "bytes/crc32c.h"
 #include "storage/errc.h"
 
@@ -23,8 +22,7 @@ class snapshot_writer {
   void put(T value) {
     const std::size_t at = out.size();
     out.resize(at + sizeof(T));
-    boost::endian::endian_store<T, sizeof(T), boost::endian::order::big>(
-        reinterpret_cast<unsigned char*>(out.data() + at), value);
+    bytes::store_big<T>(out, at, value);
   }
   std::vector<std::byte> out;
 };
@@ -36,8 +34,7 @@ class snapshot_reader {
   template <typename T>
   bool get(T& value) {
     if (in_.size() - at_ < sizeof(T)) return false;
-    value = boost::endian::endian_load<T, sizeof(T), boost::endian::order::big>(
-        reinterpret_cast<const unsigned char*>(in_.data() + at_));
+    value = bytes::load_big<T>(in_, at_);
     at_ += sizeof(T);
     return true;
   }
@@ -160,8 +157,7 @@ std::vector<std::byte> producer_state_manager::serialize() const {
       w.put<std::int64_t>(b.max_timestamp);
     }
   }
-  boost::endian::store_big_u32(reinterpret_cast<unsigned char*>(w.out.data() + crc_position),
-                               bytes::crc32c(std::span(w.out).subspan(crc_start)));
+  bytes::store_big<std::uint32_t>(w.out, crc_position, bytes::crc32c(std::span(w.out).subspan(crc_start)));
   return std::move(w.out);
 }
 

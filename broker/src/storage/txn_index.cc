@@ -2,9 +2,8 @@
 
 #include <algorithm>
 
-#include <boost/endian/conversion.hpp>
-
 #include "base/log.h"
+#include "bytes/big_endian.h"
 #include "storage/errc.h"
 
 namespace ferry::storage {
@@ -12,27 +11,18 @@ namespace {
 
 constexpr std::int16_t entry_version = 0;
 
-template <typename T>
-T load_at(std::span<const std::byte> bytes, std::size_t at) {
-  return boost::endian::endian_load<T, sizeof(T), boost::endian::order::big>(
-      reinterpret_cast<const unsigned char*>(bytes.data() + at));
-}
-
-template <typename T>
-void store_at(std::span<std::byte> bytes, std::size_t at, T value) {
-  boost::endian::endian_store<T, sizeof(T), boost::endian::order::big>(
-      reinterpret_cast<unsigned char*>(bytes.data() + at), value);
-}
+using bytes::load_big;
+using bytes::store_big;
 
 }  // namespace
 
 std::vector<std::byte> txn_index::encode(const aborted_txn& txn) {
   std::vector<std::byte> out(entry_size);
-  store_at<std::int16_t>(out, 0, entry_version);
-  store_at<std::int64_t>(out, 2, txn.producer.value());
-  store_at<std::int64_t>(out, 10, txn.first.value());
-  store_at<std::int64_t>(out, 18, txn.last.value());
-  store_at<std::int64_t>(out, 26, txn.last_stable.value());
+  store_big<std::int16_t>(out, 0, entry_version);
+  store_big<std::int64_t>(out, 2, txn.producer.value());
+  store_big<std::int64_t>(out, 10, txn.first.value());
+  store_big<std::int64_t>(out, 18, txn.last.value());
+  store_big<std::int64_t>(out, 26, txn.last_stable.value());
   return out;
 }
 
@@ -40,9 +30,9 @@ result<std::vector<aborted_txn>> txn_index::decode(std::span<const std::byte> by
   std::vector<aborted_txn> entries;
   for (std::size_t at = 0; at + entry_size <= bytes.size(); at += entry_size) {
     const auto entry = bytes.subspan(at, entry_size);
-    if (load_at<std::int16_t>(entry, 0) != entry_version) return errc::corrupt_log;
-    entries.push_back({producer_id{load_at<std::int64_t>(entry, 2)}, offset{load_at<std::int64_t>(entry, 10)},
-                       offset{load_at<std::int64_t>(entry, 18)}, offset{load_at<std::int64_t>(entry, 26)}});
+    if (load_big<std::int16_t>(entry, 0) != entry_version) return errc::corrupt_log;
+    entries.push_back({producer_id{load_big<std::int64_t>(entry, 2)}, offset{load_big<std::int64_t>(entry, 10)},
+                       offset{load_big<std::int64_t>(entry, 18)}, offset{load_big<std::int64_t>(entry, 26)}});
   }
   return entries;
 }
