@@ -209,6 +209,12 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
 
   mutable std::mutex producers_mutex_;
   producer_state_manager producers_;  // guarded by producers_mutex_
+  // Whether the log has held a transactional batch, and an aborted transaction, since it opened (or on disk):
+  // until then its last stable offset is the high watermark and no fetch needs the transaction indexes, so a
+  // fetch of a partition without transactions takes no lock for either. Set before the batch is written; never
+  // cleared.
+  std::atomic<bool> has_transactions_{false};
+  std::atomic<bool> has_aborted_{false};
 
   mutable std::mutex epochs_mutex_;
   leader_epoch_cache epochs_;  // guarded by epochs_mutex_

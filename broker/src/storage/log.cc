@@ -90,6 +90,7 @@ result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch 
                            false};
     }
   }
+  if (header.is_transactional()) has_transactions_.store(true, std::memory_order_release);
   FERRY_TRY(auto written, write_locked(batch, epoch));
   if (idempotent) {
     std::lock_guard producers_lock(producers_mutex_);
@@ -541,6 +542,9 @@ result<void> disk_log::load_producer_state() {
     replay_from = *at;
     break;
   }
+  if (producers_.first_open_txn()) has_transactions_.store(true, std::memory_order_release);
+  if (std::ranges::any_of(names, [](const auto& name) { return name.ends_with(txn_index_suffix); }))
+    has_aborted_.store(true, std::memory_order_release);
   for (const auto& seg : segments_) {
     const auto at = seg->committed();
     if (at.next_offset <= replay_from) continue;
@@ -552,6 +556,7 @@ result<void> disk_log::load_producer_state() {
     FERRY_TRY(seg->visit(std::max(replay_from, seg->base_offset()), at,
                          [&](const model::batch_header_view& header, std::span<const std::byte> control_batch) {
                            if (header.producer().value() < 0 || !noted) return;
+                           if (header.is_transactional()) has_transactions_.store(true, std::memory_order_release);
                            if (header.is_control()) {
                              noted = note_marker(header, control_batch, *seg);
                            } else {

@@ -39,6 +39,7 @@ result<append_result> disk_log::append_replicated(std::span<const std::byte> bat
       return io_failed("writing " + std::to_string(size) + " replicated bytes", written.error());
     if (header.producer().value() >= 0) {
       std::lock_guard producers_lock(producers_mutex_);
+      if (header.is_transactional()) has_transactions_.store(true, std::memory_order_release);
       if (header.is_control()) {
         FERRY_TRY(note_marker(header, batch, *segments_.back()));
       } else {

@@ -15,6 +15,7 @@ result<append_result> disk_log::append_marker(producer_id producer, producer_epo
     std::lock_guard producers_lock(producers_mutex_);
     FERRY_TRY(producers_.check_marker(producer, epoch, marker.coordinator_epoch));
   }
+  has_transactions_.store(true, std::memory_order_release);
   FERRY_TRY(auto written, write_locked(batch, leader));
   std::lock_guard producers_lock(producers_mutex_);
   FERRY_TRY(note_marker(model::batch_header_view(batch), batch, *segments_.back()));
@@ -34,6 +35,7 @@ result<void> disk_log::note_marker(const model::batch_header_view& header, std::
   if (!ended || !ended->aborted) return success();
   const aborted_txn entry{ended->producer, ended->first, ended->last,
                           producers_.first_open_txn().value_or(next(ended->last))};
+  has_aborted_.store(true, std::memory_order_release);
   if (auto added = holder.add_aborted(entry); !added)
     return io_failed("writing the transaction index of segment " + std::to_string(holder.base_offset().value()),
                      added.error());
@@ -41,6 +43,7 @@ result<void> disk_log::note_marker(const model::batch_header_view& header, std::
 }
 
 offset disk_log::last_stable_offset(offset high_watermark) {
+  if (!has_transactions_.load(std::memory_order_acquire)) return high_watermark;
   std::lock_guard lock(producers_mutex_);
   const auto unstable = producers_.first_unstable_offset(high_watermark);
   return unstable ? std::min(*unstable, high_watermark) : high_watermark;
@@ -49,6 +52,7 @@ offset disk_log::last_stable_offset(offset high_watermark) {
 result<std::vector<aborted_txn>> disk_log::aborted_transactions(offset from, offset upto) {
   if (dir_->offline()) return offline_error();
   std::vector<aborted_txn> out;
+  if (!has_aborted_.load(std::memory_order_acquire)) return out;
   std::shared_ptr<segment> seg;
   {
     std::shared_lock lock(segments_mutex_);
