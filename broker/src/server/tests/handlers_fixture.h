@@ -228,6 +228,25 @@ class handlers_test : public ::testing::Test {
     partitions_->reconcile(*cluster_.view());
   }
 
+  // A consumer's fetch of partition 0 from `from`, naming `rack` (Fetch v11+) and its isolation level (0
+  // read_uncommitted, 1 read_committed).
+  static p::fetch_request consumer_fetch(const std::string& topic, std::int64_t from, const std::string& rack = "",
+                                         std::int8_t isolation = 0) {
+    p::fetch_request request;
+    request.max_wait_ms = 0;
+    request.min_bytes = 1;
+    request.max_bytes = 1 << 20;
+    request.rack_id = rack;
+    request.isolation_level = isolation;
+    auto& t = request.topics.emplace_back();
+    t.topic = topic;
+    auto& part = t.partitions.emplace_back();
+    part.partition = partition_id{0};
+    part.fetch_offset = offset{from};
+    part.partition_max_bytes = 1 << 20;
+    return request;
+  }
+
   // Broker 2's fetch of partition 0, as a follower (v12 carries the replica id and the last fetched epoch).
   static p::fetch_request follower_fetch(const std::string& topic, std::int64_t from, std::int32_t last_epoch = -1) {
     p::fetch_request request;

@@ -10,20 +10,6 @@ namespace {
 constexpr std::int8_t read_uncommitted = 0;
 constexpr std::int8_t read_committed = 1;
 
-p::fetch_request consumer_fetch(const std::string& topic, std::int8_t isolation) {
-  p::fetch_request request;
-  request.max_wait_ms = 0;
-  request.min_bytes = 1;
-  request.max_bytes = 1 << 20;
-  request.isolation_level = isolation;
-  auto& t = request.topics.emplace_back();
-  t.topic = topic;
-  auto& part = t.partitions.emplace_back();
-  part.partition = partition_id{0};
-  part.partition_max_bytes = 1 << 20;
-  return request;
-}
-
 p::list_offsets_request latest_offset(const std::string& topic, std::int8_t isolation) {
   p::list_offsets_request request;
   request.isolation_level = isolation;
@@ -54,7 +40,7 @@ class read_committed_test : public handlers_test {
     ASSERT_TRUE(partition_->append(txn));
   }
   p::fetch_response::fetchable_topic_response::partition_data fetch(std::int8_t isolation) {
-    auto request = consumer_fetch("txn", isolation);
+    auto request = consumer_fetch("txn", 0, "", isolation);
     return run(handlers::handle_fetch, request, 11).responses[0].partitions[0];
   }
   offset latest(std::int8_t isolation) {

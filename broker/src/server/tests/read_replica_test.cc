@@ -6,22 +6,6 @@
 namespace ferry::server::testing {
 namespace {
 
-// A consumer's fetch of partition 0 from `from`, Fetch v11+ naming `rack`.
-p::fetch_request consumer_fetch(const std::string& topic, std::int64_t from, const std::string& rack = "") {
-  p::fetch_request request;
-  request.max_wait_ms = 0;
-  request.min_bytes = 1;
-  request.max_bytes = 1 << 20;
-  request.rack_id = rack;
-  auto& t = request.topics.emplace_back();
-  t.topic = topic;
-  auto& part = t.partitions.emplace_back();
-  part.partition = partition_id{0};
-  part.fetch_offset = offset{from};
-  part.partition_max_bytes = 1 << 20;
-  return request;
-}
-
 class read_replica_test : public handlers_test {
  protected:
   // "near": led here (broker 1, rack a), broker 2 (rack b) in sync at the log end of a 3-record batch.
