@@ -1,8 +1,9 @@
 #include "group/consumer_group_records.h"
 
-#include "group/wire.h"
+#include "bytes/data_wire.h"
 
 namespace ferry::group {
+namespace wire = bytes::data_wire;
 namespace {
 
 using wire::encoding;
@@ -92,7 +93,7 @@ result<consumer_group_value> decode_consumer_group_value(consumer_record_type ty
   wire::reader in(value);
   const std::int16_t version = in.int16();
   if (!in.ok()) return in.error();
-  if (version != value_version) return codec_errc::unsupported_version;
+  if (version != value_version) return bytes::codec_errc::unsupported_version;
   consumer_group_value out;
   switch (type) {
     case consumer_record_type::group_metadata:

@@ -1,8 +1,9 @@
 #include "group/consumer_protocol.h"
 
-#include "group/wire.h"
+#include "bytes/data_wire.h"
 
 namespace ferry::group {
+namespace wire = bytes::data_wire;
 namespace {
 
 using wire::encoding;
@@ -40,7 +41,7 @@ std::vector<topic_partitions> read_topic_partitions(wire::reader& in) {
 
 // The version whose fields a message of `version` is read with, or an error for a negative one.
 result<std::int16_t> known_version(std::int16_t version, std::int16_t newest) {
-  if (version < 0) return codec_errc::unsupported_version;
+  if (version < 0) return bytes::codec_errc::unsupported_version;
   return version > newest ? newest : version;
 }
 

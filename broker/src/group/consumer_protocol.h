@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "group/codec_errc.h"
+#include "bytes/codec_errc.h"
 #include "model/ids.h"
 
 namespace ferry::group {

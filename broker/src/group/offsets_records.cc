@@ -1,8 +1,9 @@
 #include "group/offsets_records.h"
 
-#include "group/wire.h"
+#include "bytes/data_wire.h"
 
 namespace ferry::group {
+namespace wire = bytes::data_wire;
 namespace {
 
 using wire::encoding;
@@ -129,7 +130,7 @@ result<offset_commit_value> decode_offset_commit_value(std::span<const std::byte
   wire::reader in(value);
   const std::int16_t version = in.int16();
   if (!in.ok()) return in.error();
-  if (version < 0 || version > max_offset_commit_value_version) return codec_errc::unsupported_version;
+  if (version < 0 || version > max_offset_commit_value_version) return bytes::codec_errc::unsupported_version;
   const encoding e = encoding_of(version);
   offset_commit_value out;
   out.committed_offset = offset{in.int64()};
@@ -149,7 +150,7 @@ result<group_metadata_value> decode_group_metadata_value(std::span<const std::by
   wire::reader in(value);
   const std::int16_t version = in.int16();
   if (!in.ok()) return in.error();
-  if (version < 0 || version > max_group_metadata_value_version) return codec_errc::unsupported_version;
+  if (version < 0 || version > max_group_metadata_value_version) return bytes::codec_errc::unsupported_version;
   const encoding e = encoding_of(version);
   group_metadata_value out;
   out.protocol_type = in.string(e);

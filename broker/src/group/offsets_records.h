@@ -67,7 +67,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "group/codec_errc.h"
+#include "bytes/codec_errc.h"
 #include "group/consumer_group_records.h"
 #include "model/ids.h"
 

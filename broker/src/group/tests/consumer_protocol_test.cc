@@ -94,23 +94,23 @@ TEST(Subscription, RefusesMalformedSubscriptions) {
     expect_every_prefix_truncated(valid, decode_subscription);
     auto trailing = valid;
     trailing.push_back(std::byte{0});
-    EXPECT_EQ(decode_subscription(trailing).error(), codec_errc::trailing_bytes);
+    EXPECT_EQ(decode_subscription(trailing).error(), bytes::codec_errc::trailing_bytes);
   }
-  EXPECT_EQ(decode_subscription(hand_bytes().i16(-1).i32(0).i32(-1).bytes()).error(), codec_errc::unsupported_version);
+  EXPECT_EQ(decode_subscription(hand_bytes().i16(-1).i32(0).i32(-1).bytes()).error(), bytes::codec_errc::unsupported_version);
   // Topics are not nullable; a count the bytes cannot hold fails before allocating.
-  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(-1).i32(-1).bytes()).error(), codec_errc::unexpected_null);
-  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(-3).i32(-1).bytes()).error(), codec_errc::invalid_length);
-  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(0x7fffffff).str("a").bytes()).error(), codec_errc::truncated);
+  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(-1).i32(-1).bytes()).error(), bytes::codec_errc::unexpected_null);
+  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(-3).i32(-1).bytes()).error(), bytes::codec_errc::invalid_length);
+  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(0x7fffffff).str("a").bytes()).error(), bytes::codec_errc::truncated);
   EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(1).i16(-1).i32(-1).bytes()).error(),
-            codec_errc::unexpected_null);
+            bytes::codec_errc::unexpected_null);
   // Owned partitions, and their partition lists, are not nullable either.
   EXPECT_EQ(decode_subscription(hand_bytes().i16(1).i32(0).i32(-1).i32(-1).bytes()).error(),
-            codec_errc::unexpected_null);
+            bytes::codec_errc::unexpected_null);
   EXPECT_EQ(decode_subscription(hand_bytes().i16(1).i32(0).i32(-1).i32(1).str("a").i32(-1).bytes()).error(),
-            codec_errc::unexpected_null);
+            bytes::codec_errc::unexpected_null);
   EXPECT_EQ(
       decode_subscription(hand_bytes().i16(1).i32(0).i32(-1).i32(1).str("a").i32(0x40000000).i32(1).bytes()).error(),
-      codec_errc::truncated);
+      bytes::codec_errc::truncated);
 }
 
 TEST(Subscription, EncoderRefusesNegativeVersionsAndLongStrings) {
@@ -168,15 +168,15 @@ TEST(Assignment, RefusesMalformedAssignments) {
     expect_every_prefix_truncated(valid, decode_assignment);
     auto trailing = valid;
     trailing.push_back(std::byte{0});
-    EXPECT_EQ(decode_assignment(trailing).error(), codec_errc::trailing_bytes);
+    EXPECT_EQ(decode_assignment(trailing).error(), bytes::codec_errc::trailing_bytes);
   }
-  EXPECT_EQ(decode_assignment(hand_bytes().i16(-2).i32(0).i32(-1).bytes()).error(), codec_errc::unsupported_version);
-  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(-1).i32(-1).bytes()).error(), codec_errc::unexpected_null);
-  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0x7fffffff).i32(-1).bytes()).error(), codec_errc::truncated);
-  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0).i32(-2).bytes()).error(), codec_errc::invalid_length);
-  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0).i32(5).text("abc").bytes()).error(), codec_errc::truncated);
+  EXPECT_EQ(decode_assignment(hand_bytes().i16(-2).i32(0).i32(-1).bytes()).error(), bytes::codec_errc::unsupported_version);
+  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(-1).i32(-1).bytes()).error(), bytes::codec_errc::unexpected_null);
+  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0x7fffffff).i32(-1).bytes()).error(), bytes::codec_errc::truncated);
+  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0).i32(-2).bytes()).error(), bytes::codec_errc::invalid_length);
+  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0).i32(5).text("abc").bytes()).error(), bytes::codec_errc::truncated);
   // An empty buffer (what SyncGroup gives a member the leader left out) holds no assignment.
-  EXPECT_EQ(decode_assignment({}).error(), codec_errc::truncated);
+  EXPECT_EQ(decode_assignment({}).error(), bytes::codec_errc::truncated);
 }
 
 }  // namespace

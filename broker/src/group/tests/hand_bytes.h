@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "group/codec_errc.h"
+#include "bytes/codec_errc.h"
 
 namespace ferry::group::testing {
 
@@ -65,7 +65,7 @@ void expect_every_prefix_truncated(const std::vector<std::byte>& valid, Decode d
   for (std::size_t n = 0; n < valid.size(); ++n) {
     const auto decoded = decode(std::span(valid).first(n));
     ASSERT_FALSE(decoded) << "prefix of " << n << " bytes of " << valid.size();
-    EXPECT_EQ(decoded.error(), codec_errc::truncated) << "prefix of " << n << " bytes";
+    EXPECT_EQ(decoded.error(), bytes::codec_errc::truncated) << "prefix of " << n << " bytes";
   }
 }
 

@@ -64,12 +64,12 @@ TEST(OffsetsRecordsKey, RefusesMalformedKeys) {
   expect_every_prefix_truncated(valid, decode_key);
   expect_every_prefix_truncated(hand_bytes().i16(2).str("grp").bytes(), decode_key);
 
-  EXPECT_EQ(decode_key(with_trailing_byte(valid)).error(), codec_errc::trailing_bytes);
-  EXPECT_EQ(decode_key(with_trailing_byte(encode_key(group_metadata_key{"g"}))).error(), codec_errc::trailing_bytes);
-  EXPECT_EQ(decode_key(hand_bytes().i16(1).i16(-1).str("t").i32(0).bytes()).error(), codec_errc::unexpected_null);
-  EXPECT_EQ(decode_key(hand_bytes().i16(2).i16(-1).bytes()).error(), codec_errc::unexpected_null);
-  EXPECT_EQ(decode_key(hand_bytes().i16(1).i16(-2).bytes()).error(), codec_errc::invalid_length);
-  EXPECT_EQ(decode_key(hand_bytes().i16(2).i16(-32768).bytes()).error(), codec_errc::invalid_length);
+  EXPECT_EQ(decode_key(with_trailing_byte(valid)).error(), bytes::codec_errc::trailing_bytes);
+  EXPECT_EQ(decode_key(with_trailing_byte(encode_key(group_metadata_key{"g"}))).error(), bytes::codec_errc::trailing_bytes);
+  EXPECT_EQ(decode_key(hand_bytes().i16(1).i16(-1).str("t").i32(0).bytes()).error(), bytes::codec_errc::unexpected_null);
+  EXPECT_EQ(decode_key(hand_bytes().i16(2).i16(-1).bytes()).error(), bytes::codec_errc::unexpected_null);
+  EXPECT_EQ(decode_key(hand_bytes().i16(1).i16(-2).bytes()).error(), bytes::codec_errc::invalid_length);
+  EXPECT_EQ(decode_key(hand_bytes().i16(2).i16(-32768).bytes()).error(), bytes::codec_errc::invalid_length);
 }
 
 TEST(OffsetsRecordsKey, StringsOver32767BytesAreNotWritten) {
@@ -168,31 +168,31 @@ TEST(OffsetCommitValue, Version4SkipsTaggedFields) {
   // A tagged field running past the end.
   const auto past_end =
       hand_bytes().i16(4).i64(42).i32(7).compact_str("m").i64(1000).raw({0x01, 0x00, 0x10, 1}).bytes();
-  EXPECT_EQ(decode_offset_commit_value(past_end).error(), codec_errc::truncated);
+  EXPECT_EQ(decode_offset_commit_value(past_end).error(), bytes::codec_errc::truncated);
   // A count of 2^32-1 tagged fields in a few bytes.
   const auto many =
       hand_bytes().i16(4).i64(42).i32(7).compact_str("m").i64(1000).raw({0xff, 0xff, 0xff, 0xff, 0x0f}).bytes();
-  EXPECT_EQ(decode_offset_commit_value(many).error(), codec_errc::truncated);
+  EXPECT_EQ(decode_offset_commit_value(many).error(), bytes::codec_errc::truncated);
 }
 
 TEST(OffsetCommitValue, RefusesMalformedValues) {
   for (const auto& c : commit_versions()) {
     SCOPED_TRACE(c.version);
     expect_every_prefix_truncated(c.bytes, decode_offset_commit_value);
-    EXPECT_EQ(decode_offset_commit_value(with_trailing_byte(c.bytes)).error(), codec_errc::trailing_bytes);
+    EXPECT_EQ(decode_offset_commit_value(with_trailing_byte(c.bytes)).error(), bytes::codec_errc::trailing_bytes);
   }
   for (const std::int16_t version : {5, 6, 0x7fff, -1, -32768}) {
     const auto bytes = hand_bytes().i16(version).i64(42).i32(7).str("m").i64(1000).bytes();
-    EXPECT_EQ(decode_offset_commit_value(bytes).error(), codec_errc::unsupported_version) << version;
+    EXPECT_EQ(decode_offset_commit_value(bytes).error(), bytes::codec_errc::unsupported_version) << version;
   }
   // Metadata is not nullable, and -2 is no length.
   EXPECT_EQ(decode_offset_commit_value(hand_bytes().i16(3).i64(42).i32(7).i16(-1).i64(1000).bytes()).error(),
-            codec_errc::unexpected_null);
+            bytes::codec_errc::unexpected_null);
   EXPECT_EQ(decode_offset_commit_value(hand_bytes().i16(3).i64(42).i32(7).i16(-2).i64(1000).bytes()).error(),
-            codec_errc::invalid_length);
+            bytes::codec_errc::invalid_length);
   EXPECT_EQ(
       decode_offset_commit_value(hand_bytes().i16(4).i64(42).i32(7).raw({0x00}).i64(1000).raw({0}).bytes()).error(),
-      codec_errc::unexpected_null);
+      bytes::codec_errc::unexpected_null);
   // Compact lengths: a varint of six bytes, one above 2^32-1, and a string longer than Kafka's 32767 bytes
   // (32768 + 1 = 0x8001).
   for (const auto& length : std::vector<std::vector<std::uint8_t>>{
@@ -200,7 +200,7 @@ TEST(OffsetCommitValue, RefusesMalformedValues) {
     auto bytes = hand_bytes().i16(4).i64(42).i32(7).bytes();
     for (const auto b : length) bytes.push_back(std::byte{b});
     bytes.resize(bytes.size() + 40000, std::byte{'x'});
-    EXPECT_EQ(decode_offset_commit_value(bytes).error(), codec_errc::invalid_length);
+    EXPECT_EQ(decode_offset_commit_value(bytes).error(), bytes::codec_errc::invalid_length);
   }
 }
 
@@ -324,46 +324,46 @@ TEST(GroupMetadataValue, RefusesMalformedValues) {
   for (const auto& c : group_versions()) {
     SCOPED_TRACE(c.version);
     expect_every_prefix_truncated(c.bytes, decode_group_metadata_value);
-    EXPECT_EQ(decode_group_metadata_value(with_trailing_byte(c.bytes)).error(), codec_errc::trailing_bytes);
+    EXPECT_EQ(decode_group_metadata_value(with_trailing_byte(c.bytes)).error(), bytes::codec_errc::trailing_bytes);
   }
   EXPECT_EQ(decode_group_metadata_value(hand_bytes().i16(5).str("consumer").bytes()).error(),
-            codec_errc::unsupported_version);
+            bytes::codec_errc::unsupported_version);
   EXPECT_EQ(decode_group_metadata_value(hand_bytes().i16(-1).str("consumer").bytes()).error(),
-            codec_errc::unsupported_version);
+            bytes::codec_errc::unsupported_version);
 
   const auto head = [] { return hand_bytes().i16(3).str("consumer").i32(5).str("range").str("m1").i64(1234); };
   // A member count the bytes cannot hold fails before anything is allocated for it.
-  EXPECT_EQ(decode_group_metadata_value(head().i32(0x7fffffff).bytes()).error(), codec_errc::truncated);
+  EXPECT_EQ(decode_group_metadata_value(head().i32(0x7fffffff).bytes()).error(), bytes::codec_errc::truncated);
   hand_bytes many = hand_bytes().i16(4).compact_str("consumer").i32(5).raw({0, 0}).i64(1);
   many.raw({0xff, 0xff, 0xff, 0xff, 0x0f});  // compact: 2^32-2 members
-  EXPECT_EQ(decode_group_metadata_value(many.bytes()).error(), codec_errc::truncated);
+  EXPECT_EQ(decode_group_metadata_value(many.bytes()).error(), bytes::codec_errc::truncated);
   // Members are not nullable; -2 is no count.
-  EXPECT_EQ(decode_group_metadata_value(head().i32(-1).bytes()).error(), codec_errc::unexpected_null);
-  EXPECT_EQ(decode_group_metadata_value(head().i32(-2).bytes()).error(), codec_errc::invalid_length);
+  EXPECT_EQ(decode_group_metadata_value(head().i32(-1).bytes()).error(), bytes::codec_errc::unexpected_null);
+  EXPECT_EQ(decode_group_metadata_value(head().i32(-2).bytes()).error(), bytes::codec_errc::invalid_length);
   // Not nullable: protocol type, member id, client id, client host, subscription, assignment.
   EXPECT_EQ(
       decode_group_metadata_value(hand_bytes().i16(3).i16(-1).i32(5).i16(-1).i16(-1).i64(0).i32(0).bytes()).error(),
-      codec_errc::unexpected_null);
+      bytes::codec_errc::unexpected_null);
   const auto member = [&](auto&& fill) {
     hand_bytes b = head().i32(1);
     fill(b);
     return decode_group_metadata_value(b.bytes());
   };
   EXPECT_EQ(member([](hand_bytes& b) { b.i16(-1).i16(-1).str("c").str("/h").i32(1).i32(1).blob("").blob(""); }).error(),
-            codec_errc::unexpected_null);
+            bytes::codec_errc::unexpected_null);
   EXPECT_EQ(member([](hand_bytes& b) { b.str("m").i16(-1).i16(-1).str("/h").i32(1).i32(1).blob("").blob(""); }).error(),
-            codec_errc::unexpected_null);
+            bytes::codec_errc::unexpected_null);
   EXPECT_EQ(member([](hand_bytes& b) { b.str("m").i16(-1).str("c").str("/h").i32(1).i32(1).i32(-1).blob(""); }).error(),
-            codec_errc::unexpected_null);
+            bytes::codec_errc::unexpected_null);
   EXPECT_EQ(member([](hand_bytes& b) { b.str("m").i16(-1).str("c").str("/h").i32(1).i32(1).blob("").i32(-1); }).error(),
-            codec_errc::unexpected_null);
+            bytes::codec_errc::unexpected_null);
   EXPECT_EQ(member([](hand_bytes& b) { b.str("m").i16(-1).str("c").str("/h").i32(1).i32(1).i32(-7).blob(""); }).error(),
-            codec_errc::invalid_length);
+            bytes::codec_errc::invalid_length);
   // Subscription bytes claiming 2^31-1 bytes.
   EXPECT_EQ(member([](hand_bytes& b) {
               b.str("m").i16(-1).str("c").str("/h").i32(1).i32(1).i32(0x7fffffff).blob("");
             }).error(),
-            codec_errc::truncated);
+            bytes::codec_errc::truncated);
 }
 
 TEST(GroupMetadataValue, EncodersRefuseWhatKafkaCannotRead) {
@@ -410,13 +410,13 @@ TEST(OffsetsRecord, TombstonesAndValuesByKeyType) {
   EXPECT_FALSE(decode_record(ok_bytes, std::span<const std::byte>(group)));
   EXPECT_FALSE(decode_record(gk_bytes, std::span<const std::byte>(commit)));
   // An empty (present) value is not a tombstone.
-  EXPECT_EQ(decode_record(ok_bytes, std::span<const std::byte>()).error(), codec_errc::truncated);
-  EXPECT_EQ(decode_record({}, std::nullopt).error(), codec_errc::truncated);
+  EXPECT_EQ(decode_record(ok_bytes, std::span<const std::byte>()).error(), bytes::codec_errc::truncated);
+  EXPECT_EQ(decode_record({}, std::nullopt).error(), bytes::codec_errc::truncated);
 }
 
 TEST(OffsetsRecord, ErrorsDescribeThemselves) {
-  const std::error_code e = codec_errc::trailing_bytes;
-  EXPECT_STREQ(e.category().name(), "group.codec");
+  const std::error_code e = bytes::codec_errc::trailing_bytes;
+  EXPECT_STREQ(e.category().name(), "data.codec");
   EXPECT_EQ(e.message(), "bytes left after the record's last field");
   EXPECT_EQ(decode_key({}).error().message(), "the record ends inside a field");
 }

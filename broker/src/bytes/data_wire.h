@@ -1,14 +1,14 @@
 #pragma once
 
 // Kafka's primitive types as its generated classes read and write "data" messages (the records of
-// __consumer_offsets, the consumer's embedded protocol), for the codecs of this library. Classic versions:
+// __consumer_offsets and __transaction_state, the consumer's embedded protocol). Classic versions:
 // big-endian int16/int32/int64; a string is an int16 length and its UTF-8 bytes, bytes an int32 length, an
 // array an int32 count, -1 meaning null. Flexible versions (KIP-482) use the compact forms instead, an
 // unsigned varint of length + 1 with 0 meaning null, and end every struct with a tagged-field section: an
 // unsigned varint count, then per field an unsigned varint tag, an unsigned varint size and that many bytes.
 //
-// protocol/wire.h has the request codec's reader and writer; this library may not use `protocol`, and only
-// needs the owned, bounds-checked subset below.
+// protocol/wire.h has the request codec's reader and writer; the coordinators' libraries may not use
+// `protocol`, and only need the owned, bounds-checked subset below.
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -26,9 +26,9 @@
 
 #include "base/result.h"
 #include "bytes/varint.h"
-#include "group/codec_errc.h"
+#include "bytes/codec_errc.h"
 
-namespace ferry::group::wire {
+namespace ferry::bytes::data_wire {
 
 enum class encoding { classic, flexible };
 
@@ -270,4 +270,4 @@ class writer {
   bool overflow_ = false;
 };
 
-}  // namespace ferry::group::wire
+}  // namespace ferry::bytes::data_wire

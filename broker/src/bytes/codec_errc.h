@@ -4,10 +4,10 @@
 
 #include "base/error_category.h"
 
-namespace ferry::group {
+namespace ferry::bytes {
 
-// Why the bytes of a stored group record (group/offsets_records.h) or of the consumer's embedded protocol
-// (group/consumer_protocol.h) were refused. Header-only, so that the codecs' error category needs no source
+// Why the bytes of a Kafka "data" message (bytes/data_wire.h: the records of __consumer_offsets and
+// __transaction_state, the consumer's embedded protocol) were refused. Header-only, so that the codecs' error category needs no source
 // file of its own.
 enum class codec_errc {
   truncated = 1,        // the input ends inside a field, or a length or count runs past its end
@@ -36,13 +36,13 @@ inline const char* describe_codec_errc(codec_errc e) {
 // An inline function's static is one object in the whole program, so error codes compare equal across
 // translation units.
 inline const std::error_category& codec_error_category() {
-  static const enum_error_category<codec_errc> instance("group.codec", describe_codec_errc);
+  static const enum_error_category<codec_errc> instance("data.codec", describe_codec_errc);
   return instance;
 }
 
 inline std::error_code make_error_code(codec_errc e) { return {static_cast<int>(e), codec_error_category()}; }
 
-}  // namespace ferry::group
+}  // namespace ferry::bytes
 
 template <>
-struct std::is_error_code_enum<ferry::group::codec_errc> : std::true_type {};
+struct std::is_error_code_enum<ferry::bytes::codec_errc> : std::true_type {};
