@@ -7,8 +7,8 @@
 namespace ferry::bytes {
 
 // Why the bytes of a Kafka "data" message (bytes/data_wire.h: the records of __consumer_offsets and
-// __transaction_state, the consumer's embedded protocol) were refused. Header-only, so that the codecs' error category needs no source
-// file of its own.
+// __transaction_state, the consumer's embedded protocol) were refused. Header-only, so that the codecs' error category
+// needs no source file of its own.
 enum class codec_errc {
   truncated = 1,        // the input ends inside a field, or a length or count runs past its end
   invalid_length,       // a length or count below -1, or a varint longer than 5 bytes or above 2^32-1

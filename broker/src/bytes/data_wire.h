@@ -25,8 +25,8 @@
 #include <boost/endian/conversion.hpp>
 
 #include "base/result.h"
-#include "bytes/varint.h"
 #include "bytes/codec_errc.h"
+#include "bytes/varint.h"
 
 namespace ferry::bytes::data_wire {
 

@@ -96,11 +96,15 @@ TEST(Subscription, RefusesMalformedSubscriptions) {
     trailing.push_back(std::byte{0});
     EXPECT_EQ(decode_subscription(trailing).error(), bytes::codec_errc::trailing_bytes);
   }
-  EXPECT_EQ(decode_subscription(hand_bytes().i16(-1).i32(0).i32(-1).bytes()).error(), bytes::codec_errc::unsupported_version);
+  EXPECT_EQ(decode_subscription(hand_bytes().i16(-1).i32(0).i32(-1).bytes()).error(),
+            bytes::codec_errc::unsupported_version);
   // Topics are not nullable; a count the bytes cannot hold fails before allocating.
-  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(-1).i32(-1).bytes()).error(), bytes::codec_errc::unexpected_null);
-  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(-3).i32(-1).bytes()).error(), bytes::codec_errc::invalid_length);
-  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(0x7fffffff).str("a").bytes()).error(), bytes::codec_errc::truncated);
+  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(-1).i32(-1).bytes()).error(),
+            bytes::codec_errc::unexpected_null);
+  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(-3).i32(-1).bytes()).error(),
+            bytes::codec_errc::invalid_length);
+  EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(0x7fffffff).str("a").bytes()).error(),
+            bytes::codec_errc::truncated);
   EXPECT_EQ(decode_subscription(hand_bytes().i16(0).i32(1).i16(-1).i32(-1).bytes()).error(),
             bytes::codec_errc::unexpected_null);
   // Owned partitions, and their partition lists, are not nullable either.
@@ -170,11 +174,14 @@ TEST(Assignment, RefusesMalformedAssignments) {
     trailing.push_back(std::byte{0});
     EXPECT_EQ(decode_assignment(trailing).error(), bytes::codec_errc::trailing_bytes);
   }
-  EXPECT_EQ(decode_assignment(hand_bytes().i16(-2).i32(0).i32(-1).bytes()).error(), bytes::codec_errc::unsupported_version);
+  EXPECT_EQ(decode_assignment(hand_bytes().i16(-2).i32(0).i32(-1).bytes()).error(),
+            bytes::codec_errc::unsupported_version);
   EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(-1).i32(-1).bytes()).error(), bytes::codec_errc::unexpected_null);
-  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0x7fffffff).i32(-1).bytes()).error(), bytes::codec_errc::truncated);
+  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0x7fffffff).i32(-1).bytes()).error(),
+            bytes::codec_errc::truncated);
   EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0).i32(-2).bytes()).error(), bytes::codec_errc::invalid_length);
-  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0).i32(5).text("abc").bytes()).error(), bytes::codec_errc::truncated);
+  EXPECT_EQ(decode_assignment(hand_bytes().i16(0).i32(0).i32(5).text("abc").bytes()).error(),
+            bytes::codec_errc::truncated);
   // An empty buffer (what SyncGroup gives a member the leader left out) holds no assignment.
   EXPECT_EQ(decode_assignment({}).error(), bytes::codec_errc::truncated);
 }

@@ -65,8 +65,10 @@ TEST(OffsetsRecordsKey, RefusesMalformedKeys) {
   expect_every_prefix_truncated(hand_bytes().i16(2).str("grp").bytes(), decode_key);
 
   EXPECT_EQ(decode_key(with_trailing_byte(valid)).error(), bytes::codec_errc::trailing_bytes);
-  EXPECT_EQ(decode_key(with_trailing_byte(encode_key(group_metadata_key{"g"}))).error(), bytes::codec_errc::trailing_bytes);
-  EXPECT_EQ(decode_key(hand_bytes().i16(1).i16(-1).str("t").i32(0).bytes()).error(), bytes::codec_errc::unexpected_null);
+  EXPECT_EQ(decode_key(with_trailing_byte(encode_key(group_metadata_key{"g"}))).error(),
+            bytes::codec_errc::trailing_bytes);
+  EXPECT_EQ(decode_key(hand_bytes().i16(1).i16(-1).str("t").i32(0).bytes()).error(),
+            bytes::codec_errc::unexpected_null);
   EXPECT_EQ(decode_key(hand_bytes().i16(2).i16(-1).bytes()).error(), bytes::codec_errc::unexpected_null);
   EXPECT_EQ(decode_key(hand_bytes().i16(1).i16(-2).bytes()).error(), bytes::codec_errc::invalid_length);
   EXPECT_EQ(decode_key(hand_bytes().i16(2).i16(-32768).bytes()).error(), bytes::codec_errc::invalid_length);
