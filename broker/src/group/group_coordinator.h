@@ -15,31 +15,20 @@
 #include "base/result.h"
 #include "group/classic_group.h"
 #include "group/consumer_group.h"
+#include "model/coordinator_log.h"
 #include "model/ids.h"
 
 namespace ferry::group {
 
 inline constexpr std::string_view offsets_topic = "__consumer_offsets";
 
-// Kafka's choice of a group's __consumer_offsets partition: Java's String.hashCode of the group id (over its
-// UTF-16 code units), made non-negative by clearing the sign bit, modulo the partition count.
-[[nodiscard]] std::int32_t offsets_partition_for(std::string_view group_id, std::int32_t partitions);
+// The group's __consumer_offsets partition.
+[[nodiscard]] inline std::int32_t offsets_partition_for(std::string_view group_id, std::int32_t partitions) {
+  return model::coordinator_partition_for(group_id, partitions);
+}
 
-// The __consumer_offsets partitions this broker leads, as the coordinator writes and reads them. The server
-// implements it over the replicated partitions.
-class offsets_log {
- public:
-  using record = stored_record;
-  virtual ~offsets_log() = default;
-  // Appends the records to the partition as one batch and calls `done` once the in-sync replicas have it
-  // (acks=all), or with why not. `done` may run on any thread, before append returns too.
-  virtual void append(std::int32_t partition, std::vector<record> records,
-                      std::function<void(std::error_code)> done) = 0;
-  // Calls `fn` with every record of the partition, oldest first, up to its log end. Blocking.
-  using record_visitor =
-      std::function<void(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value)>;
-  virtual result<void> replay(std::int32_t partition, const record_visitor& fn) = 0;
-};
+// The __consumer_offsets partitions this broker leads.
+using offsets_log = model::coordinator_log;
 
 struct coordinator_config {
   std::int32_t offsets_partitions = 50;                        // offsets.topic.num.partitions

@@ -69,15 +69,12 @@
 #include "base/result.h"
 #include "bytes/codec_errc.h"
 #include "group/consumer_group_records.h"
+#include "model/coordinator_log.h"
 #include "model/ids.h"
 
 namespace ferry::group {
 
-// A record as the coordinator appends it to __consumer_offsets.
-struct stored_record {
-  std::vector<std::byte> key;
-  std::optional<std::vector<std::byte>> value;  // nullopt: a tombstone
-};
+using model::stored_record;
 
 // Key versions (record types).
 inline constexpr std::int16_t offset_commit_key_version = 1;

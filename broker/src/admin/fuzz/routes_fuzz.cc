@@ -14,8 +14,8 @@
 
 #include "admin/routes.h"
 #include "coord/cluster_view.h"
-#include "group/testing/memory_offsets_log.h"
 #include "metrics/broker_metrics.h"
+#include "model/testing/memory_coordinator_log.h"
 
 namespace ferry::admin {
 namespace {
@@ -66,7 +66,7 @@ class fixed_watermarks final : public lag::high_watermarks {
 };
 
 group::group_coordinator& coordinator() {
-  static group::testing::memory_offsets_log log;
+  static model::testing::memory_coordinator_log log;
   static group::group_coordinator groups(group::coordinator_config{.offsets_partitions = 1}, log);
   static const bool loaded = [] {
     (void)groups.lead({{0, leader_epoch{1}}});

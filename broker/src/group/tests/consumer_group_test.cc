@@ -4,7 +4,7 @@
 
 #include "group/errc.h"
 #include "group/group_coordinator.h"
-#include "group/testing/memory_offsets_log.h"
+#include "model/testing/memory_coordinator_log.h"
 
 namespace ferry::group {
 namespace {
@@ -13,7 +13,7 @@ constexpr std::int64_t now_ms = 1'700'000'000'000;
 constexpr topic_uuid topic_id{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 constexpr std::int32_t partitions = 6;
 
-using memory_log = testing::memory_offsets_log;
+using memory_log = model::testing::memory_coordinator_log;
 
 std::unique_ptr<group_coordinator> loaded(memory_log& log) {
   coordinator_config config;

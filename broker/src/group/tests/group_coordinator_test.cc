@@ -5,14 +5,14 @@
 #include <algorithm>
 
 #include "group/errc.h"
-#include "group/testing/memory_offsets_log.h"
+#include "model/testing/memory_coordinator_log.h"
 
 namespace ferry::group {
 namespace {
 
 constexpr std::int64_t now_ms = 1'700'000'000'000;
 
-using memory_log = testing::memory_offsets_log;
+using memory_log = model::testing::memory_coordinator_log;
 
 coordinator_config one_partition() {
   coordinator_config c;

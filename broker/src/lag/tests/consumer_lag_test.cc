@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "group/testing/memory_offsets_log.h"
+#include "model/testing/memory_coordinator_log.h"
 
 namespace ferry::lag {
 namespace {
@@ -45,7 +45,7 @@ class consumer_lag_test : public ::testing::Test {
     });
   }
 
-  group::testing::memory_offsets_log log_;
+  model::testing::memory_coordinator_log log_;
   group::group_coordinator coordinator_;
   fixed_watermarks watermarks_;
   consumer_lag lag_{coordinator_, watermarks_};

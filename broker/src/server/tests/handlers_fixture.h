@@ -15,6 +15,7 @@
 
 #include "coord/errc.h"
 #include "coord/reassignment.h"
+#include "model/testing/memory_coordinator_log.h"
 #include "server/broker_context.h"
 #include "server/handlers/handlers.h"
 
@@ -130,28 +131,6 @@ class test_cluster final : public cluster_metadata, public cluster_writes {
   mutable std::mutex mutex_;
   std::shared_ptr<const coord::cluster_view> view_;
   std::int64_t next_block_ = 0;
-};
-
-// __consumer_offsets as the group handlers see it: writes succeed at once and are kept in memory, in order.
-class memory_offsets_log final : public group::offsets_log {
- public:
-  void append(std::int32_t partition, std::vector<record> records, std::function<void(std::error_code)> done) override {
-    {
-      std::lock_guard lock(mutex_);
-      for (auto& r : records) written_[partition].push_back(std::move(r));
-    }
-    done({});
-  }
-  result<void> replay(std::int32_t partition, const record_visitor& fn) override {
-    std::lock_guard lock(mutex_);
-    for (const auto& r : written_[partition])
-      fn(r.key, r.value ? std::optional<std::span<const std::byte>>(*r.value) : std::nullopt);
-    return success();
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<std::int32_t, std::vector<record>> written_;
 };
 
 class handlers_test : public ::testing::Test {
@@ -284,7 +263,7 @@ class handlers_test : public ::testing::Test {
   metrics::broker_metrics metrics_;
   replication::replication_quota leader_quota_{clock_, metrics_.replication().leader_throttle()};
   asio::thread_pool pool_{1};
-  memory_offsets_log offsets_log_;
+  model::testing::memory_coordinator_log offsets_log_;
   group::group_coordinator groups_{group::coordinator_config{}, offsets_log_};
   std::filesystem::path dir_;
   std::unique_ptr<storage::log_manager> logs_;

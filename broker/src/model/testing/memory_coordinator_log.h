@@ -6,12 +6,12 @@
 #include <system_error>
 #include <vector>
 
-#include "group/group_coordinator.h"
+#include "model/coordinator_log.h"
 
-namespace ferry::group::testing {
+namespace ferry::model::testing {
 
-// __consumer_offsets in memory for tests: writes and replays succeed at once, unless told to fail.
-class memory_offsets_log final : public offsets_log {
+// A coordinator's internal topic in memory for tests: writes and replays succeed at once, unless told to fail.
+class memory_coordinator_log final : public coordinator_log {
  public:
   void append(std::int32_t partition, std::vector<record> records, std::function<void(std::error_code)> done) override {
     {
@@ -39,4 +39,4 @@ class memory_offsets_log final : public offsets_log {
   std::mutex mutex_;
 };
 
-}  // namespace ferry::group::testing
+}  // namespace ferry::model::testing
