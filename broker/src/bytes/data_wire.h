@@ -101,15 +101,26 @@ class reader {
     return *n;
   }
 
-  // Skips a tagged-field section. Every field is skipped, known to Kafka or not: the records Ferry reads
-  // carry nothing it needs there (OffsetCommitValue v4's tag 0 is the topic id).
-  void skip_tagged_fields() {
+  // The element count of a nullable array, 0 for null.
+  std::size_t nullable_array_length(encoding e, std::size_t min_element_bytes) {
+    return length(e, false, std::max<std::size_t>(min_element_bytes, 1)).value_or(0);
+  }
+
+  // Reads a tagged-field section, handing each field's tag and bytes to `field`.
+  template <typename F>
+  void tagged_fields(F&& field) {
     const std::uint64_t count = uvarint32();
     for (std::uint64_t i = 0; i < count && ok(); ++i) {
-      (void)uvarint32();  // the tag
+      const auto tag = static_cast<std::uint32_t>(uvarint32());
       const std::uint64_t size = uvarint32();
-      (void)take(size);
+      const auto data = take(size);
+      if (ok()) field(tag, data);
     }
+  }
+  // Skips a tagged-field section, for records that carry nothing Ferry needs there (OffsetCommitValue v4's
+  // tag 0 is the topic id).
+  void skip_tagged_fields() {
+    tagged_fields([](std::uint32_t, std::span<const std::byte>) {});
   }
 
   // The end of a message: the first error, or trailing_bytes when input is left and `allow_trailing` is
@@ -228,7 +239,15 @@ class writer {
       null(e, false);
   }
   void array_length(std::size_t n, encoding e) { length(n, e, false); }
+  void null_array(encoding e) { null(e, false); }
   void empty_tagged_fields() { uvarint(0); }
+  // A tagged-field section: its field count, then each field by tagged_field(), in increasing tag order.
+  void tagged_field_count(std::size_t n) { uvarint(n); }
+  void tagged_field(std::uint32_t tag, std::span<const std::byte> data) {
+    uvarint(tag);
+    uvarint(data.size());
+    append(data);
+  }
 
   // The message; empty after an overflow, which no valid message is.
   std::vector<std::byte> take() && {
