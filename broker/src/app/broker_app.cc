@@ -12,6 +12,7 @@
 #include "coord/replica_sync.h"
 #include "group/errc.h"
 #include "replication/log_cleaning.h"
+#include "txn/errc.h"
 
 namespace ferry::app {
 namespace asio = boost::asio;
@@ -23,6 +24,9 @@ constexpr std::int64_t health_interval_ms = 5000;
 constexpr std::int64_t isr_interval_ms = 250;
 // Group timers (sessions, rebalance and initial delays) run at this resolution.
 constexpr std::int64_t group_interval_ms = 100;
+// How long the transaction coordinator's writes, markers and requests to other brokers may take: Kafka's
+// request.timeout.ms default, which its coordinator uses for the same.
+constexpr std::int32_t coordinator_request_timeout_ms = 30000;
 
 // ISR changes go to ZooKeeper through this broker's registry.
 class registry_isr_writer final : public replication::isr_writer {
@@ -86,8 +90,11 @@ void broker_app::start() {
                                .socket_timeout_ms = config_.replica_socket_timeout_ms},
       config_.num_replica_fetchers);
 
-  offsets_log_ = std::make_unique<server::replicated_offsets_log>(*partitions_, clock_, network_.main(), blocking_pool_,
-                                                                  config_.offsets_commit_timeout_ms);
+  offsets_log_ = std::make_unique<server::replicated_coordinator_log>(
+      group::offsets_topic,
+      server::replicated_coordinator_log::error_codes{group::errc::not_coordinator,
+                                                      group::errc::coordinator_not_available},
+      *partitions_, clock_, network_.main(), blocking_pool_, config_.offsets_commit_timeout_ms);
   groups_ = std::make_unique<group::group_coordinator>(
       group::coordinator_config{.offsets_partitions = config_.offsets_topic_num_partitions,
                                 .limits = {.min_session_timeout_ms = config_.group_min_session_timeout_ms,
@@ -124,6 +131,9 @@ void broker_app::start() {
                              registry.error().message());
   registry_ = std::move(registry.value());
   isr_writer_ = std::make_unique<registry_isr_writer>(*registry_);
+  cluster_ = std::make_unique<server::zk_cluster>(*registry_);
+  producer_ids_ = std::make_unique<server::producer_ids>(*cluster_);
+  start_transactions();
   // Every new view of the cluster brings local partitions in line (opens, leads, follows, deletes), and the
   // fetchers with what they follow.
   registry_->add_listener([this](const std::shared_ptr<const coord::cluster_view>& view) {
@@ -136,7 +146,7 @@ void broker_app::start() {
     leader_quota_.set_limit(rate(config::leader_replication_throttled_rate));
     follower_quota_.set_limit(rate(config::follower_replication_throttled_rate));
     fetchers_->update(*view);
-    coordinate_groups(*view);
+    coordinate(*view);
   });
 
   // Lag reads other leaders' high watermarks from a poll of them, for the partitions its groups committed.
@@ -145,11 +155,9 @@ void broker_app::start() {
       [this] { return lag_->committed_partitions(); }, follower::high_watermark_poller::settings{});
   lag_ = std::make_unique<lag::consumer_lag>(*groups_, *watermarks_);
 
-  cluster_ = std::make_unique<server::zk_cluster>(*registry_);
-  producer_ids_ = std::make_unique<server::producer_ids>(*cluster_);
   context_ = std::make_unique<server::broker_context>(
       server::broker_context{config_, *cluster_, *cluster_, *partitions_, metrics_, *producer_ids_, blocking_pool_,
-                             clock_, leader_quota_, *groups_});
+                             clock_, leader_quota_, *groups_, *transactions_, *markers_, *peers_});
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   const net::connection_limits limits{.max_request_bytes = config_.socket_request_max_bytes,
@@ -218,17 +226,61 @@ void broker_app::checkpoint_tick() { partitions_->checkpoint(); }
 // tick runs four times a second, also while descriptors run out, when UBSan's vptr check cannot read vtables.
 void broker_app::isr_tick() { partitions_->update_isrs(*isr_writer_, steady_ms(std::chrono::steady_clock::now())); }
 
-void broker_app::group_tick() { groups_->tick(system_clock::wall_ms()); }
+void broker_app::start_transactions() {
+  txn_log_ = std::make_unique<server::replicated_coordinator_log>(
+      txn::transaction_state_topic,
+      server::replicated_coordinator_log::error_codes{txn::errc::not_coordinator, txn::errc::coordinator_not_available},
+      *partitions_, clock_, network_.main(), blocking_pool_, coordinator_request_timeout_ms);
+  peers_ = std::make_shared<server::peer_requests>(network_.main(), "ferry-broker-" + std::to_string(config_.broker_id),
+                                                   std::chrono::milliseconds(coordinator_request_timeout_ms));
+  markers_ = std::make_unique<server::marker_appender>(*partitions_, network_.main(), blocking_pool_,
+                                                       coordinator_request_timeout_ms);
+  marker_sender_ = std::make_shared<server::txn_marker_sender>(
+      network_.main(), broker_id{config_.broker_id}, [this] { return registry_->view(); }, *markers_, peers_);
+  transactions_ = std::make_unique<txn::txn_coordinator>(
+      txn::coordinator_config{
+          .log_partitions = config_.transaction_state_log_num_partitions,
+          .max_timeout_ms = config_.transaction_max_timeout_ms,
+          .id_expiration_ms = config_.transactional_id_expiration_ms,
+          .abort_timed_out_interval_ms = config_.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+          .remove_expired_interval_ms = config_.transaction_remove_expired_transaction_cleanup_interval_ms},
+      *txn_log_, *producer_ids_, *marker_sender_);
+}
 
-void broker_app::coordinate_groups(const coord::cluster_view& view) {
+void broker_app::group_tick() {
+  const auto now = system_clock::wall_ms();
+  groups_->tick(now);
+  transactions_->tick(now);
+}
+
+// The partitions of an internal topic this broker leads, with their leader epochs.
+std::map<std::int32_t, leader_epoch> broker_app::led_partitions(const coord::cluster_view& view,
+                                                                std::string_view name) const {
   std::map<std::int32_t, leader_epoch> led;
-  if (const auto* topic = view.find_topic(group::offsets_topic); topic != nullptr && !topic->marked_for_deletion) {
+  if (const auto* topic = view.find_topic(name); topic != nullptr && !topic->marked_for_deletion) {
     for (const auto& [p, info] : topic->partitions) {
-      const auto replica = partitions_->leader_for({std::string(group::offsets_topic), p});
+      const auto replica = partitions_->leader_for({std::string(name), p});
       if (replica) led.emplace(p.value(), replica.value()->epoch());
     }
   }
-  for (const auto p : groups_->lead(led)) {
+  return led;
+}
+
+void broker_app::coordinate(const coord::cluster_view& view) {
+  for (const auto p : transactions_->lead(led_partitions(view, txn::transaction_state_topic))) {
+    asio::post(blocking_pool_, [this, p] {
+      const auto loaded = transactions_->load(p, system_clock::wall_ms());
+      if (loaded) return;
+      if (loaded.error() == txn::errc::not_coordinator)
+        FERRY_LOG(info, "txn") << "stopped loading the transactions of " << txn::transaction_state_topic << "-" << p
+                               << ": this broker no longer leads it";
+      else
+        FERRY_LOG(error, "txn") << "cannot load the transactions of " << txn::transaction_state_topic << "-" << p
+                                << ": " << loaded.error().message()
+                                << " (they stay unavailable until leadership moves)";
+    });
+  }
+  for (const auto p : groups_->lead(led_partitions(view, group::offsets_topic))) {
     // Reading a partition's groups back reads its log: off the listener thread.
     asio::post(blocking_pool_, [this, p] {
       const auto loaded = groups_->load(p, system_clock::wall_ms());
@@ -315,6 +367,7 @@ void broker_app::stop() {
     for (auto& server : kafka_listeners_) server->stop();
     admin_->stop();
     watermarks_->stop();
+    peers_->close();
     retention_timer_.cancel();
     flush_timer_.cancel();
     checkpoint_timer_.cancel();

@@ -19,11 +19,15 @@
 #include "net/io_context_pool.h"
 #include "net/tcp_server.h"
 #include "replication/partition_manager.h"
+#include "server/coordinator_log.h"
 #include "server/dispatcher.h"
-#include "server/offsets_log.h"
+#include "server/marker_appender.h"
+#include "server/peer_requests.h"
 #include "server/producer_ids.h"
+#include "server/txn_marker_sender.h"
 #include "storage/log_cleaner.h"
 #include "storage/log_manager.h"
+#include "txn/txn_coordinator.h"
 
 namespace ferry::app {
 
@@ -53,7 +57,12 @@ class broker_app {
   void isr_tick();
   void group_tick();
   // Brings the group coordinator in line with the __consumer_offsets partitions this broker leads in `view`.
-  void coordinate_groups(const coord::cluster_view& view);
+  // The transaction coordinator and what it sends markers and requests through.
+  void start_transactions();
+  // Loads and drops the coordinators' partitions as this broker's leaderships of them change.
+  void coordinate(const coord::cluster_view& view);
+  [[nodiscard]] std::map<std::int32_t, leader_epoch> led_partitions(const coord::cluster_view& view,
+                                                                    std::string_view name) const;
   // Why /v1/ready says no (admin_sources::not_ready).
   [[nodiscard]] std::vector<std::string> not_ready(bool in_sync) const;
   // What /metrics reads on each scrape (admin_sources::refresh_metrics).
@@ -72,8 +81,13 @@ class broker_app {
   std::unique_ptr<replication::partition_manager> partitions_;
   std::unique_ptr<storage::log_cleaner> cleaner_;
   std::unique_ptr<follower::fetcher_manager> fetchers_;
-  std::unique_ptr<server::replicated_offsets_log> offsets_log_;
+  std::unique_ptr<server::replicated_coordinator_log> offsets_log_;
   std::unique_ptr<group::group_coordinator> groups_;
+  std::unique_ptr<server::replicated_coordinator_log> txn_log_;
+  std::shared_ptr<server::peer_requests> peers_;
+  std::unique_ptr<server::marker_appender> markers_;
+  std::shared_ptr<server::txn_marker_sender> marker_sender_;
+  std::unique_ptr<txn::txn_coordinator> transactions_;
   std::shared_ptr<follower::high_watermark_poller> watermarks_;
   std::unique_ptr<lag::consumer_lag> lag_;
   std::unique_ptr<coord::cluster_registry> registry_;

@@ -181,6 +181,34 @@ const std::map<std::string, setter>& setters() {
          [](auto& c, auto& k, auto& v) { c.offsets_topic_segment_bytes = to_int<std::int32_t>(k, v, 14, INT32_MAX); }},
         {"offsets.commit.timeout.ms",
          [](auto& c, auto& k, auto& v) { c.offsets_commit_timeout_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"transaction.state.log.num.partitions",
+         [](auto& c, auto& k, auto& v) {
+           c.transaction_state_log_num_partitions = to_int<std::int32_t>(k, v, 1, 10000);
+         }},
+        {"transaction.state.log.replication.factor",
+         [](auto& c, auto& k, auto& v) {
+           c.transaction_state_log_replication_factor = to_int<std::int32_t>(k, v, 1, 32767);
+         }},
+        {"transaction.state.log.min.isr",
+         [](auto& c, auto& k, auto& v) { c.transaction_state_log_min_isr = to_int<std::int32_t>(k, v, 1, 32767); }},
+        {"transaction.state.log.segment.bytes",
+         [](auto& c, auto& k, auto& v) {
+           c.transaction_state_log_segment_bytes = to_int<std::int32_t>(k, v, 14, INT32_MAX);
+         }},
+        {"transaction.max.timeout.ms",
+         [](auto& c, auto& k, auto& v) { c.transaction_max_timeout_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"transactional.id.expiration.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.transactional_id_expiration_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
+        {"transaction.abort.timed.out.transaction.cleanup.interval.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.transaction_abort_timed_out_transaction_cleanup_interval_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
+        {"transaction.remove.expired.transaction.cleanup.interval.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.transaction_remove_expired_transaction_cleanup_interval_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
         {"offsets.retention.minutes",
          [](auto& c, auto& k, auto& v) {
            c.offsets_retention_minutes = to_int<std::int64_t>(k, v, 1, INT64_MAX / 60000);

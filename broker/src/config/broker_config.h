@@ -93,6 +93,15 @@ struct broker_config {
   std::vector<std::string> group_consumer_assignors{"uniform", "range"};  // group.consumer.assignors
   std::int64_t offsets_retention_minutes = 10080;                         // offsets.retention.minutes
   std::int64_t offsets_retention_check_interval_ms = 600000;              // offsets.retention.check.interval.ms
+  // The transaction coordinator and __transaction_state (Kafka's names and defaults).
+  std::int32_t transaction_state_log_num_partitions = 50;        // transaction.state.log.num.partitions
+  std::int32_t transaction_state_log_replication_factor = 3;     // ...replication.factor: capped by live brokers
+  std::int32_t transaction_state_log_min_isr = 2;                // transaction.state.log.min.isr
+  std::int32_t transaction_state_log_segment_bytes = 104857600;  // transaction.state.log.segment.bytes
+  std::int32_t transaction_max_timeout_ms = 900000;              // transaction.max.timeout.ms
+  std::int32_t transactional_id_expiration_ms = 604800000;       // transactional.id.expiration.ms
+  std::int32_t transaction_abort_timed_out_transaction_cleanup_interval_ms = 10000;   // transaction.abort...
+  std::int32_t transaction_remove_expired_transaction_cleanup_interval_ms = 3600000;  // transaction.remove...
   endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
   std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
   std::string log_format = "text";    // log.format: text or json, one object per line (Ferry)

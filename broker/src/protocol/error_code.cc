@@ -126,6 +126,12 @@ std::string_view name(error_code e) {
       return "INVALID_PRODUCER_ID_MAPPING";
     case error_code::invalid_transaction_timeout:
       return "INVALID_TRANSACTION_TIMEOUT";
+    case error_code::concurrent_transactions:
+      return "CONCURRENT_TRANSACTIONS";
+    case error_code::operation_not_attempted:
+      return "OPERATION_NOT_ATTEMPTED";
+    case error_code::transactional_id_not_found:
+      return "TRANSACTIONAL_ID_NOT_FOUND";
     case error_code::transaction_coordinator_fenced:
       return "TRANSACTION_COORDINATOR_FENCED";
     case error_code::kafka_storage_error:

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "replication/errc.h"
+#include "storage/errc.h"
 
 namespace ferry::replication {
 
@@ -211,10 +212,28 @@ result<storage::append_result> partition::append(std::span<std::byte> batch) {
 result<storage::append_result> partition::append_marker(producer_id producer, producer_epoch epoch,
                                                         model::txn_marker marker) {
   if (!leader_.load()) return errc::not_leader;
+  std::lock_guard verifying(verification_mutex_);
+  verification_guards_.erase(producer);
   FERRY_TRY(auto appended, log_->append_marker(producer, epoch, marker, this->epoch()));
   advance_high_watermark();
   if (!appended.flush_required) notify_waiters();
   return appended;
+}
+
+std::uint64_t partition::begin_txn_verification(producer_id producer) {
+  std::lock_guard lock(verification_mutex_);
+  const auto guard = ++next_guard_;
+  verification_guards_[producer] = guard;
+  return guard;
+}
+
+result<storage::append_result> partition::append_verified(std::span<std::byte> batch, producer_id producer,
+                                                          std::uint64_t guard) {
+  std::lock_guard lock(verification_mutex_);
+  const auto it = verification_guards_.find(producer);
+  if (it == verification_guards_.end() || it->second != guard) return storage::errc::invalid_txn_state;
+  verification_guards_.erase(it);
+  return append(batch);
 }
 
 result<void> partition::flush(offset upto) {

@@ -90,7 +90,15 @@ class partition {
   // as acknowledged (and becomes visible) only after flush() up to its end succeeded.
   result<storage::append_result> append(std::span<std::byte> batch);
   // A transaction marker (storage/log.h append_marker), as a leader writes it for the transaction coordinator.
+  // It ends the verifications of the producer's batches begun before it.
   result<storage::append_result> append_marker(producer_id producer, producer_epoch epoch, model::txn_marker marker);
+  // KIP-890 part 1: a transactional batch that would open its producer's transaction here is appended only
+  // after the transaction coordinator confirmed that the partition is in that transaction. The guard begun
+  // before asking is ended by a marker of the producer, so a batch that arrives after its transaction ended
+  // (a late retry) cannot open a transaction nobody will end: append_verified then fails with
+  // storage::errc::invalid_txn_state.
+  [[nodiscard]] std::uint64_t begin_txn_verification(producer_id producer);
+  result<storage::append_result> append_verified(std::span<std::byte> batch, producer_id producer, std::uint64_t guard);
   // Follower side, for the replica fetcher (blocking: not on a network thread). errc::not_follower while
   // this replica leads. append_from_leader stores the leader's batches as they are and follows the leader's
   // high watermark as far as the log reaches (only forward); truncate_to and reset_to are the log's, with
@@ -181,6 +189,10 @@ class partition {
   std::map<broker_id, follower_progress> followers_;  // guarded by followers_mutex_
   bool isr_change_in_flight_ = false;                 // guarded by followers_mutex_
   mutable std::mutex waiters_mutex_;
+  // Markers and verified appends take it, so that a guard's check and the append it allows are one step.
+  std::mutex verification_mutex_;
+  std::map<producer_id, std::uint64_t> verification_guards_;  // guarded by verification_mutex_
+  std::uint64_t next_guard_ = 0;                              // guarded by verification_mutex_
   std::unordered_set<std::shared_ptr<data_waiter>> waiters_;  // guarded by waiters_mutex_
 };
 

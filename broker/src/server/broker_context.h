@@ -16,7 +16,10 @@
 #include "metrics/broker_metrics.h"
 #include "replication/partition_manager.h"
 #include "replication/replication_quota.h"
+#include "server/marker_appender.h"
+#include "server/peer_requests.h"
 #include "server/producer_ids.h"
+#include "txn/txn_coordinator.h"
 
 namespace ferry::server {
 
@@ -110,6 +113,12 @@ struct broker_context {
   replication::replication_quota& leader_replication_quota;
   // The groups whose __consumer_offsets partitions this broker leads.
   group::group_coordinator& groups;
+  // The transactional ids whose __transaction_state partitions this broker leads.
+  txn::txn_coordinator& transactions;
+  // Transaction markers written to this broker's leader partitions (WriteTxnMarkers).
+  marker_appender& markers;
+  // Requests to other brokers: a transactional batch's verification with its transaction coordinator.
+  peer_requests& peers;
 };
 
 // Runs a blocking call on the blocking pool and resumes the calling coroutine on its own executor.

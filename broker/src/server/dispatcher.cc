@@ -100,6 +100,12 @@ dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
   add(handlers::handle_create_topics);
   add(handlers::handle_delete_topics);
   add(handlers::handle_init_producer_id);
+  add(handlers::handle_add_partitions_to_txn);
+  add(handlers::handle_add_offsets_to_txn);
+  add(handlers::handle_end_txn);
+  add(handlers::handle_write_txn_markers);
+  add(handlers::handle_describe_transactions);
+  add(handlers::handle_list_transactions);
   add(handlers::handle_describe_configs);
   add(handlers::handle_alter_configs);
   add(handlers::handle_create_partitions);

@@ -6,6 +6,7 @@
 #include "model/errc.h"
 #include "replication/errc.h"
 #include "storage/errc.h"
+#include "txn/errc.h"
 
 namespace ferry::server {
 
@@ -151,6 +152,30 @@ error_code to_kafka_error(const std::error_code& error) {
         return error_code::stale_member_epoch;
     }
   }
+  if (category == txn::error_category()) {
+    switch (static_cast<txn::errc>(error.value())) {
+      case txn::errc::not_coordinator:
+        return error_code::not_coordinator;
+      case txn::errc::coordinator_loading:
+        return error_code::coordinator_load_in_progress;
+      case txn::errc::coordinator_not_available:
+        return error_code::coordinator_not_available;
+      case txn::errc::concurrent_transactions:
+        return error_code::concurrent_transactions;
+      case txn::errc::invalid_producer_id_mapping:
+        return error_code::invalid_producer_id_mapping;
+      case txn::errc::producer_fenced:
+        return error_code::producer_fenced;
+      case txn::errc::invalid_txn_state:
+        return error_code::invalid_txn_state;
+      case txn::errc::invalid_transaction_timeout:
+        return error_code::invalid_transaction_timeout;
+      case txn::errc::transactional_id_not_found:
+        return error_code::transactional_id_not_found;
+      case txn::errc::field_too_long:
+        return error_code::invalid_request;
+    }
+  }
   if (category == std::system_category() || category == std::generic_category()) {
     // A failing disk: the client retries elsewhere or later, and nothing acknowledged is lost.
     return error_code::kafka_storage_error;
@@ -158,6 +183,13 @@ error_code to_kafka_error(const std::error_code& error) {
   FERRY_LOG(warn, "server") << "no Kafka error code for " << category.name() << ":" << error.value() << " ("
                             << error.message() << ")";
   return error_code::unknown_server_error;
+}
+
+protocol::error_code to_kafka_txn_error(const std::error_code& error, bool producer_fenced_known) {
+  const auto code = to_kafka_error(error);
+  return code == protocol::error_code::producer_fenced && !producer_fenced_known
+             ? protocol::error_code::invalid_producer_epoch
+             : code;
 }
 
 }  // namespace ferry::server

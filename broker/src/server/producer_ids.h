@@ -4,18 +4,19 @@
 
 #include "base/result.h"
 #include "model/ids.h"
+#include "txn/txn_coordinator.h"
 
 namespace ferry::server {
 
 class cluster_writes;
 
-// Hands out idempotent producer ids from blocks reserved in ZooKeeper (/latest_producer_id_block), so ids
-// are unique across the cluster and across restarts. Blocking: call through run_blocking.
-class producer_ids {
+// Hands out producer ids (idempotent and transactional) from blocks reserved in ZooKeeper (/latest_producer_id_block),
+// so ids are unique across the cluster and across restarts. Blocking: call through run_blocking.
+class producer_ids final : public txn::producer_id_source {
  public:
   explicit producer_ids(cluster_writes& cluster) : cluster_(cluster) {}
 
-  result<producer_id> next();
+  result<producer_id> next() override;
 
  private:
   cluster_writes& cluster_;

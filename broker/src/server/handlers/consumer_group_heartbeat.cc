@@ -2,7 +2,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "server/error_mapping.h"
-#include "server/handlers/group_reply.h"
+#include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server::handlers {
@@ -54,7 +54,7 @@ awaitable<p::consumer_group_heartbeat_response> handle_consumer_group_heartbeat(
       return std::nullopt;
     return group::topic_metadata{topic->topic_id.bytes, static_cast<std::int32_t>(topic->partitions.size())};
   };
-  auto reply = std::make_shared<group_reply<group::consumer_heartbeat_result>>(ctx.connection.executor);
+  auto reply = std::make_shared<coordinator_reply<group::consumer_heartbeat_result>>(ctx.connection.executor);
   ctx.broker.groups.consumer_heartbeat(request.group_id, heartbeat, topics, ctx.broker.clock.now_ms(),
                                        reply->callback());
   while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));

@@ -1,6 +1,6 @@
 #include "config/topic_config.h"
 #include "server/handlers/handlers.h"
-#include "server/offsets_topic.h"
+#include "server/internal_topics.h"
 #include "server/topic_admin.h"
 #include "server/view_wait.h"
 

@@ -2,7 +2,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "server/error_mapping.h"
-#include "server/handlers/group_reply.h"
+#include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server::handlers {
@@ -14,7 +14,7 @@ awaitable<p::delete_groups_response> handle_delete_groups(request_context& ctx, 
   p::delete_groups_response response;
   auto& groups = ctx.broker.groups;
   for (const auto& id : request.groups_names) {
-    auto reply = std::make_shared<group_reply<std::error_code>>(ctx.connection.executor);
+    auto reply = std::make_shared<coordinator_reply<std::error_code>>(ctx.connection.executor);
     groups.delete_group(id, reply->callback());
     while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
     response.results.push_back({id, ctx.error(to_kafka_error(reply->value()))});

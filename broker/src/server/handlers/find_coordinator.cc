@@ -1,11 +1,12 @@
 #include "base/log.h"
 #include "server/handlers/handlers.h"
-#include "server/offsets_topic.h"
+#include "server/internal_topics.h"
 
 namespace ferry::server::handlers {
 namespace {
 
 constexpr std::int8_t group_key_type = 0;
+constexpr std::int8_t transaction_key_type = 1;
 
 struct lookup {
   p::error_code error = p::error_code::none;
@@ -17,28 +18,31 @@ struct lookup {
 
 }  // namespace
 
-// A group's coordinator is the leader of its __consumer_offsets partition. The first lookup of a cluster
-// creates that topic, and answers COORDINATOR_NOT_AVAILABLE (retriable) until its leaders are elected.
-// A __consumer_offsets created as an ordinary topic gets cleanup.policy=compact on the way (see
-// offsets_topic_needs_repair). Transaction coordinators do not exist yet: their lookups get COORDINATOR_NOT_AVAILABLE
-// with a message.
+// A group's coordinator is the leader of its __consumer_offsets partition, a transactional id's the leader of
+// its __transaction_state partition. The first lookup of a cluster creates the topic, and answers
+// COORDINATOR_NOT_AVAILABLE (retriable) until its leaders are elected. A topic created as an ordinary one gets
+// cleanup.policy=compact on the way (see internal_topic_needs_repair).
 awaitable<p::find_coordinator_response> handle_find_coordinator(request_context& ctx,
                                                                 p::find_coordinator_request& request) {
   std::vector<std::string> keys = ctx.version() >= 4 ? request.coordinator_keys : std::vector<std::string>{request.key};
   auto view = ctx.broker.cluster.view();
+  const bool transactions = request.key_type == transaction_key_type;
+  const auto topic = transactions ? transaction_topic(ctx.broker.config) : offsets_topic(ctx.broker.config);
   bool create = false;
   std::vector<lookup> found;
   for (const auto& key : keys) {
     lookup l;
-    if (request.key_type != group_key_type) {
-      l.error = p::error_code::coordinator_not_available;
-      l.message = "transaction coordinators are not available yet";
+    if (request.key_type != group_key_type && !transactions) {
+      l.error = p::error_code::invalid_request;
+      l.message = "unknown coordinator key type " + std::to_string(request.key_type);
     } else if (key.empty()) {
       l.error = p::error_code::invalid_request;
-      l.message = "the group id is empty";
+      l.message = transactions ? "the transactional id is empty" : "the group id is empty";
     } else {
       bool missing = false;
-      const auto where = find_group_coordinator(ctx.broker, *view, key, missing);
+      const auto partition =
+          transactions ? ctx.broker.transactions.partition_for(key) : ctx.broker.groups.partition_for(key);
+      const auto where = find_coordinator(topic, *view, partition, missing);
       create = create || missing;
       l.error = where.error;
       l.message = where.message;
@@ -58,20 +62,22 @@ awaitable<p::find_coordinator_response> handle_find_coordinator(request_context&
   }
   if (create) {
     auto& broker = ctx.broker;
-    const auto created = co_await run_blocking(broker, [&broker] { return create_offsets_topic(broker); });
+    const auto created =
+        co_await run_blocking(broker, [&broker, &topic] { return create_internal_topic(broker, topic); });
     if (created.error != p::error_code::none && created.error != p::error_code::topic_already_exists)
       for (auto& l : found)
         if (l.error == p::error_code::coordinator_not_available)
-          l.message =
-              "cannot create __consumer_offsets: " + created.message.value_or(std::string(p::name(created.error)));
+          l.message = "cannot create " + std::string(topic.name) + ": " +
+                      created.message.value_or(std::string(p::name(created.error)));
   }
 
-  if (offsets_topic_needs_repair(*view)) {
+  if (internal_topic_needs_repair(topic, *view)) {
     auto& broker = ctx.broker;
-    if (const auto repaired = co_await run_blocking(broker, [&broker] { return repair_offsets_topic(broker); });
+    if (const auto repaired =
+            co_await run_blocking(broker, [&broker, &topic] { return repair_internal_topic(broker, topic); });
         !repaired)
-      FERRY_LOG_LIMITED(error, "group", 10000)
-          << "cannot set cleanup.policy=compact on " << group::offsets_topic << ": " << repaired.error().message();
+      FERRY_LOG_LIMITED(error, topic.owner, 10000)
+          << "cannot set cleanup.policy=compact on " << topic.name << ": " << repaired.error().message();
   }
 
   p::find_coordinator_response response;

@@ -68,6 +68,17 @@ awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, 
 awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, p::delete_topics_request& request);
 awaitable<p::init_producer_id_response> handle_init_producer_id(request_context& ctx,
                                                                 p::init_producer_id_request& request);
+awaitable<p::add_partitions_to_txn_response> handle_add_partitions_to_txn(request_context& ctx,
+                                                                          p::add_partitions_to_txn_request& request);
+awaitable<p::add_offsets_to_txn_response> handle_add_offsets_to_txn(request_context& ctx,
+                                                                    p::add_offsets_to_txn_request& request);
+awaitable<p::end_txn_response> handle_end_txn(request_context& ctx, p::end_txn_request& request);
+awaitable<p::write_txn_markers_response> handle_write_txn_markers(request_context& ctx,
+                                                                  p::write_txn_markers_request& request);
+awaitable<p::describe_transactions_response> handle_describe_transactions(request_context& ctx,
+                                                                          p::describe_transactions_request& request);
+awaitable<p::list_transactions_response> handle_list_transactions(request_context& ctx,
+                                                                  p::list_transactions_request& request);
 awaitable<p::describe_configs_response> handle_describe_configs(request_context& ctx,
                                                                 p::describe_configs_request& request);
 awaitable<p::alter_configs_response> handle_alter_configs(request_context& ctx, p::alter_configs_request& request);

@@ -2,7 +2,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "server/error_mapping.h"
-#include "server/handlers/group_reply.h"
+#include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server::handlers {
@@ -26,7 +26,7 @@ awaitable<p::join_group_response> handle_join_group(request_context& ctx, p::joi
 
   auto& groups = ctx.broker.groups;
   const auto now = ctx.broker.clock.now_ms();
-  auto reply = std::make_shared<group_reply<group::join_result>>(ctx.connection.executor);
+  auto reply = std::make_shared<coordinator_reply<group::join_result>>(ctx.connection.executor);
   groups.join(request.group_id, join, now, reply->callback());
   while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
   const auto& result = reply->value();

@@ -1,5 +1,5 @@
 #include "server/handlers/handlers.h"
-#include "server/offsets_topic.h"
+#include "server/internal_topics.h"
 #include "server/topic_admin.h"
 
 namespace ferry::server::handlers {
@@ -110,15 +110,11 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
       response.topics.push_back(missing(ctx, name, p::error_code::unknown_topic_or_partition));
       continue;
     }
-    if (is_internal_topic(name) && name != group::offsets_topic) {
-      // __transaction_state comes with the transaction coordinator.
-      response.topics.push_back(missing(ctx, name, p::error_code::unknown_topic_or_partition));
-      continue;
-    }
-    // __consumer_offsets is created as the group coordinators need it, never as an ordinary topic.
-    const auto created = co_await run_blocking(ctx.broker, [&ctx, &name] {
-      return name == group::offsets_topic ? create_offsets_topic(ctx.broker)
-                                          : create_topic(ctx.broker, new_topic{.name = name}, false);
+    // The coordinators' topics are created as they need them, never as ordinary topics.
+    const auto internal = internal_topic_named(ctx.broker.config, name);
+    const auto created = co_await run_blocking(ctx.broker, [&ctx, &name, &internal] {
+      return internal ? create_internal_topic(ctx.broker, *internal)
+                      : create_topic(ctx.broker, new_topic{.name = name}, false);
     });
     const bool ok = created.error == p::error_code::none || created.error == p::error_code::topic_already_exists;
     response.topics.push_back(missing(ctx, name, ok ? p::error_code::leader_not_available : created.error));

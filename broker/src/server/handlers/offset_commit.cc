@@ -2,7 +2,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "server/error_mapping.h"
-#include "server/handlers/group_reply.h"
+#include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server::handlers {
@@ -46,7 +46,7 @@ awaitable<p::offset_commit_response> handle_offset_commit(request_context& ctx, 
   std::vector<std::error_code> results;
   if (!commit.offsets.empty()) {
     auto& groups = ctx.broker.groups;
-    auto reply = std::make_shared<group_reply<std::vector<std::error_code>>>(ctx.connection.executor);
+    auto reply = std::make_shared<coordinator_reply<std::vector<std::error_code>>>(ctx.connection.executor);
     groups.commit(request.group_id, std::move(commit), now, reply->callback());
     while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
     results = std::move(reply->value());

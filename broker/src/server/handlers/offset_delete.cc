@@ -2,7 +2,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "server/error_mapping.h"
-#include "server/handlers/group_reply.h"
+#include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server::handlers {
@@ -19,7 +19,7 @@ awaitable<p::offset_delete_response> handle_offset_delete(request_context& ctx, 
     std::vector<std::error_code> partitions;
   };
   auto& groups = ctx.broker.groups;
-  auto reply = std::make_shared<group_reply<outcome>>(ctx.connection.executor);
+  auto reply = std::make_shared<coordinator_reply<outcome>>(ctx.connection.executor);
   groups.delete_offsets(request.group_id, partitions,
                         [done = reply->callback()](std::error_code group, std::vector<std::error_code> each) {
                           done({group, std::move(each)});

@@ -10,7 +10,8 @@
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/partition_waiter.h"
-#include "server/offsets_topic.h"
+#include "server/internal_topics.h"
+#include "server/txn_verification.h"
 
 namespace ferry::server::handlers {
 namespace asio = boost::asio;
@@ -85,7 +86,8 @@ std::optional<model::compression> topic_codec(const std::string& compression_typ
 
 // Appends one partition's batch; `waits` gets what its acknowledgement still waits for.
 partition_response append_one(request_context& ctx, const std::string& topic, partition_id index,
-                              std::optional<p::record_data>& records, std::int16_t acks, std::optional<owed>& waits) {
+                              std::optional<p::record_data>& records, std::int16_t acks,
+                              const std::map<topic_partition, verified_batch>& verified, std::optional<owed>& waits) {
   partition_response out;
   out.index = index;
   out.base_offset = no_offset;
@@ -107,9 +109,10 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
     out.error_message = invalid.message();
     return out;
   }
-  if (model::batch_header_view(bytes).is_transactional()) {
-    out.error_code = ctx.error(p::error_code::invalid_txn_state);
-    out.error_message = "transactions are not supported yet";
+  const auto verification = verified.find({topic, index});
+  if (verification != verified.end() && verification->second.error != p::error_code::none) {
+    out.error_code = ctx.error(verification->second.error);
+    out.error_message = "the transaction coordinator did not confirm that the partition is in the transaction";
     return out;
   }
   // compression.type other than "producer": the records are stored in the topic's codec, as Kafka does.
@@ -144,7 +147,10 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
       return out;
     }
   }
-  const auto appended = partition.append(bytes);
+  const auto appended =
+      verification == verified.end()
+          ? partition.append(bytes)
+          : partition.append_verified(bytes, model::batch_header_view(bytes).producer(), verification->second.guard);
   if (!appended) {
     const auto code = to_kafka_error(appended.error());
     out.error_code = ctx.error(code);
@@ -239,6 +245,7 @@ awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_r
   p::produce_response response;
   const bool valid_acks = request.acks == 0 || request.acks == 1 || request.acks == -1;
   std::vector<owed> waiting;
+  const auto verified = co_await verify_transactional_batches(ctx, request);
   for (auto& topic : request.topic_data) {
     auto& topic_out = response.responses.emplace_back();
     topic_out.name = topic.name;
@@ -252,7 +259,7 @@ awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_r
       }
       std::optional<owed> waits;
       topic_out.partition_responses.push_back(
-          append_one(ctx, topic.name, partition.index, partition.records, request.acks, waits));
+          append_one(ctx, topic.name, partition.index, partition.records, request.acks, verified, waits));
       if (waits) {
         waits->topic = response.responses.size() - 1;
         waits->partition = topic_out.partition_responses.size() - 1;

@@ -8,8 +8,11 @@
 
 #include <filesystem>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
@@ -18,6 +21,7 @@
 #include "model/testing/memory_coordinator_log.h"
 #include "server/broker_context.h"
 #include "server/handlers/handlers.h"
+#include "server/txn_marker_sender.h"
 
 namespace ferry::server::testing {
 namespace asio = boost::asio;
@@ -145,10 +149,22 @@ class handlers_test : public ::testing::Test {
     logs_ = storage::log_manager::open({.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = {dir_}}).value();
     partitions_ = std::make_unique<replication::partition_manager>(*logs_, config_, metrics_);
     ids_ = std::make_unique<producer_ids>(cluster_);
+    background_thread_ = std::thread([this] { background_.run(); });
+    peers_ = std::make_shared<peer_requests>(background_, "test", std::chrono::seconds(5));
+    markers_ = std::make_unique<marker_appender>(*partitions_, background_, pool_, 5000);
+    marker_sender_ = std::make_shared<txn_marker_sender>(
+        background_, broker_id{1}, [this] { return cluster_.view(); }, *markers_, peers_);
+    transactions_ = std::make_unique<txn::txn_coordinator>(txn::coordinator_config{.log_partitions = 1}, txn_log_,
+                                                           *ids_, *marker_sender_);
+    ASSERT_EQ(transactions_->lead({{0, leader_epoch{0}}}), std::vector<std::int32_t>{0});
+    ASSERT_TRUE(transactions_->load(0, clock_.now_ms()));
     context_ = std::make_unique<broker_context>(broker_context{config_, cluster_, cluster_, *partitions_, metrics_,
-                                                               *ids_, pool_, clock_, leader_quota_, groups_});
+                                                               *ids_, pool_, clock_, leader_quota_, groups_,
+                                                               *transactions_, *markers_, *peers_});
   }
   void TearDown() override {
+    background_work_.reset();
+    background_thread_.join();
     pool_.join();
     (void)partitions_->close_all();
     std::filesystem::remove_all(dir_);
@@ -269,6 +285,16 @@ class handlers_test : public ::testing::Test {
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<replication::partition_manager> partitions_;
   std::unique_ptr<producer_ids> ids_;
+  // The markers' replication waits and requests to other brokers run on a thread of their own.
+  asio::io_context background_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> background_work_{
+      background_.get_executor()};
+  std::thread background_thread_;
+  std::shared_ptr<peer_requests> peers_;
+  std::unique_ptr<marker_appender> markers_;
+  std::shared_ptr<txn_marker_sender> marker_sender_;
+  model::testing::memory_coordinator_log txn_log_;
+  std::unique_ptr<txn::txn_coordinator> transactions_;
   std::unique_ptr<broker_context> context_;
   net::connection_info connection_{1, "127.0.0.1:1"};
 };

@@ -11,18 +11,18 @@
 
 namespace ferry::server::handlers {
 
-// The group coordinator's answer to a request it may park (JoinGroup until the rebalance completes, SyncGroup
+// A coordinator's answer to a request it may park (JoinGroup until the rebalance completes, SyncGroup
 // until the leader's assignment is stored, a commit until it is replicated). The coordinator calls callback()
 // once, on any thread; the answer is posted to the connection's executor, where the request waits on timer()
 // (the same wait as a long-polling fetch's):
 //
-//   auto reply = std::make_shared<group_reply<T>>(ctx.connection.executor);
+//   auto reply = std::make_shared<coordinator_reply<T>>(ctx.connection.executor);
 //   coordinator.call(..., reply->callback());
 //   while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
 template <typename T>
-class group_reply final : public std::enable_shared_from_this<group_reply<T>> {
+class coordinator_reply final : public std::enable_shared_from_this<coordinator_reply<T>> {
  public:
-  explicit group_reply(const boost::asio::any_io_executor& executor) : timer_(executor) {
+  explicit coordinator_reply(const boost::asio::any_io_executor& executor) : timer_(executor) {
     timer_.expires_at(boost::asio::steady_timer::time_point::max());
   }
 

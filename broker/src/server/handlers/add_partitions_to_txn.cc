@@ -1,0 +1,113 @@
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "server/error_mapping.h"
+#include "server/handlers/coordinator_reply.h"
+#include "server/handlers/handlers.h"
+
+namespace ferry::server::handlers {
+namespace asio = boost::asio;
+namespace {
+
+// KIP-588: PRODUCER_FENCED from AddPartitionsToTxn v2.
+constexpr std::int16_t first_version_with_producer_fenced = 2;
+
+struct txn_partitions {
+  std::vector<topic_partition> partitions;
+  std::vector<topic_partition> unknown;  // topics or partitions the cluster does not have
+};
+
+template <typename Topics>
+txn_partitions resolve(const coord::cluster_view& view, const Topics& topics) {
+  txn_partitions out;
+  for (const auto& topic : topics) {
+    const auto* t = view.find_topic(topic.name);
+    for (const auto p : topic.partitions) {
+      topic_partition tp{topic.name, partition_id{p}};
+      if (t == nullptr || t->marked_for_deletion || !t->partitions.contains(tp.partition))
+        out.unknown.push_back(std::move(tp));
+      else
+        out.partitions.push_back(std::move(tp));
+    }
+  }
+  return out;
+}
+
+// One transaction's result, every partition with the same error but those of unknown topics, which get
+// UNKNOWN_TOPIC_OR_PARTITION while the others get OPERATION_NOT_ATTEMPTED, as in Kafka.
+template <typename TopicResult, typename Topics>
+std::vector<TopicResult> results_for(request_context& ctx, const Topics& topics, const txn_partitions& resolved,
+                                     p::error_code error) {
+  std::vector<TopicResult> out;
+  for (const auto& topic : topics) {
+    auto& r = out.emplace_back();
+    r.name = topic.name;
+    for (const auto p : topic.partitions) {
+      const topic_partition tp{topic.name, partition_id{p}};
+      auto code = error;
+      if (!resolved.unknown.empty())
+        code = std::find(resolved.unknown.begin(), resolved.unknown.end(), tp) != resolved.unknown.end()
+                   ? p::error_code::unknown_topic_or_partition
+                   : p::error_code::operation_not_attempted;
+      r.results_by_partition.push_back({.partition_index = p, .partition_error_code = ctx.error(code)});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// AddPartitionsToTxn: v0-3 from producers, one transaction; v4+ between brokers, a batch of transactions,
+// each either added or only verified (KIP-890: a partition leader asking whether a batch's partition is in its
+// producer's open transaction before taking it).
+awaitable<p::add_partitions_to_txn_response> handle_add_partitions_to_txn(request_context& ctx,
+                                                                          p::add_partitions_to_txn_request& request) {
+  p::add_partitions_to_txn_response response;
+  const auto view = ctx.broker.cluster.view();
+  auto& coordinator = ctx.broker.transactions;
+  const bool fenced_known = ctx.version() >= first_version_with_producer_fenced;
+  const auto add = [&](const std::string& id, producer_id pid, producer_epoch epoch,
+                       const txn_partitions& resolved) -> awaitable<p::error_code> {
+    if (!resolved.unknown.empty()) co_return p::error_code::unknown_topic_or_partition;
+    auto reply = std::make_shared<coordinator_reply<std::error_code>>(ctx.connection.executor);
+    coordinator.add_partitions(id, {pid, epoch}, resolved.partitions, ctx.broker.clock.now_ms(), reply->callback());
+    while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
+    co_return reply->value() ? to_kafka_txn_error(reply->value(), fenced_known) : p::error_code::none;
+  };
+
+  if (ctx.version() <= 3) {
+    const auto resolved = resolve(*view, request.v3_and_below_topics);
+    const auto error = co_await add(request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
+                                    request.v3_and_below_producer_epoch, resolved);
+    response.results_by_topic_v3_and_below =
+        results_for<p::add_partitions_to_txn_response::add_partitions_to_txn_v3_topic_result>(
+            ctx, request.v3_and_below_topics, resolved, error);
+    co_return response;
+  }
+  for (const auto& txn : request.transactions) {
+    const auto resolved = resolve(*view, txn.topics);
+    auto& result = response.results_by_transaction.emplace_back();
+    result.transactional_id = txn.transactional_id;
+    if (!txn.verify_only) {
+      const auto error = co_await add(txn.transactional_id, txn.producer_id, txn.producer_epoch, resolved);
+      result.topic_results = results_for<
+          p::add_partitions_to_txn_response::add_partitions_to_txn_result::add_partitions_to_txn_topic_result>(
+          ctx, txn.topics, resolved, error);
+      continue;
+    }
+    for (const auto& topic : txn.topics) {
+      auto& r = result.topic_results.emplace_back();
+      r.name = topic.name;
+      for (const auto p : topic.partitions) {
+        const auto verified = coordinator.verify_partition(txn.transactional_id, {txn.producer_id, txn.producer_epoch},
+                                                           {topic.name, partition_id{p}});
+        r.results_by_partition.push_back(
+            {.partition_index = p,
+             .partition_error_code = ctx.error(verified ? to_kafka_error(verified) : p::error_code::none)});
+      }
+    }
+  }
+  co_return response;
+}
+
+}  // namespace ferry::server::handlers
