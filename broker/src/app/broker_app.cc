@@ -235,6 +235,10 @@ void broker_app::start_transactions() {
                                                    std::chrono::milliseconds(coordinator_request_timeout_ms));
   markers_ = std::make_unique<server::marker_appender>(*partitions_, network_.main(), blocking_pool_,
                                                        coordinator_request_timeout_ms);
+  // A marker on __consumer_offsets settles the transactional offsets of its producer there.
+  markers_->on_offsets_marker([this](std::int32_t partition, producer_id producer, model::marker_type type) {
+    groups_->complete_txn(partition, producer, type == model::marker_type::commit);
+  });
   marker_sender_ = std::make_shared<server::txn_marker_sender>(
       network_.main(), broker_id{config_.broker_id}, [this] { return registry_->view(); }, *markers_, peers_);
   transactions_ = std::make_unique<txn::txn_coordinator>(

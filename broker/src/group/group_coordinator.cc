@@ -30,6 +30,9 @@ struct group_coordinator::shard {
   std::map<std::string, std::unique_ptr<classic_group>> groups;  // guarded by mutex
   // The groups of the consumer protocol, each also in `groups`.
   std::map<std::string, std::unique_ptr<consumer_group>> consumer_groups;  // guarded by mutex
+  // Transactional offsets waiting for their producer's marker, by producer and group.
+  std::map<producer_id, std::map<std::string, std::map<topic_partition, committed_offset>>>
+      pending_txn;  // guarded by mutex
 
   classic_group* find(const std::string& id) {
     const auto it = groups.find(id);
@@ -98,33 +101,49 @@ result<void> group_coordinator::load(std::int32_t partition, std::int64_t now_ms
   std::map<std::string, std::map<topic_partition, std::optional<committed_offset>>> offsets;
   std::map<std::string, std::unique_ptr<consumer_group>> consumer_groups;
   std::size_t skipped = 0;
-  const auto replayed =
-      log_.replay(partition, [&](std::span<const std::byte> key, std::optional<std::span<const std::byte>> value) {
-        auto record = decode_record(key, value);
-        if (!record) {
-          ++skipped;
-          return;
-        }
-        if (auto* commit = std::get_if<offset_commit_record>(&record.value())) {
-          auto& slot = offsets[commit->key.group][topic_partition{commit->key.topic, commit->key.partition}];
-          slot.reset();
-          if (const auto& v = commit->value)
-            slot = committed_offset{v->committed_offset, v->committed_leader_epoch, v->metadata, v->commit_timestamp_ms,
-                                    v->expire_timestamp_ms};
-        } else if (auto* group = std::get_if<group_metadata_record>(&record.value())) {
-          // A group's tombstone removes its offsets too (DeleteGroups writes theirs first).
-          if (!group->value) offsets.erase(group->key.group);
-          metadata[group->key.group] = std::move(group->value);
-        } else if (auto* consumer = std::get_if<consumer_group_record>(&record.value())) {
-          auto& g = consumer_groups[consumer->key.group];
-          if (consumer->key.type == consumer_record_type::group_metadata && !consumer->value) {
-            g.reset();
-          } else {
-            if (!g) g = std::make_unique<consumer_group>(consumer->key.group, config_.consumer);
-            g->replay(*consumer);
-          }
-        }
-      });
+  std::map<producer_id, std::map<std::string, std::map<topic_partition, committed_offset>>> pending_txn;
+  const auto replayed = log_.replay(
+      partition, {.record =
+                      [&](const offsets_log::replayed_record& r) {
+                        auto record = decode_record(r.key, r.value);
+                        if (!record) {
+                          ++skipped;
+                          return;
+                        }
+                        if (auto* commit = std::get_if<offset_commit_record>(&record.value())) {
+                          const topic_partition tp{commit->key.topic, commit->key.partition};
+                          std::optional<committed_offset> value;
+                          if (const auto& v = commit->value)
+                            value = committed_offset{v->committed_offset, v->committed_leader_epoch, v->metadata,
+                                                     v->commit_timestamp_ms, v->expire_timestamp_ms};
+                          if (r.transactional_producer != no_producer_id) {
+                            if (value) pending_txn[r.transactional_producer][commit->key.group][tp] = *value;
+                          } else {
+                            offsets[commit->key.group][tp] = std::move(value);
+                          }
+                        } else if (auto* group = std::get_if<group_metadata_record>(&record.value())) {
+                          // A group's tombstone removes its offsets too (DeleteGroups writes theirs first).
+                          if (!group->value) offsets.erase(group->key.group);
+                          metadata[group->key.group] = std::move(group->value);
+                        } else if (auto* consumer = std::get_if<consumer_group_record>(&record.value())) {
+                          auto& g = consumer_groups[consumer->key.group];
+                          if (consumer->key.type == consumer_record_type::group_metadata && !consumer->value) {
+                            g.reset();
+                          } else {
+                            if (!g) g = std::make_unique<consumer_group>(consumer->key.group, config_.consumer);
+                            g->replay(*consumer);
+                          }
+                        }
+                      },
+                  .marker =
+                      [&](const offsets_log::replayed_marker& m) {
+                        const auto found = pending_txn.find(m.producer);
+                        if (found == pending_txn.end()) return;
+                        if (m.type == model::marker_type::commit)
+                          for (auto& [group_id, committed] : found->second)
+                            for (auto& [tp, value] : committed) offsets[group_id][tp] = std::move(value);
+                        pending_txn.erase(found);
+                      }});
   if (!replayed) {
     // A replica dropped or truncated under the replay because leadership moved on is not a failure to report.
     std::lock_guard lock(s->mutex);
@@ -160,6 +179,7 @@ result<void> group_coordinator::load(std::int32_t partition, std::int64_t now_ms
   if (s->gone) return errc::not_coordinator;
   s->groups = std::move(groups);
   s->consumer_groups = std::move(consumer_groups);
+  s->pending_txn = std::move(pending_txn);
   s->loaded = true;
   FERRY_LOG(info, "group") << "coordinating " << s->groups.size() << " groups of " << offsets_topic << "-" << partition
                            << " (leader epoch " << s->epoch << ")"
@@ -345,24 +365,66 @@ void group_coordinator::commit(const std::string& group_id, commit_request reque
     done(std::move(errors));
     return;
   }
-  log_.append(s.value()->partition, std::move(records),
-              [s = s.value(), group_id, request = std::move(request), errors = std::move(errors),
-               done = std::move(done)](std::error_code ec) mutable {
-                {
-                  std::lock_guard lock(s->mutex);
-                  auto* g = s->gone ? nullptr : s->find(group_id);
-                  for (std::size_t i = 0; i < request.offsets.size(); ++i) {
-                    if (errors[i]) continue;
-                    if (ec) {
-                      errors[i] = ec;
-                    } else if (g != nullptr) {
-                      g->apply_commit(request.offsets[i].partition, request.offsets[i].value);
-                      g->count_commit();
-                    }
-                  }
-                }
-                done(std::move(errors));
-              });
+  const auto transaction = request.transaction;
+  auto written = [s = s.value(), group_id, request = std::move(request), errors = std::move(errors),
+                  done = std::move(done)](std::error_code ec) mutable {
+    {
+      std::lock_guard lock(s->mutex);
+      auto* g = s->gone ? nullptr : s->find(group_id);
+      for (std::size_t i = 0; i < request.offsets.size(); ++i) {
+        if (errors[i]) continue;
+        if (ec) {
+          errors[i] = ec;
+        } else if (g != nullptr && request.transaction) {
+          s->pending_txn[request.transaction->id][group_id][request.offsets[i].partition] = request.offsets[i].value;
+        } else if (g != nullptr) {
+          g->apply_commit(request.offsets[i].partition, request.offsets[i].value);
+          g->count_commit();
+        }
+      }
+    }
+    done(std::move(errors));
+  };
+  if (transaction)
+    log_.append_transactional(s.value()->partition, transaction->id, transaction->epoch, std::move(records),
+                              std::move(written));
+  else
+    log_.append(s.value()->partition, std::move(records), std::move(written));
+}
+
+void group_coordinator::complete_txn(std::int32_t partition, producer_id producer, bool commit) {
+  std::shared_ptr<shard> s;
+  {
+    std::lock_guard lock(shards_mutex_);
+    const auto it = shards_.find(partition);
+    if (it == shards_.end()) return;
+    s = it->second;
+  }
+  std::lock_guard lock(s->mutex);
+  const auto found = s->pending_txn.find(producer);
+  if (found == s->pending_txn.end()) return;
+  if (commit) {
+    for (auto& [group_id, committed] : found->second) {
+      auto* g = s->find(group_id);
+      if (g == nullptr) continue;  // deleted meanwhile
+      for (auto& [tp, value] : committed) g->apply_commit(tp, value);
+      g->count_commit();
+    }
+  }
+  s->pending_txn.erase(found);
+}
+
+std::vector<topic_partition> group_coordinator::pending_txn_offsets(const std::string& group_id) {
+  std::vector<topic_partition> out;
+  auto s = shard_for(group_id);
+  if (!s) return out;
+  std::lock_guard lock(s.value()->mutex);
+  for (const auto& [producer, groups] : s.value()->pending_txn) {
+    const auto found = groups.find(group_id);
+    if (found == groups.end()) continue;
+    for (const auto& [tp, value] : found->second) out.push_back(tp);
+  }
+  return out;
 }
 
 result<group_coordinator::fetched_offsets> group_coordinator::fetch(

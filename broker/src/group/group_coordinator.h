@@ -117,15 +117,29 @@ class group_coordinator {
     topic_partition partition;
     committed_offset value;
   };
+  // The producer of a TxnOffsetCommit.
+  struct txn_producer {
+    producer_id id = no_producer_id;
+    producer_epoch epoch{-1};
+  };
   struct commit_request {
     std::string member_id;
     std::optional<std::string> group_instance_id;
     std::int32_t generation = -1;
     std::vector<offset_commit> offsets;
+    // TxnOffsetCommit: the offsets are written in the producer's transaction and stay pending, invisible to
+    // OffsetFetch, until its commit marker reaches the group's partition (complete_txn); an abort drops them.
+    std::optional<txn_producer> transaction;
   };
   // `done` gets one error per offset (in order), all the group's error when it refused the commit.
   using commit_callback = std::function<void(std::vector<std::error_code>)>;
   void commit(const std::string& group_id, commit_request request, std::int64_t now_ms, commit_callback done);
+  // A transaction marker of `producer` reached __consumer_offsets partition `partition`: its pending offsets
+  // there become the groups' committed offsets (commit) or are dropped (abort).
+  void complete_txn(std::int32_t partition, producer_id producer, bool commit);
+  // The group's partitions with transactional offsets still pending: what OffsetFetch with require_stable
+  // (KIP-447) answers UNSTABLE_OFFSET_COMMIT for.
+  [[nodiscard]] std::vector<topic_partition> pending_txn_offsets(const std::string& group_id);
   // The group's committed offsets: of the partitions asked for (nullopt for those without one), or all. A
   // member of a consumer-protocol group names itself and its epoch (OffsetFetch v9+).
   using fetched_offsets = std::vector<std::pair<topic_partition, std::optional<committed_offset>>>;

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/control_record.h"
+#include "model/ids.h"
 
 namespace ferry::model {
 
@@ -33,10 +35,28 @@ class coordinator_log {
   // (acks=all), or with why not. `done` may run on any thread, before append returns too.
   virtual void append(std::int32_t partition, std::vector<record> records,
                       std::function<void(std::error_code)> done) = 0;
-  // Calls `fn` with every record of the partition, oldest first, up to its log end. Blocking.
-  using record_visitor =
-      std::function<void(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value)>;
-  virtual result<void> replay(std::int32_t partition, const record_visitor& fn) = 0;
+  // Appends the records as one transactional batch of the producer (the group coordinator's TxnOffsetCommit):
+  // they take effect when a commit marker for the producer follows them, and never after an abort marker.
+  virtual void append_transactional(std::int32_t partition, producer_id producer, producer_epoch epoch,
+                                    std::vector<record> records, std::function<void(std::error_code)> done) = 0;
+
+  // A record read back, with the producer whose transaction wrote it (no_producer_id: none).
+  struct replayed_record {
+    std::span<const std::byte> key;
+    std::optional<std::span<const std::byte>> value;
+    producer_id transactional_producer = no_producer_id;
+  };
+  // A transaction marker read back.
+  struct replayed_marker {
+    producer_id producer = no_producer_id;
+    marker_type type = marker_type::abort;
+  };
+  struct replay_visitor {
+    std::function<void(const replayed_record&)> record;
+    std::function<void(const replayed_marker&)> marker;  // may be empty: markers are skipped
+  };
+  // Calls the visitor with every record and marker of the partition, oldest first, up to its log end. Blocking.
+  virtual result<void> replay(std::int32_t partition, const replay_visitor& visit) = 0;
 };
 
 }  // namespace ferry::model

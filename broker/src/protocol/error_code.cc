@@ -126,6 +126,8 @@ std::string_view name(error_code e) {
       return "INVALID_PRODUCER_ID_MAPPING";
     case error_code::invalid_transaction_timeout:
       return "INVALID_TRANSACTION_TIMEOUT";
+    case error_code::unstable_offset_commit:
+      return "UNSTABLE_OFFSET_COMMIT";
     case error_code::concurrent_transactions:
       return "CONCURRENT_TRANSACTIONS";
     case error_code::operation_not_attempted:

@@ -61,6 +61,7 @@ enum class error_code : std::int16_t {
   unknown_leader_epoch = 75,
   unsupported_compression_type = 76,
   invalid_record = 87,
+  unstable_offset_commit = 88,
   producer_fenced = 90,
   resource_not_found = 91,
   unknown_topic_id = 100,

@@ -209,6 +209,14 @@ result<storage::append_result> partition::append(std::span<std::byte> batch) {
   return appended;
 }
 
+result<storage::append_result> partition::append_from_coordinator(std::span<std::byte> batch) {
+  if (!leader_.load()) return errc::not_leader;
+  FERRY_TRY(auto appended, log_->append_from_coordinator(batch, epoch()));
+  advance_high_watermark();
+  if (!appended.flush_required) notify_waiters();
+  return appended;
+}
+
 result<storage::append_result> partition::append_marker(producer_id producer, producer_epoch epoch,
                                                         model::txn_marker marker) {
   if (!leader_.load()) return errc::not_leader;

@@ -89,6 +89,8 @@ class partition {
   // errc::not_leader when this replica does not lead. When the result says flush_required, the batch counts
   // as acknowledged (and becomes visible) only after flush() up to its end succeeded.
   result<storage::append_result> append(std::span<std::byte> batch);
+  // A batch a coordinator writes under a producer's id (storage/log.h append_from_coordinator).
+  result<storage::append_result> append_from_coordinator(std::span<std::byte> batch);
   // A transaction marker (storage/log.h append_marker), as a leader writes it for the transaction coordinator.
   // It ends the verifications of the producer's batches begun before it.
   result<storage::append_result> append_marker(producer_id producer, producer_epoch epoch, model::txn_marker marker);

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "model/batch_builder.h"
 #include "model/compression.h"
+#include "model/control_record.h"
 #include "model/records.h"
 #include "server/replicated_wait.h"
 #include "storage/errc.h"
@@ -20,18 +21,24 @@ constexpr std::uint64_t replay_chunk_bytes = std::uint64_t{4} * 1024 * 1024;
 // Coordinator records are small; this bounds what a damaged batch could make us allocate.
 constexpr std::size_t max_replayed_batch_bytes = std::size_t{64} * 1024 * 1024;
 
-// Every keyed record of one stored batch.
+// Every keyed record of one stored batch, or its transaction marker.
 result<void> visit_batch(std::span<const std::byte> batch, std::vector<std::byte>& scratch,
-                         const model::coordinator_log::record_visitor& fn) {
+                         const model::coordinator_log::replay_visitor& visit) {
   const model::batch_header_view header(batch);
-  if (header.is_control()) return success();
+  if (header.is_control()) {
+    // A control batch that is not a transaction marker (none exist in these topics) is skipped.
+    if (const auto marker = model::read_marker(batch); marker && header.is_transactional() && visit.marker)
+      visit.marker({header.producer(), marker.value().type});
+    return success();
+  }
+  const auto producer = header.is_transactional() ? header.producer() : no_producer_id;
   auto records = batch.subspan(model::batch_header_size);
   if (header.codec() != model::compression::none) {
     FERRY_TRY(model::decompress_all(header.codec(), records, max_replayed_batch_bytes, scratch));
     records = scratch;
   }
   return model::for_each_record(records, header.records_count(), [&](const model::record_view& r) {
-    if (r.key) fn(*r.key, r.value);
+    if (r.key) visit.record({*r.key, r.value, producer});
   });
 }
 
@@ -51,6 +58,20 @@ replicated_coordinator_log::replicated_coordinator_log(std::string_view topic, e
 
 void replicated_coordinator_log::append(std::int32_t partition, std::vector<record> records,
                                         std::function<void(std::error_code)> done) {
+  write(partition, {}, std::move(records), std::move(done));
+}
+
+void replicated_coordinator_log::append_transactional(std::int32_t partition, producer_id producer,
+                                                      producer_epoch epoch, std::vector<record> records,
+                                                      std::function<void(std::error_code)> done) {
+  // Sequence 0 in every batch, as Kafka's group coordinator writes them: the log checks only the epoch of a
+  // coordinator's batch.
+  write(partition, {.producer = producer, .epoch = epoch, .base_sequence = 0, .transactional = true},
+        std::move(records), std::move(done));
+}
+
+void replicated_coordinator_log::write(std::int32_t partition, model::batch_builder::options batch_options,
+                                       std::vector<record> records, std::function<void(std::error_code)> done) {
   const auto leader = partitions_.leader_for({topic_, partition_id{partition}});
   if (!leader) {
     done(errors_.not_coordinator);
@@ -61,7 +82,8 @@ void replicated_coordinator_log::append(std::int32_t partition, std::vector<reco
     done(errors_.unavailable);
     return;
   }
-  model::batch_builder builder({});
+  const bool transactional = batch_options.transactional;
+  model::batch_builder builder(batch_options);
   const auto now = clock_.now_ms();
   for (const auto& r : records) {
     builder.add(now, r.key, r.value ? std::optional<std::span<const std::byte>>(*r.value) : std::nullopt);
@@ -71,11 +93,13 @@ void replicated_coordinator_log::append(std::int32_t partition, std::vector<reco
     done(errors_.unavailable);
     return;
   }
-  const auto appended = replica->append(batch.value());
+  const auto appended =
+      transactional ? replica->append_from_coordinator(batch.value()) : replica->append(batch.value());
   if (!appended) {
     FERRY_LOG_LIMITED(warn, "coordinator", 100)
         << replica->id() << ": cannot write coordinator records: " << appended.error().message();
-    done(errors_.not_coordinator);
+    // A producer fenced since: its transaction's offsets are refused as Kafka's coordinator refuses them.
+    done(appended.error() == storage::errc::invalid_producer_epoch ? appended.error() : errors_.not_coordinator);
     return;
   }
   const offset upto = next(appended.value().last_offset);
@@ -98,7 +122,7 @@ void replicated_coordinator_log::append(std::int32_t partition, std::vector<reco
   await_replicated(timers_, std::move(replica), upto, timeout, std::move(finish));
 }
 
-result<void> replicated_coordinator_log::replay(std::int32_t partition, const record_visitor& fn) {
+result<void> replicated_coordinator_log::replay(std::int32_t partition, const replay_visitor& visit) {
   FERRY_TRY(auto replica, partitions_.replica_for({topic_, partition_id{partition}}));
   auto& log = replica->log();
   offset from = log.log_start_offset();
@@ -121,7 +145,7 @@ result<void> replicated_coordinator_log::replay(std::int32_t partition, const re
       const model::batch_header_view header(rest);
       const auto size = header.total_size();
       if (size > rest.size() || size < model::batch_header_size) return storage::errc::corrupt_log;
-      FERRY_TRY(visit_batch(rest.first(size), scratch, fn));
+      FERRY_TRY(visit_batch(rest.first(size), scratch, visit));
       rest = rest.subspan(size);
     }
     from = read.next_offset;

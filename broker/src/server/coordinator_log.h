@@ -7,6 +7,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "base/clock.h"
+#include "model/batch_builder.h"
 #include "model/coordinator_log.h"
 #include "replication/partition_manager.h"
 
@@ -29,9 +30,14 @@ class replicated_coordinator_log final : public model::coordinator_log {
                              boost::asio::thread_pool& blocking_pool, std::int32_t timeout_ms);
 
   void append(std::int32_t partition, std::vector<record> records, std::function<void(std::error_code)> done) override;
-  result<void> replay(std::int32_t partition, const record_visitor& fn) override;
+  void append_transactional(std::int32_t partition, producer_id producer, producer_epoch epoch,
+                            std::vector<record> records, std::function<void(std::error_code)> done) override;
+  result<void> replay(std::int32_t partition, const replay_visitor& visit) override;
 
  private:
+  void write(std::int32_t partition, model::batch_builder::options batch_options, std::vector<record> records,
+             std::function<void(std::error_code)> done);
+
   std::string topic_;
   error_codes errors_;
   replication::partition_manager& partitions_;

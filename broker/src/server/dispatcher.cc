@@ -103,6 +103,7 @@ dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
   add(handlers::handle_add_partitions_to_txn);
   add(handlers::handle_add_offsets_to_txn);
   add(handlers::handle_end_txn);
+  add(handlers::handle_txn_offset_commit);
   add(handlers::handle_write_txn_markers);
   add(handlers::handle_describe_transactions);
   add(handlers::handle_list_transactions);

@@ -31,9 +31,11 @@ p::error_code for_producer(p::error_code coordinator_answer) {
   }
 }
 
-boost::asio::awaitable<std::vector<p::error_code>> ask_coordinator(request_context& ctx, const std::string& id,
-                                                                   txn::producer_identity producer,
-                                                                   const std::vector<topic_partition>& partitions) {
+}  // namespace
+
+boost::asio::awaitable<std::vector<p::error_code>> verify_with_coordinator(
+    request_context& ctx, const std::string& id, txn::producer_identity producer,
+    const std::vector<topic_partition>& partitions) {
   auto& broker = ctx.broker;
   std::vector<p::error_code> out(partitions.size(), p::error_code::not_enough_replicas);
   const auto view = broker.cluster.view();
@@ -78,8 +80,6 @@ boost::asio::awaitable<std::vector<p::error_code>> ask_coordinator(request_conte
   co_return out;
 }
 
-}  // namespace
-
 boost::asio::awaitable<std::map<topic_partition, verified_batch>> verify_transactional_batches(
     request_context& ctx, const p::produce_request& request) {
   std::map<topic_partition, verified_batch> out;
@@ -106,7 +106,7 @@ boost::asio::awaitable<std::map<topic_partition, verified_batch>> verify_transac
     }
   }
   if (asked.empty()) co_return out;
-  const auto answers = co_await ask_coordinator(ctx, *request.transactional_id, *producer, asked);
+  const auto answers = co_await verify_with_coordinator(ctx, *request.transactional_id, *producer, asked);
   for (std::size_t i = 0; i < asked.size(); ++i) out[asked[i]].error = answers[i];
   co_return out;
 }

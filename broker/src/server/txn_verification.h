@@ -9,6 +9,7 @@
 #include "protocol/messages/produce.h"
 #include "replication/partition.h"
 #include "server/request_context.h"
+#include "txn/txn_coordinator.h"
 
 namespace ferry::server {
 
@@ -26,5 +27,11 @@ struct verified_batch {
 // Kafka answers them). A transactional batch in a request without a transactional id gets INVALID_TXN_STATE.
 boost::asio::awaitable<std::map<topic_partition, verified_batch>> verify_transactional_batches(
     request_context& ctx, const protocol::produce_request& request);
+
+// Asks the transactional id's coordinator whether each partition is in the producer's open transaction: one
+// error code per partition, as a producer is told them (NOT_ENOUGH_REPLICAS when the coordinator cannot answer).
+boost::asio::awaitable<std::vector<protocol::error_code>> verify_with_coordinator(
+    request_context& ctx, const std::string& transactional_id, txn::producer_identity producer,
+    const std::vector<topic_partition>& partitions);
 
 }  // namespace ferry::server

@@ -61,6 +61,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   result<void> load_leader_epochs(offset trusted_below);
 
   result<append_result> append(std::span<std::byte> batch, leader_epoch epoch) override;
+  result<append_result> append_from_coordinator(std::span<std::byte> batch, leader_epoch epoch) override;
   result<append_result> append_marker(producer_id producer, producer_epoch epoch, model::txn_marker marker,
                                       leader_epoch leader) override;
   offset last_stable_offset(offset high_watermark) override;
@@ -129,6 +130,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   // The write of append(), for a batch whose checks passed: assigns its offsets and leader epoch, rolls if need be,
   // writes it to the active segment and moves the log end. The producer state is the caller's. Call with
   // write_mutex_ held.
+  result<append_result> append_checked(std::span<std::byte> batch, leader_epoch epoch, bool from_coordinator);
   result<append_result> write_locked(std::span<std::byte> batch, leader_epoch epoch);
   // Records a marker batch appended or replayed in `holder`: the producer state, and an aborted transaction's
   // index entry. Call with producers_mutex_ held.

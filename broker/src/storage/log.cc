@@ -69,6 +69,14 @@ std::error_code disk_log::check_keys(std::span<const std::byte> batch) const {
 }
 
 result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch epoch) {
+  return append_checked(batch, epoch, false);
+}
+
+result<append_result> disk_log::append_from_coordinator(std::span<std::byte> batch, leader_epoch epoch) {
+  return append_checked(batch, epoch, true);
+}
+
+result<append_result> disk_log::append_checked(std::span<std::byte> batch, leader_epoch epoch, bool from_coordinator) {
   // Outside the lock: a walk over the records (the produce path checked them already).
   if (compact_.load(std::memory_order_relaxed)) {
     if (const auto refused = check_keys(batch)) return refused;
@@ -80,7 +88,7 @@ result<append_result> disk_log::append(std::span<std::byte> batch, leader_epoch 
   const bool idempotent = header.producer().value() >= 0;
   if (idempotent) {
     std::lock_guard producers_lock(producers_mutex_);
-    FERRY_TRY(const auto duplicate, producers_.check(header));
+    FERRY_TRY(const auto duplicate, from_coordinator ? producers_.check_epoch(header) : producers_.check(header));
     if (duplicate) {
       return append_result{duplicate->first_offset,
                            duplicate->last_offset,

@@ -103,6 +103,10 @@ class log {
   // full or old (the rolled one is sealed in the background). Never fsyncs: when the flush policy wants a
   // flush, flush_required says so and the caller calls flush() off its network thread.
   virtual result<append_result> append(std::span<std::byte> batch, leader_epoch epoch) = 0;
+  // The same for a batch a coordinator writes under a producer's id (the group coordinator's transactional
+  // offset commits, Kafka's AppendOrigin.COORDINATOR): only the producer epoch is checked, not sequences, and
+  // it is never a duplicate.
+  virtual result<append_result> append_from_coordinator(std::span<std::byte> batch, leader_epoch epoch) = 0;
 
   // Transactions (producer_state.h). Appends a transaction marker for `producer` (a leader, on the transaction
   // coordinator's WriteTxnMarkers): it ends the producer's open transaction, and an aborted one goes into the

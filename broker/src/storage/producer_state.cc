@@ -67,6 +67,12 @@ result<std::optional<producer_batch>> producer_state_manager::check(const model:
   return std::optional<producer_batch>{};
 }
 
+result<std::optional<producer_batch>> producer_state_manager::check_epoch(const model::batch_header_view& batch) const {
+  const auto found = producers_.find(batch.producer());
+  if (found != producers_.end() && batch.epoch() < found->second.epoch) return errc::invalid_producer_epoch;
+  return std::optional<producer_batch>{};
+}
+
 void producer_state_manager::update(const model::batch_header_view& batch) {
   producer_entry& entry = producers_[batch.producer()];
   if (batch.epoch() != entry.epoch) {

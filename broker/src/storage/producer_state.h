@@ -97,6 +97,9 @@ class producer_state_manager {
   // Checks a data batch before it is appended: the original batch when it is a duplicate, nullopt when it may
   // be appended, or out_of_order_sequence / invalid_producer_epoch / invalid_txn_state.
   [[nodiscard]] result<std::optional<producer_batch>> check(const model::batch_header_view& batch) const;
+  // The epoch check alone, for a batch a coordinator writes under the producer's id: nullopt or
+  // invalid_producer_epoch.
+  [[nodiscard]] result<std::optional<producer_batch>> check_epoch(const model::batch_header_view& batch) const;
   // Records an appended data batch (its offsets assigned), or one replayed from the log.
   void update(const model::batch_header_view& batch);
 

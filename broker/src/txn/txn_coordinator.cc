@@ -134,24 +134,23 @@ result<void> txn_coordinator::load(std::int32_t partition, std::int64_t now_ms) 
   }
   std::map<std::string, txn_log_value> latest;
   std::size_t unreadable = 0;
-  FERRY_TRY(
-      log_.replay(partition, [&](std::span<const std::byte> key, std::optional<std::span<const std::byte>> value) {
-        auto id = decode_txn_key(key);
-        if (!id) {
-          ++unreadable;
-          return;
-        }
-        if (!value) {
-          latest.erase(id.value());
-          return;
-        }
-        auto decoded = decode_txn_value(*value);
-        if (!decoded) {
-          ++unreadable;
-          return;
-        }
-        latest[std::move(id.value())] = std::move(decoded.value());
-      }));
+  FERRY_TRY(log_.replay(partition, {.record = [&](const model::coordinator_log::replayed_record& r) {
+                          auto id = decode_txn_key(r.key);
+                          if (!id) {
+                            ++unreadable;
+                            return;
+                          }
+                          if (!r.value) {
+                            latest.erase(id.value());
+                            return;
+                          }
+                          auto decoded = decode_txn_value(*r.value);
+                          if (!decoded) {
+                            ++unreadable;
+                            return;
+                          }
+                          latest[std::move(id.value())] = std::move(decoded.value());
+                        }}));
   if (unreadable != 0)
     FERRY_LOG(warn, "txn") << transaction_state_topic << "-" << partition << ": skipped " << unreadable
                            << " records that are not transaction records";
@@ -170,9 +169,14 @@ result<void> txn_coordinator::load(std::int32_t partition, std::int64_t now_ms) 
     }
     s->loaded = true;
   }
-  FERRY_LOG(info, "txn") << "loaded " << latest.size() << " transactional ids of " << transaction_state_topic << "-"
-                         << partition << " (coordinator epoch " << s->epoch << "), " << prepared.size()
-                         << " to complete";
+  // Most partitions hold no transactional id: only those that do say so at info.
+  if (latest.empty())
+    FERRY_LOG(debug, "txn") << "coordinating " << transaction_state_topic << "-" << partition << " (coordinator epoch "
+                            << s->epoch << "): no transactional ids";
+  else
+    FERRY_LOG(info, "txn") << "coordinating " << latest.size() << " transactional ids of " << transaction_state_topic
+                           << "-" << partition << " (coordinator epoch " << s->epoch << "), " << prepared.size()
+                           << " to complete";
   for (const auto& id : prepared) complete(s, id);
   return success();
 }

@@ -73,6 +73,8 @@ awaitable<p::add_partitions_to_txn_response> handle_add_partitions_to_txn(reques
 awaitable<p::add_offsets_to_txn_response> handle_add_offsets_to_txn(request_context& ctx,
                                                                     p::add_offsets_to_txn_request& request);
 awaitable<p::end_txn_response> handle_end_txn(request_context& ctx, p::end_txn_request& request);
+awaitable<p::txn_offset_commit_response> handle_txn_offset_commit(request_context& ctx,
+                                                                  p::txn_offset_commit_request& request);
 awaitable<p::write_txn_markers_response> handle_write_txn_markers(request_context& ctx,
                                                                   p::write_txn_markers_request& request);
 awaitable<p::describe_transactions_response> handle_describe_transactions(request_context& ctx,

@@ -152,6 +152,9 @@ class handlers_test : public ::testing::Test {
     background_thread_ = std::thread([this] { background_.run(); });
     peers_ = std::make_shared<peer_requests>(background_, "test", std::chrono::seconds(5));
     markers_ = std::make_unique<marker_appender>(*partitions_, background_, pool_, 5000);
+    markers_->on_offsets_marker([this](std::int32_t partition, producer_id producer, model::marker_type type) {
+      groups_.complete_txn(partition, producer, type == model::marker_type::commit);
+    });
     marker_sender_ = std::make_shared<txn_marker_sender>(
         background_, broker_id{1}, [this] { return cluster_.view(); }, *markers_, peers_);
     transactions_ = std::make_unique<txn::txn_coordinator>(txn::coordinator_config{.log_partitions = 1}, txn_log_,

@@ -112,7 +112,7 @@ TEST_F(TxnCoordinator, CommitWritesPrepareThenMarkersThenComplete) {
   EXPECT_EQ(end("app", p, false), errc::invalid_txn_state);
   // Empty, Ongoing, PrepareCommit, CompleteCommit: every step reached the log.
   std::vector<txn_state> written;
-  for (const auto& r : log_.written[coordinator_.partition_for("app")])
+  for (const auto& r : log_.records(coordinator_.partition_for("app")))
     written.push_back(decode_txn_value(*r.value).value().state);
   EXPECT_EQ(written,
             (std::vector{txn_state::empty, txn_state::ongoing, txn_state::prepare_commit, txn_state::complete_commit}));
@@ -169,9 +169,9 @@ TEST_F(TxnCoordinator, AnEpochBumpIsRetriedWithTheSameAnswer) {
 TEST_F(TxnCoordinator, AnExhaustedEpochRotatesTheProducerId) {
   auto p = init("app").value();
   // Walk the epoch to the last bumpable one through the log: a partition Kafka wrote could hold it.
-  log_.written.clear();
+  log_.items.clear();
   txn_log_value high{.pid = p.id, .epoch = producer_epoch{32766}, .timeout_ms = 60000, .last_update_ms = t0};
-  log_.written[coordinator_.partition_for("app")].push_back({encode_txn_key("app"), encode_txn_value(high)});
+  log_.append(coordinator_.partition_for("app"), {{encode_txn_key("app"), encode_txn_value(high)}}, [](auto) {});
   lead_all(leader_epoch{4});
   const auto rotated = init("app", producer_identity{p.id, producer_epoch{32766}}).value();
   EXPECT_NE(rotated.id, p.id);
@@ -199,7 +199,7 @@ TEST_F(TxnCoordinator, IdleTransactionalIdsExpire) {
   now_ += config_.id_expiration_ms;
   coordinator_.tick(now_);
   EXPECT_EQ(coordinator_.describe("app").error(), errc::transactional_id_not_found);
-  EXPECT_FALSE(log_.written[coordinator_.partition_for("app")].back().value) << "a tombstone";
+  EXPECT_FALSE(log_.records(coordinator_.partition_for("app")).back().value) << "a tombstone";
   lead_all(leader_epoch{4});
   EXPECT_EQ(coordinator_.describe("app").error(), errc::transactional_id_not_found);
 }

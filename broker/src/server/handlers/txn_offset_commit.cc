@@ -1,0 +1,73 @@
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "server/error_mapping.h"
+#include "server/handlers/coordinator_reply.h"
+#include "server/handlers/handlers.h"
+#include "server/txn_verification.h"
+
+namespace ferry::server::handlers {
+namespace asio = boost::asio;
+
+// TxnOffsetCommit: offsets committed inside the producer's transaction, written to the group's
+// __consumer_offsets partition under the producer's id and held pending until the transaction's marker reaches
+// that partition (group_coordinator::complete_txn). The partition must be in the transaction (AddOffsetsToTxn),
+// which the transaction coordinator confirms first (KIP-890 part 1), so an offset commit cannot outlive its
+// transaction. v3+ names the member and generation, checked as for OffsetCommit (KIP-447).
+awaitable<p::txn_offset_commit_response> handle_txn_offset_commit(request_context& ctx,
+                                                                  p::txn_offset_commit_request& request) {
+  const auto view = ctx.broker.cluster.view();
+  const auto now = ctx.broker.clock.now_ms();
+  group::group_coordinator::commit_request commit;
+  commit.member_id = request.member_id;
+  commit.group_instance_id = request.group_instance_id;
+  commit.generation = request.generation_id;
+  commit.transaction = group::group_coordinator::txn_producer{request.producer_id, request.producer_epoch};
+  std::vector<std::vector<std::optional<std::size_t>>> slots;  // each partition's index in the commit, if any
+  for (const auto& topic : request.topics) {
+    auto& topic_slots = slots.emplace_back();
+    for (const auto& part : topic.partitions) {
+      const topic_partition tp{topic.name, part.partition_index};
+      if (view->find_partition(tp) == nullptr) {
+        topic_slots.emplace_back();
+        continue;
+      }
+      topic_slots.emplace_back(commit.offsets.size());
+      commit.offsets.push_back({tp,
+                                {.committed = part.committed_offset,
+                                 .epoch = part.committed_leader_epoch,
+                                 .metadata = part.committed_metadata.value_or(""),
+                                 .commit_timestamp_ms = now}});
+    }
+  }
+  auto& groups = ctx.broker.groups;
+  std::vector<p::error_code> results(commit.offsets.size(), p::error_code::none);
+  if (!commit.offsets.empty()) {
+    // Named, not braced in the co_await expression: GCC 12 miscompiles braced temporaries there.
+    const std::vector<topic_partition> offsets_partition{
+        {std::string(group::offsets_topic), partition_id{groups.partition_for(request.group_id)}}};
+    const txn::producer_identity producer{request.producer_id, request.producer_epoch};
+    const auto verified = co_await verify_with_coordinator(ctx, request.transactional_id, producer, offsets_partition);
+    if (verified.front() != p::error_code::none) {
+      std::fill(results.begin(), results.end(), verified.front());
+    } else {
+      auto reply = std::make_shared<coordinator_reply<std::vector<std::error_code>>>(ctx.connection.executor);
+      groups.commit(request.group_id, std::move(commit), now, reply->callback());
+      while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
+      for (std::size_t i = 0; i < results.size(); ++i) results[i] = to_kafka_error(reply->value().at(i));
+    }
+  }
+  p::txn_offset_commit_response response;
+  for (std::size_t t = 0; t < request.topics.size(); ++t) {
+    auto& topic = response.topics.emplace_back();
+    topic.name = request.topics[t].name;
+    for (std::size_t i = 0; i < request.topics[t].partitions.size(); ++i) {
+      const auto& slot = slots[t][i];
+      const auto code = slot ? results[*slot] : p::error_code::unknown_topic_or_partition;
+      topic.partitions.push_back({request.topics[t].partitions[i].partition_index, ctx.error(code)});
+    }
+  }
+  co_return response;
+}
+
+}  // namespace ferry::server::handlers
