@@ -227,3 +227,61 @@ TEST(group_coordinator, LosingLeadershipAnswersParkedJoinsWithNotCoordinator) {
 }
 
 }  // namespace ferry::group
+
+namespace ferry::group {
+namespace {
+
+group_coordinator::commit_request txn_commit(producer_id producer,
+                                             std::vector<std::pair<topic_partition, std::int64_t>> offsets) {
+  auto r = simple_commit(std::move(offsets));
+  r.transaction = group_coordinator::txn_producer{producer, producer_epoch{0}};
+  return r;
+}
+
+std::optional<offset> committed(group_coordinator& c, const topic_partition& tp) {
+  const auto fetched = c.fetch("g", std::vector{tp});
+  const auto& value = fetched.value().front().second;
+  return value ? std::optional(value->committed) : std::nullopt;
+}
+
+}  // namespace
+
+TEST(group_coordinator, TransactionalOffsetsCountOnlyOnceTheirTransactionCommits) {
+  memory_log log;
+  auto c = loaded(log);
+  ASSERT_FALSE(run_commit(*c, "g", simple_commit({{t0, 5}}))[0]);
+  ASSERT_FALSE(run_commit(*c, "g", txn_commit(producer_id{7}, {{t0, 10}, {t1, 20}}))[0]);
+  EXPECT_EQ(committed(*c, t0), offset{5}) << "pending until the marker";
+  EXPECT_EQ(c->pending_txn_offsets("g"), (std::vector{t0, t1}));
+  c->complete_txn(0, producer_id{8}, true);
+  EXPECT_EQ(committed(*c, t0), offset{5}) << "another producer's marker";
+  c->complete_txn(0, producer_id{7}, true);
+  EXPECT_EQ(committed(*c, t0), offset{10});
+  EXPECT_EQ(committed(*c, t1), offset{20});
+  EXPECT_TRUE(c->pending_txn_offsets("g").empty());
+
+  ASSERT_FALSE(run_commit(*c, "g", txn_commit(producer_id{7}, {{t0, 30}}))[0]);
+  c->complete_txn(0, producer_id{7}, false);
+  EXPECT_EQ(committed(*c, t0), offset{10}) << "aborted";
+  EXPECT_TRUE(c->pending_txn_offsets("g").empty());
+}
+
+TEST(group_coordinator, LoadingAppliesTransactionalOffsetsAtTheirCommitMarkers) {
+  memory_log log;
+  {
+    auto c = loaded(log);
+    ASSERT_FALSE(run_commit(*c, "g", txn_commit(producer_id{7}, {{t0, 10}}))[0]);
+    log.add_marker(0, producer_id{7}, model::marker_type::commit);
+    ASSERT_FALSE(run_commit(*c, "g", txn_commit(producer_id{7}, {{t0, 30}}))[0]);
+    log.add_marker(0, producer_id{7}, model::marker_type::abort);
+    ASSERT_FALSE(run_commit(*c, "g", txn_commit(producer_id{9}, {{t1, 40}}))[0]);  // still open
+  }
+  auto c = loaded(log, leader_epoch{2});
+  EXPECT_EQ(committed(*c, t0), offset{10});
+  EXPECT_EQ(committed(*c, t1), std::nullopt);
+  EXPECT_EQ(c->pending_txn_offsets("g"), std::vector{t1});
+  c->complete_txn(0, producer_id{9}, true);
+  EXPECT_EQ(committed(*c, t1), offset{40});
+}
+
+}  // namespace ferry::group

@@ -267,3 +267,33 @@ TEST_F(partition_test, settings_changes_reach_the_log) {
 
 }  // namespace
 }  // namespace ferry::replication
+
+namespace ferry::replication {
+namespace {
+
+// KIP-890 part 1: a verified batch that arrives after a marker of its producer (a late retry of a transaction
+// that already ended) must not open a transaction nobody will end.
+TEST_F(partition_test, a_marker_ends_the_verifications_begun_before_it) {
+  partition_->become_leader({leader_epoch{1}, {}, {}});
+  const auto txn_batch = [](std::int32_t sequence) {
+    return model::testing::build_batch({.records = {{.value = "a"}},
+                                        .producer = producer_id{9},
+                                        .epoch = producer_epoch{0},
+                                        .base_sequence = sequence,
+                                        .transactional = true});
+  };
+  auto first = txn_batch(0);
+  const auto guard = partition_->begin_txn_verification(producer_id{9});
+  ASSERT_TRUE(partition_->append_verified(first, producer_id{9}, guard));
+  EXPECT_EQ(partition_->append_verified(first, producer_id{9}, guard).error(), storage::errc::invalid_txn_state)
+      << "a guard is good for one append";
+
+  const auto late = partition_->begin_txn_verification(producer_id{9});
+  ASSERT_TRUE(partition_->append_marker(producer_id{9}, producer_epoch{0}, {model::marker_type::commit, 0}));
+  auto retry = txn_batch(1);
+  EXPECT_EQ(partition_->append_verified(retry, producer_id{9}, late).error(), storage::errc::invalid_txn_state);
+  EXPECT_EQ(partition_->last_stable_offset(), partition_->high_watermark()) << "no transaction left open";
+}
+
+}  // namespace
+}  // namespace ferry::replication
