@@ -363,9 +363,9 @@ def java_checks_classpath(version, out_dir):
 _KAFKA_TOOLS_CLASSPATH = []
 
 
-def kafka_tool(main_class, *args, timeout=120):
-    """Runs one of Apache Kafka's command-line tools (the class behind a bin/kafka-*.sh script, from
-    tests/kafka-tools, which scripts/install-deps fetches) and returns its completed process."""
+def kafka_tools_classpath():
+    """The class path of Apache Kafka's command-line tools and their clients (tests/kafka-tools, which
+    scripts/install-deps fetches), for tools a test runs as long-lived processes."""
     if not _KAFKA_TOOLS_CLASSPATH:
         with tempfile.TemporaryDirectory() as scratch:
             out = os.path.join(scratch, "classpath.txt")
@@ -377,7 +377,13 @@ def kafka_tool(main_class, *args, timeout=120):
                             f"{built.stdout}\n{built.stderr}")
             with open(out) as f:
                 _KAFKA_TOOLS_CLASSPATH.append(f.read().strip())
-    return subprocess.run(["java", "-cp", _KAFKA_TOOLS_CLASSPATH[0], main_class, *args], capture_output=True,
+    return _KAFKA_TOOLS_CLASSPATH[0]
+
+
+def kafka_tool(main_class, *args, timeout=120):
+    """Runs one of Apache Kafka's command-line tools (the class behind a bin/kafka-*.sh script) and returns its
+    completed process."""
+    return subprocess.run(["java", "-cp", kafka_tools_classpath(), main_class, *args], capture_output=True,
                           text=True, timeout=timeout)
 
 
