@@ -58,7 +58,7 @@ replicated_coordinator_log::replicated_coordinator_log(std::string_view topic, e
 
 void replicated_coordinator_log::append(std::int32_t partition, std::vector<record> records,
                                         std::function<void(std::error_code)> done) {
-  write(partition, {}, std::move(records), std::move(done));
+  write(partition, {}, records, std::move(done));
 }
 
 void replicated_coordinator_log::append_transactional(std::int32_t partition, producer_id producer,
@@ -67,11 +67,11 @@ void replicated_coordinator_log::append_transactional(std::int32_t partition, pr
   // Sequence 0 in every batch, as Kafka's group coordinator writes them: the log checks only the epoch of a
   // coordinator's batch.
   write(partition, {.producer = producer, .epoch = epoch, .base_sequence = 0, .transactional = true},
-        std::move(records), std::move(done));
+        records, std::move(done));
 }
 
 void replicated_coordinator_log::write(std::int32_t partition, model::batch_builder::options batch_options,
-                                       std::vector<record> records, std::function<void(std::error_code)> done) {
+                                       const std::vector<record>& records, std::function<void(std::error_code)> done) {
   const auto leader = partitions_.leader_for({topic_, partition_id{partition}});
   if (!leader) {
     done(errors_.not_coordinator);

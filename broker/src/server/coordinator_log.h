@@ -35,7 +35,7 @@ class replicated_coordinator_log final : public model::coordinator_log {
   result<void> replay(std::int32_t partition, const replay_visitor& visit) override;
 
  private:
-  void write(std::int32_t partition, model::batch_builder::options batch_options, std::vector<record> records,
+  void write(std::int32_t partition, model::batch_builder::options batch_options, const std::vector<record>& records,
              std::function<void(std::error_code)> done);
 
   std::string topic_;

@@ -235,7 +235,7 @@ txn_coordinator::pending_write txn_coordinator::fence_and_abort(const std::share
 
 void txn_coordinator::init_producer_id(const std::string& transactional_id, std::int32_t timeout_ms,
                                        const std::optional<producer_identity>& expected, std::int64_t now_ms,
-                                       init_callback done) {
+                                       const init_callback& done) {
   note_time(now_ms);
   if (transactional_id.size() > max_stored_string) return done(errc::field_too_long);
   if (timeout_ms <= 0 || timeout_ms > config_.max_timeout_ms) return done(errc::invalid_transaction_timeout);
@@ -269,7 +269,10 @@ void txn_coordinator::init_producer_id(const std::string& transactional_id, std:
     // rotation at an exhausted epoch (a retry of the request that rotated it).
     const bool valid_expected = !expected || stored.epoch == producer_epoch{-1} || expected->id == stored.pid ||
                                 (expected->id == t.last_pid && epoch_exhausted(expected->epoch));
-    if (t.pending) {
+    // A write in flight, or the markers of the last transaction still out: the producer retries.
+    const bool busy =
+        t.pending || (valid_expected && !is_idle(stored.state) && stored.state != txn_state::ongoing);
+    if (busy) {
       answer = errc::concurrent_transactions;
     } else if (!valid_expected) {
       answer = errc::producer_fenced;
@@ -278,8 +281,6 @@ void txn_coordinator::init_producer_id(const std::string& transactional_id, std:
       FERRY_LOG(info, "txn") << "aborting the open transaction of " << transactional_id << " (producer " << stored.pid
                              << " epoch " << stored.epoch << "): a new producer initialised it";
       write = fence_and_abort(s, transactional_id, t);
-      answer = errc::concurrent_transactions;
-    } else if (!is_idle(stored.state)) {
       answer = errc::concurrent_transactions;
     } else {
       auto next = stored;
@@ -307,7 +308,7 @@ void txn_coordinator::init_producer_id(const std::string& transactional_id, std:
         settled = errc::producer_fenced;
       }
       if (settled) {
-        answer = std::move(settled);
+        answer = settled;
       } else {
         const producer_identity granted{next.pid, next.epoch};
         write = prepare_write(s, transactional_id, t, std::move(next),
@@ -326,7 +327,7 @@ void txn_coordinator::init_producer_id(const std::string& transactional_id, std:
     }
   }
   if (write) issue(std::move(*write));
-  if (answer) done(std::move(*answer));
+  if (answer) done(*answer);
 }
 
 void txn_coordinator::add_partitions(const std::string& transactional_id, producer_identity producer,
