@@ -66,8 +66,8 @@ void replicated_coordinator_log::append_transactional(std::int32_t partition, pr
                                                       std::function<void(std::error_code)> done) {
   // Sequence 0 in every batch, as Kafka's group coordinator writes them: the log checks only the epoch of a
   // coordinator's batch.
-  write(partition, {.producer = producer, .epoch = epoch, .base_sequence = 0, .transactional = true},
-        records, std::move(done));
+  write(partition, {.producer = producer, .epoch = epoch, .base_sequence = 0, .transactional = true}, records,
+        std::move(done));
 }
 
 void replicated_coordinator_log::write(std::int32_t partition, model::batch_builder::options batch_options,

@@ -270,8 +270,7 @@ void txn_coordinator::init_producer_id(const std::string& transactional_id, std:
     const bool valid_expected = !expected || stored.epoch == producer_epoch{-1} || expected->id == stored.pid ||
                                 (expected->id == t.last_pid && epoch_exhausted(expected->epoch));
     // A write in flight, or the markers of the last transaction still out: the producer retries.
-    const bool busy =
-        t.pending || (valid_expected && !is_idle(stored.state) && stored.state != txn_state::ongoing);
+    const bool busy = t.pending || (valid_expected && !is_idle(stored.state) && stored.state != txn_state::ongoing);
     if (busy) {
       answer = errc::concurrent_transactions;
     } else if (!valid_expected) {

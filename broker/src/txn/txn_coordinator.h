@@ -119,7 +119,8 @@ class txn_coordinator {
   // producer id is reserved: call off the network threads.
   using init_callback = std::function<void(result<producer_identity>)>;
   void init_producer_id(const std::string& transactional_id, std::int32_t timeout_ms,
-                        const std::optional<producer_identity>& expected, std::int64_t now_ms, const init_callback& done);
+                        const std::optional<producer_identity>& expected, std::int64_t now_ms,
+                        const init_callback& done);
 
   using done_callback = std::function<void(std::error_code)>;
   // AddPartitionsToTxn and AddOffsetsToTxn (the group's __consumer_offsets partition).

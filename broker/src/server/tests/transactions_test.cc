@@ -173,8 +173,11 @@ TEST_F(transactions_test, transactional_offsets_are_invisible_until_the_transact
 }
 
 TEST_F(transactions_test, write_txn_markers_ends_another_coordinators_transaction_here) {
-  auto batch = model::testing::build_batch(
-      {.records = {{.value = "x"}}, .producer = producer_id{88}, .epoch = producer_epoch{3}, .base_sequence = 0, .transactional = true});
+  auto batch = model::testing::build_batch({.records = {{.value = "x"}},
+                                            .producer = producer_id{88},
+                                            .epoch = producer_epoch{3},
+                                            .base_sequence = 0,
+                                            .transactional = true});
   ASSERT_TRUE(partitions_->leader_for({"out", partition_id{0}}).value()->append(batch));
   EXPECT_EQ(last_stable(), offset{0});
   p::write_txn_markers_request request;
@@ -198,8 +201,7 @@ TEST_F(transactions_test, write_txn_markers_ends_another_coordinators_transactio
 TEST_F(transactions_test, list_transactions_filters_by_state_and_producer) {
   const auto a = init("a");
   init("b");
-  ASSERT_EQ(add("a", a, {{"out", 0}}).results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code,
-            0);
+  ASSERT_EQ(add("a", a, {{"out", 0}}).results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code, 0);
   p::list_transactions_request request;
   request.state_filters = {"Ongoing", "Bogus"};
   auto listed = run(handlers::handle_list_transactions, request, 1);
