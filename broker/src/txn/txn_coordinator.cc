@@ -49,6 +49,15 @@ struct txn_coordinator::shard {
     const auto it = transactions.find(id);
     return it == transactions.end() ? nullptr : &it->second;
   }
+  // The transaction of a request naming its producer: the shard's unavailability, no such id or another
+  // producer id (invalid_producer_id_mapping), or an older epoch (producer_fenced).
+  result<transaction*> owned_by(std::string_view id, const producer_identity& producer) {
+    if (const auto why = unavailable()) return why;
+    auto* t = find(id);
+    if (t == nullptr || t->stored.pid != producer.id) return errc::invalid_producer_id_mapping;
+    if (t->stored.epoch != producer.epoch) return errc::producer_fenced;
+    return t;
+  }
   // Why requests cannot be served now, if they cannot.
   [[nodiscard]] std::error_code unavailable() const {
     if (gone) return errc::not_coordinator;
@@ -339,10 +348,9 @@ void txn_coordinator::add_partitions(const std::string& transactional_id, produc
   std::optional<pending_write> write;
   {
     std::lock_guard lock(s->mutex);
-    if (const auto why = s->unavailable()) return done(why);
-    auto* t = s->find(transactional_id);
-    if (t == nullptr || t->stored.pid != producer.id) return done(errc::invalid_producer_id_mapping);
-    if (t->stored.epoch != producer.epoch) return done(errc::producer_fenced);
+    auto owned = s->owned_by(transactional_id, producer);
+    if (!owned) return done(owned.error());
+    auto* t = owned.value();
     if (t->pending || !(t->stored.state == txn_state::ongoing || is_idle(t->stored.state)))
       return done(errc::concurrent_transactions);
     const auto& held = t->stored.partitions;
@@ -372,10 +380,9 @@ std::error_code txn_coordinator::verify_partition(const std::string& transaction
   if (!found) return found.error();
   const auto& s = found.value();
   std::lock_guard lock(s->mutex);
-  if (const auto why = s->unavailable()) return why;
-  const auto* t = s->find(transactional_id);
-  if (t == nullptr || t->stored.pid != producer.id) return errc::invalid_producer_id_mapping;
-  if (t->stored.epoch != producer.epoch) return errc::producer_fenced;
+  auto owned = s->owned_by(transactional_id, producer);
+  if (!owned) return owned.error();
+  const auto* t = owned.value();
   const auto& held = t->stored.partitions;
   if (t->stored.state != txn_state::ongoing || !std::binary_search(held.begin(), held.end(), partition))
     return errc::invalid_txn_state;
@@ -391,10 +398,9 @@ void txn_coordinator::end_txn(const std::string& transactional_id, producer_iden
   std::optional<pending_write> write;
   {
     std::lock_guard lock(s->mutex);
-    if (const auto why = s->unavailable()) return done(why);
-    auto* t = s->find(transactional_id);
-    if (t == nullptr || t->stored.pid != producer.id) return done(errc::invalid_producer_id_mapping);
-    if (t->stored.epoch != producer.epoch) return done(errc::producer_fenced);
+    auto owned = s->owned_by(transactional_id, producer);
+    if (!owned) return done(owned.error());
+    auto* t = owned.value();
     if (t->pending) return done(errc::concurrent_transactions);
     // The outcome asked for is already there (a retry), on its way, or the other one.
     const auto same_or_other = [&](txn_state committed, txn_state aborted, std::error_code same) {
