@@ -343,41 +343,53 @@ def _java_client_versions():
 JAVA_CLIENT_VERSIONS = _java_client_versions()
 
 
-def java_checks_classpath(version, out_dir):
-    """Compiles the Java programs of tests/java against kafka-clients `version` (offline) into `out_dir` and
-    returns their class path."""
+def java_project_classpath(project, out_dir, *maven_args):
+    """Compiles the Maven project in directory `project` (offline; scripts/install-deps fetched its dependencies)
+    into `out_dir` and returns the class path of its classes and dependencies."""
     for tool in ("mvn", "java"):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed; run scripts/install-deps")
     classpath_file = os.path.join(out_dir, "classpath.txt")
-    cmd = ["mvn", "-o", "-q", "-B", "-f", os.path.join(JAVA_PROJECT, "pom.xml"), f"-Dkafka.version={version}",
-           f"-Dferry.out={out_dir}", "compile", "dependency:build-classpath", f"-Dmdep.outputFile={classpath_file}"]
+    cmd = ["mvn", "-o", "-q", "-B", "-f", os.path.join(project, "pom.xml"), *maven_args, f"-Dferry.out={out_dir}",
+           "compile", "dependency:build-classpath", f"-Dmdep.outputFile={classpath_file}"]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if result.returncode != 0:
-        pytest.fail(f"building the Java client checks failed (are the Maven dependencies of kafka-clients {version} "
-                    f"fetched? run scripts/install-deps):\n{' '.join(cmd)}\n{result.stdout}\n{result.stderr}")
+        pytest.fail(f"building {project} failed (are its Maven dependencies fetched? run scripts/install-deps):\n"
+                    f"{' '.join(cmd)}\n{result.stdout}\n{result.stderr}")
     with open(classpath_file) as f:
         return os.path.join(out_dir, "classes") + os.pathsep + f.read().strip()
 
 
-_KAFKA_TOOLS_CLASSPATH = []
+def java_checks_classpath(version, out_dir):
+    """Compiles the Java programs of tests/java against kafka-clients `version` into `out_dir` and returns their
+    class path."""
+    return java_project_classpath(JAVA_PROJECT, out_dir, f"-Dkafka.version={version}")
 
 
-def kafka_tools_classpath():
-    """The class path of Apache Kafka's command-line tools and their clients (tests/kafka-tools, which
-    scripts/install-deps fetches), for tools a test runs as long-lived processes."""
-    if not _KAFKA_TOOLS_CLASSPATH:
+_MAVEN_CLASSPATHS = {}
+
+
+def maven_classpath(project):
+    """The class path of the dependencies of the Maven project tests/`project` (scripts/install-deps fetches
+    them), built offline once per run."""
+    if project not in _MAVEN_CLASSPATHS:
         with tempfile.TemporaryDirectory() as scratch:
             out = os.path.join(scratch, "classpath.txt")
-            cmd = ["mvn", "-o", "-q", "-B", "-f", os.path.join(SOURCE_DIR, "tests", "kafka-tools", "pom.xml"),
+            cmd = ["mvn", "-o", "-q", "-B", "-f", os.path.join(SOURCE_DIR, "tests", project, "pom.xml"),
                    "dependency:build-classpath", f"-Dmdep.outputFile={out}"]
             built = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             if built.returncode != 0:
-                pytest.fail(f"cannot build the class path of Kafka's tools (run scripts/install-deps):\n"
+                pytest.fail(f"cannot build the class path of tests/{project} (run scripts/install-deps):\n"
                             f"{built.stdout}\n{built.stderr}")
             with open(out) as f:
-                _KAFKA_TOOLS_CLASSPATH.append(f.read().strip())
-    return _KAFKA_TOOLS_CLASSPATH[0]
+                _MAVEN_CLASSPATHS[project] = f.read().strip()
+    return _MAVEN_CLASSPATHS[project]
+
+
+def kafka_tools_classpath():
+    """The class path of Apache Kafka's command-line tools and their clients (tests/kafka-tools), for tools a
+    test runs as long-lived processes."""
+    return maven_classpath("kafka-tools")
 
 
 def kafka_tool(main_class, *args, timeout=120):

@@ -32,7 +32,9 @@ def groups():
 
 def produce(bootstrap, topic, count, tag):
     """Sends `count` keyed records; returns {(partition, offset): value} from the acknowledgements."""
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+    # Retries (kafka-python's default is none): a leader may not host a partition yet in the moment after the
+    # topic's creation returns, and answers a retriable UNKNOWN_TOPIC_OR_PARTITION, as Kafka's would.
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, retries=5)
     try:
         futures = [(producer.send(topic, key=b"k%d" % i, value=b"%s-%d" % (tag.encode(), i)), i) for i in range(count)]
         producer.flush(timeout=120)

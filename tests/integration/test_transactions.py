@@ -6,10 +6,14 @@ a transaction, sends the consumed offsets to the transaction with the consumer's
 commits, aborting some transactions at random. Around it the tests SIGKILL copiers, the transaction coordinator's
 broker and output partition leaders, and SIGSTOP a copier while a second one with the same transactional id fences
 it. A checker then reads the output as a read_committed consumer: every input record exactly once, none of an
-aborted transaction, and the group's committed offsets at the end of the input.
+aborted transaction, and the group's committed offsets at the end of the input. The same check runs on
+confluent-kafka-python's read-process-write loop (confluent_txn_copier.py, send_offsets_to_transaction); kcat's
+transactional producer sends its input in one transaction, and franz-go's (tests/go/franz-txn) commits and aborts.
 """
+import collections
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -17,14 +21,25 @@ import time
 
 import pytest
 
-from conftest import create_spread_topic, kafka_tool, kafka_tools_classpath, kcat, offsets_partition, wait_until
+from conftest import (SOURCE_DIR, create_spread_topic, kafka_tool, kafka_tools_classpath, kcat, offsets_partition,
+                      started_cluster, wait_until)
+from group_members import CONFLUENT_PYTHON
 
 INPUT = "eos-in"
 OUTPUT = "eos-out"
 PARTITIONS = 3
 PER_PARTITION = 6000
 GROUP = "eos-copier"
+CONFLUENT_COPIER = os.path.join(SOURCE_DIR, "tests", "integration", "confluent_txn_copier.py")
+TXN_HISTORY = os.path.join(SOURCE_DIR, "tests", "integration", "txn_history.py")
+FRANZ_TXN = os.path.join(SOURCE_DIR, "tests", "go", "franz-txn")
+GO = shutil.which("go") or "/usr/local/go/bin/go"  # scripts/install-deps fetched the program's modules
 TXN_PARTITIONS = 50  # transaction.state.log.num.partitions
+TRANSACTION_TIMEOUT_MS = 30000
+# A SIGKILLed broker's partitions and transaction coordinators move once its ZooKeeper session expires; timed-out
+# transactions are looked for every 2 s rather than 10 s, so a restarted copier waits less.
+CLUSTER_SETTINGS = ["zookeeper.session.timeout.ms=10000",
+                    "transaction.abort.timed.out.transaction.cleanup.interval.ms=2000"]
 
 
 class Copier:
@@ -38,10 +53,11 @@ class Copier:
                "--output-topic", output, "--consumer-group", group, "--transactional-id", transactional_id,
                "--transaction-size", str(size), "--max-messages", "-1", "--enable-random-aborts",
                "--use-group-metadata",
-               # A killed copier's open transaction holds its offsets pending, and the restarted one's consumer
-               # waits for them before its producer fences the old one: the coordinator aborts it after this
-               # timeout (checked every 10 s), well within the consumer's 60 s.
-               "--transaction-timeout", "10000"]
+               # Longer than a failover (see `eos`), which a transaction open on a killed broker lives through:
+               # the coordinator aborts a transaction open longer and fences its producer, as Kafka does. Short
+               # enough for a restarted copier, whose consumer waits for the offsets its killed predecessor left
+               # pending in an open transaction until the coordinator aborts it, within the consumer's 60 s.
+               "--transaction-timeout", str(TRANSACTION_TIMEOUT_MS)]
         self.process = subprocess.Popen(cmd, stdout=self.out, stderr=subprocess.STDOUT)
 
     def lines(self):
@@ -94,14 +110,15 @@ def input_values(partitions=range(PARTITIONS)):
 
 
 @pytest.fixture(scope="module")
-def eos(cluster):
-    """The input topic, filled: partition p holds "p-0" .. "p-5999"."""
-    create_spread_topic(cluster, INPUT, PARTITIONS)
-    create_spread_topic(cluster, OUTPUT, PARTITIONS)
-    for p in range(PARTITIONS):
-        lines = "".join(f"{p}-{i}\n" for i in range(PER_PARTITION))
-        kcat("-P", "-b", cluster.bootstrap, "-t", INPUT, "-p", str(p), "-X", "acks=all", input=lines.encode())
-    return cluster
+def eos():
+    """Three brokers; the input topic, filled: partition p holds "p-0" .. "p-5999"."""
+    with started_cluster(3, overrides=CLUSTER_SETTINGS) as cluster:
+        create_spread_topic(cluster, INPUT, PARTITIONS)
+        create_spread_topic(cluster, OUTPUT, PARTITIONS)
+        for p in range(PARTITIONS):
+            lines = "".join(f"{p}-{i}\n" for i in range(PER_PARTITION))
+            kcat("-P", "-b", cluster.bootstrap, "-t", INPUT, "-p", str(p), "-X", "acks=all", input=lines.encode())
+        yield cluster
 
 
 def copy_all_exactly_once(cluster, copiers, expected, output):
@@ -115,6 +132,15 @@ def copy_all_exactly_once(cluster, copiers, expected, output):
     assert len(committed) == len(set(committed)), "a record was copied twice"
     assert sorted(committed) == sorted(expected)
     return committed
+
+
+def assert_committed_at_the_end_of_the_input(cluster, group):
+    described = kafka_tool("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server",
+                           cluster.bootstrap, "--describe", "--group", group)
+    assert described.returncode == 0, described.stderr
+    rows = [line.split() for line in described.stdout.splitlines() if line.startswith(group)]
+    assert sorted((int(r[2]), int(r[3]), int(r[4])) for r in rows) == \
+        [(p, PER_PARTITION, PER_PARTITION) for p in range(PARTITIONS)], described.stdout
 
 
 def test_read_process_write_is_exactly_once_through_kills(eos):
@@ -148,12 +174,7 @@ def test_read_process_write_is_exactly_once_through_kills(eos):
         assert len(everything) > PARTITIONS * PER_PARTITION, "no transaction was aborted: the check proves little"
 
         # The group's offsets were committed with the outputs: at the end of every input partition.
-        described = kafka_tool("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server",
-                               cluster.bootstrap, "--describe", "--group", GROUP)
-        assert described.returncode == 0, described.stderr
-        rows = [line.split() for line in described.stdout.splitlines() if line.startswith(GROUP)]
-        assert sorted((int(r[2]), int(r[3]), int(r[4])) for r in rows) == \
-            [(p, PER_PARTITION, PER_PARTITION) for p in range(PARTITIONS)]
+        assert_committed_at_the_end_of_the_input(cluster, GROUP)
     finally:
         for c in copiers.values():
             c.close()
@@ -199,3 +220,150 @@ def test_a_zombie_is_fenced_and_writes_nothing_visible(eos):
         zombie.close()
         if successor:
             successor.close()
+
+
+def test_confluent_kafka_read_process_write_is_exactly_once(eos):
+    cluster = eos
+    output, group = "eos-confluent-out", "confluent-copier"
+    create_spread_topic(cluster, output, PARTITIONS)
+    expected = input_values()
+    copier = subprocess.run([CONFLUENT_PYTHON, CONFLUENT_COPIER, cluster.bootstrap, INPUT, output, group,
+                             "confluent-copier", str(len(expected))], capture_output=True, text=True, timeout=600)
+    assert copier.returncode == 0, copier.stderr[-5000:]
+    summary = json.loads(copier.stdout.splitlines()[-1])
+    assert summary["committed"] == len(expected) and summary["aborted"] > 0, summary
+
+    wait_until(lambda: len(read_values(cluster, output, "read_committed")) >= len(expected), timeout=60,
+               interval=0.5, what="the committed output to be readable")
+    committed = read_values(cluster, output, "read_committed")
+    assert len(committed) == len(set(committed)), "a record was copied twice"
+    assert sorted(committed) == sorted(expected)
+    assert len(read_values(cluster, output, "read_uncommitted")) > len(expected), "the aborted copies are not there"
+    assert_committed_at_the_end_of_the_input(cluster, group)
+
+
+def test_kcat_sends_its_input_in_one_transaction(eos):
+    cluster, topic, count = eos, "eos-kcat", 1000
+    create_spread_topic(cluster, topic, 1)
+    kcat("-P", "-b", cluster.bootstrap, "-t", topic, "-p", "0", "-X", "transactional.id=kcat-txn",
+         input="".join(f"kcat-{i}\n" for i in range(count)).encode())
+    # kcat commits once its input ends: the records are readable as committed, and the commit marker after them
+    # takes an offset of its own.
+    assert read_values(cluster, topic, "read_committed") == [f"kcat-{i}" for i in range(count)]
+    end = kcat("-Q", "-b", cluster.bootstrap, "-t", f"{topic}:0:-1").stdout.decode().split()
+    assert int(end[-1]) == count + 1, end
+    described = kafka_tool("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", cluster.bootstrap,
+                           "describe", "--transactional-id", "kcat-txn")
+    assert described.returncode == 0, described.stderr
+    assert "CompleteCommit" in described.stdout, described.stdout
+
+
+def test_franz_go_transactional_producer_commits_and_aborts(eos, tmp_path):
+    cluster, topic, count, size = eos, "eos-franz", 1000, 100
+    create_spread_topic(cluster, topic, 1)
+    binary = str(tmp_path / "franz-txn")
+    subprocess.run([GO, "build", "-o", binary, "."], cwd=FRANZ_TXN, check=True, timeout=600,
+                   env={**os.environ, "GOPROXY": "off"})
+    run = subprocess.run([binary, cluster.bootstrap, topic, "franz-txn", str(count), str(size)], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-5000:]
+    summary = json.loads(run.stdout.splitlines()[-1])
+    assert summary["committed"] == count and summary["aborted"] > 0, summary
+    # Every record once, in order; the aborted sends are in the log, invisible to read_committed.
+    assert read_values(cluster, topic, "read_committed") == [f"franz-{i}" for i in range(count)]
+    assert len(read_values(cluster, topic, "read_uncommitted")) == count + summary["aborted"] * size
+
+
+class History:
+    """txn_history.py's writers, with what they printed in a file."""
+
+    def __init__(self, cluster, topic, partitions, writers, transactions):
+        self.out = tempfile.NamedTemporaryFile(prefix="ferry-history-", suffix=".log", delete=False)
+        self.process = subprocess.Popen([CONFLUENT_PYTHON, TXN_HISTORY, cluster.bootstrap, topic, str(partitions),
+                                         str(writers), str(transactions)], stdout=self.out, stderr=subprocess.STDOUT)
+
+    def lines(self):
+        with open(self.out.name) as f:
+            return [json.loads(line) for line in f if line.startswith("{")]
+
+    def wait_finished(self, n, timeout=180):
+        wait_until(lambda: sum("outcome" in line for line in self.lines()) >= n or self.process.poll() is not None,
+                   timeout=timeout, what=f"{n} transactions to finish")
+
+    def transactions(self, timeout=300):
+        assert self.process.wait(timeout=timeout) == 0, self.log()
+        lines = self.lines()
+        assert lines[-1] == {"done": True}, self.log()
+        return [line for line in lines if "outcome" in line]
+
+    def log(self):
+        with open(self.out.name) as f:
+            return f.read()[-5000:]
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        os.unlink(self.out.name)
+
+
+def read_partitions(cluster, topic):
+    """{partition: [value, ...]} in log order, as a read_committed consumer sees them."""
+    out = kcat("-C", "-b", cluster.bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%p %s\n",
+               "-X", "isolation.level=read_committed")
+    seen = collections.defaultdict(list)
+    for line in out.stdout.decode().splitlines():
+        partition, value = line.split()
+        seen[int(partition)].append(value)
+    return seen
+
+
+def test_concurrent_transactions_show_none_of_the_anomalies_jepsen_found(eos):
+    """Writers commit and abort transactions over several partitions at once while a leader is killed; a
+    read_committed reader then must see no aborted write, every committed write in each of its partitions, a
+    transaction whose outcome its writer never learnt in all of its partitions or none, no duplicate, and, in every
+    partition, a transaction committed before another began ahead of it."""
+    cluster, topic, partitions, writers, per_writer = eos, "eos-history", 6, 4, 150
+    create_spread_topic(cluster, topic, partitions)
+    history = History(cluster, topic, partitions, writers, per_writer)
+    try:
+        history.wait_finished(100)
+        leader = cluster.leader(topic, 0)
+        cluster.kill(leader)
+        history.wait_finished(250)
+        cluster.start(leader)
+        transactions = history.transactions()
+    finally:
+        history.close()
+    assert sum(t["outcome"] == "commit" for t in transactions) > 0 and \
+        sum(t["outcome"] == "abort" for t in transactions) > 0, transactions
+    writes = {t["value"]: t for t in transactions}
+    expected = sum(len(t["partitions"]) for t in transactions if t["outcome"] == "commit")
+    wait_until(lambda: sum(map(len, read_partitions(cluster, topic).values())) >= expected, timeout=60, interval=0.5,
+               what="the committed transactions to be readable")
+    seen = read_partitions(cluster, topic)
+
+    position = {}
+    for p, values in seen.items():
+        assert len(values) == len(set(values)), f"partition {p} holds a write twice"
+        for i, value in enumerate(values):
+            write = writes.get(value)
+            assert write is not None, f"partition {p} holds {value}, which no writer sent"
+            assert write["outcome"] != "abort", f"aborted read: {value} of an aborted transaction in partition {p}"
+            assert p in write["partitions"], f"{value} in partition {p}, which its transaction did not write"
+            position[(p, value)] = i
+    for t in transactions:
+        present = [(p, t["value"]) in position for p in t["partitions"]]
+        if t["outcome"] == "commit":
+            assert all(present), f"lost write: committed {t} is missing from some of its partitions"
+        elif t["outcome"] == "unknown":
+            assert all(present) or not any(present), f"{t} is visible in only some of its partitions"
+    # Real-time order: a transaction committed before another began comes first wherever both wrote.
+    committed = [t for t in transactions if t["outcome"] == "commit"]
+    for first in committed:
+        for later in committed:
+            if first["end"] >= later["start"]:
+                continue
+            for p in set(first["partitions"]) & set(later["partitions"]):
+                assert position[(p, first["value"])] < position[(p, later["value"])], \
+                    f"partition {p} shows {later['value']} before {first['value']}, committed before it began"
