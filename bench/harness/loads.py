@@ -214,11 +214,15 @@ class Tools:
         r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
         return r
 
-    def java_produce(self, bootstrap, topic, size, count, batched, log, timeout, acks="1"):
+    def java_produce(self, bootstrap, topic, size, count, batched, log, timeout, acks="1", transaction_ms=None):
+        """ProducerPerformance; with transaction_ms, a transactional producer that commits a transaction that
+        often."""
         props = {"bootstrap.servers": bootstrap, "acks": acks, **(JAVA_BATCHED if batched else JAVA_BATCH1)}
+        txn = [] if transaction_ms is None else ["--transactional-id", f"bench-{topic}",
+                                                 "--transaction-duration-ms", str(transaction_ms)]
         argv = java_tool_argv(self.kafka_lib, self.log4j, "org.apache.kafka.tools.ProducerPerformance",
                               "--topic", topic, "--num-records", str(count), "--record-size", str(size),
-                              "--throughput", "-1", "--command-config", self._props(props))
+                              "--throughput", "-1", *txn, "--command-config", self._props(props))
         code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "ProducerPerformance")
         if code != 0:
             raise ToolFailed(f"ProducerPerformance exited {code}")
@@ -239,8 +243,8 @@ class Tools:
         r.update(client_cpu_s=round(cpu, 2), wall_s=round(wall, 2))
         return r
 
-    def java_consume(self, bootstrap, topic, count, log, timeout):
-        props = {"bootstrap.servers": bootstrap}
+    def java_consume(self, bootstrap, topic, count, log, timeout, isolation="read_uncommitted"):
+        props = {"bootstrap.servers": bootstrap, "isolation.level": isolation}
         argv = java_tool_argv(self.kafka_lib, self.log4j, "org.apache.kafka.tools.ConsumerPerformance",
                               "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", str(count),
                               "--timeout", str(int(timeout * 1000)), "--command-config", self._props(props))
