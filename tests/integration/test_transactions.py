@@ -9,6 +9,7 @@ it. A checker then reads the output as a read_committed consumer: every input re
 aborted transaction, and the group's committed offsets at the end of the input. The same check runs on
 confluent-kafka-python's read-process-write loop (confluent_txn_copier.py, send_offsets_to_transaction); kcat's
 transactional producer sends its input in one transaction, and franz-go's (tests/go/franz-txn) commits and aborts.
+kafka-transactions.sh finds no hanging transaction and aborts an open one.
 """
 import collections
 import json
@@ -31,6 +32,7 @@ PARTITIONS = 3
 PER_PARTITION = 6000
 GROUP = "eos-copier"
 CONFLUENT_COPIER = os.path.join(SOURCE_DIR, "tests", "integration", "confluent_txn_copier.py")
+OPEN_TRANSACTION = os.path.join(SOURCE_DIR, "tests", "integration", "open_transaction.py")
 TXN_HISTORY = os.path.join(SOURCE_DIR, "tests", "integration", "txn_history.py")
 FRANZ_TXN = os.path.join(SOURCE_DIR, "tests", "go", "franz-txn")
 GO = shutil.which("go") or "/usr/local/go/bin/go"  # scripts/install-deps fetched the program's modules
@@ -191,6 +193,36 @@ def test_kafka_transactions_tool_lists_and_describes_the_copiers(eos):
                            "describe", "--transactional-id", "eos-0")
     assert described.returncode == 0, described.stderr
     assert "eos-0" in described.stdout and "Complete" in described.stdout
+
+
+def test_kafka_transactions_tool_finds_no_hanging_transaction_and_aborts_an_open_one(eos):
+    cluster, topic, count = eos, "eos-open", 10
+    create_spread_topic(cluster, topic, 1)
+    opener = subprocess.Popen([CONFLUENT_PYTHON, OPEN_TRANSACTION, cluster.bootstrap, topic, "left-open", str(count)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert opener.stdout.readline().strip() == "open", opener.stderr.read()
+        # Open, and known to its coordinator: not hanging, whichever broker is asked about its replicas.
+        for broker in range(cluster.brokers):
+            found = kafka_tool("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", cluster.bootstrap,
+                               "find-hanging", "--broker-id", str(broker), "--max-transaction-timeout", "0")
+            assert found.returncode == 0 and found.stdout.splitlines()[1:] == [], found.stdout + found.stderr
+        producers = kafka_tool("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
+                               cluster.bootstrap, "describe-producers", "--topic", topic, "--partition", "0")
+        assert producers.stdout.splitlines()[1].split()[5] == "0", producers.stdout  # CurrentTransactionStartOffset
+
+        # An operator's abort: markers written straight to the partition, which read_committed readers then pass.
+        aborted = kafka_tool("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", cluster.bootstrap,
+                             "abort", "--topic", topic, "--partition", "0", "--start-offset", "0")
+        assert aborted.returncode == 0, aborted.stdout + aborted.stderr
+        producers = kafka_tool("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
+                               cluster.bootstrap, "describe-producers", "--topic", topic, "--partition", "0")
+        assert producers.stdout.splitlines()[1].split()[5] == "None", producers.stdout
+        kcat("-P", "-b", cluster.bootstrap, "-t", topic, "-p", "0", input=b"after\n")
+        assert read_values(cluster, topic, "read_committed") == ["after"]
+    finally:
+        opener.kill()
+        opener.wait()
 
 
 def test_a_zombie_is_fenced_and_writes_nothing_visible(eos):

@@ -4,8 +4,9 @@
 namespace ferry::server::handlers {
 
 // kafka-transactions.sh describe-producers and find-hanging: the idempotent and transactional producers a
-// partition's leader knows, each with its epoch, last sequence and timestamp, the coordinator epoch of its last
-// transaction marker, and where its open transaction started (-1: none).
+// partition's replica knows, each with its epoch, last sequence and timestamp, the coordinator epoch of its last
+// transaction marker, and where its open transaction started (-1: none). Followers answer too, as Kafka's do:
+// find-hanging asks every broker about every partition it hosts.
 awaitable<p::describe_producers_response> handle_describe_producers(request_context& ctx,
                                                                     p::describe_producers_request& request) {
   p::describe_producers_response response;
@@ -15,7 +16,7 @@ awaitable<p::describe_producers_response> handle_describe_producers(request_cont
     for (const std::int32_t index : topic.partition_indexes) {
       auto& out = topic_out.partitions.emplace_back();
       out.partition_index = index;
-      const auto part = ctx.broker.partitions.leader_for({topic.name, partition_id{index}});
+      const auto part = ctx.broker.partitions.replica_for({topic.name, partition_id{index}});
       if (!part) {
         out.error_code = ctx.error(to_kafka_error(part.error()));
         continue;

@@ -43,6 +43,14 @@ class read_committed_test : public handlers_test {
     auto request = consumer_fetch("txn", 0, "", isolation);
     return run(handlers::handle_fetch, request, 11).responses[0].partitions[0];
   }
+  // Partitions 0 and 7 (which does not exist) of "txn".
+  p::describe_producers_response::describe_producers_topic_response describe_producers() {
+    p::describe_producers_request request;
+    auto& t = request.topics.emplace_back();
+    t.name = "txn";
+    t.partition_indexes = {0, 7};
+    return run(handlers::handle_describe_producers, request, 0).topics[0];
+  }
   offset latest(std::int8_t isolation) {
     auto request = latest_offset("txn", isolation);
     return run(handlers::handle_list_offsets, request, 5).topics[0].partitions[0].offset;
@@ -93,14 +101,7 @@ TEST_F(read_committed_test, a_committed_transaction_is_read_with_nothing_aborted
 
 // kafka-transactions.sh describe-producers: producer 77's open transaction, then its marker's coordinator epoch.
 TEST_F(read_committed_test, describe_producers_shows_open_transactions_and_coordinator_epochs) {
-  const auto describe = [&] {
-    p::describe_producers_request request;
-    auto& t = request.topics.emplace_back();
-    t.name = "txn";
-    t.partition_indexes = {0, 7};
-    return run(handlers::handle_describe_producers, request, 0).topics[0];
-  };
-  auto topic = describe();
+  auto topic = describe_producers();
   ASSERT_EQ(topic.partitions.size(), 2u);
   EXPECT_EQ(topic.partitions[1].error_code, p::code(p::error_code::unknown_topic_or_partition));
   ASSERT_EQ(topic.partitions[0].active_producers.size(), 1u);
@@ -112,9 +113,18 @@ TEST_F(read_committed_test, describe_producers_shows_open_transactions_and_coord
   EXPECT_EQ(producer.current_txn_start_offset, 3);
 
   ASSERT_TRUE(partition_->append_marker(producer_id{77}, producer_epoch{0}, {model::marker_type::commit, 4}));
-  producer = describe().partitions[0].active_producers[0];
+  producer = describe_producers().partitions[0].active_producers[0];
   EXPECT_EQ(producer.coordinator_epoch, 4);
   EXPECT_EQ(producer.current_txn_start_offset, -1);
+}
+
+// find-hanging asks each broker about the partitions it hosts, followed ones included.
+TEST_F(read_committed_test, a_follower_describes_its_producers_too) {
+  partition_->become_follower(leader_epoch{1}, broker_id{2});
+  const auto topic = describe_producers();
+  ASSERT_EQ(topic.partitions[0].error_code, 0);
+  ASSERT_EQ(topic.partitions[0].active_producers.size(), 1u);
+  EXPECT_EQ(topic.partitions[0].active_producers[0].current_txn_start_offset, 3);
 }
 
 }  // namespace
