@@ -6,8 +6,9 @@ usage: python3 broker/codegen/check_schemas.py broker/schemas <kafka-messages> [
 <kafka-messages> is a directory of Kafka's message definitions, or the kafka-clients jar from Maven Central,
 which carries them as common/message/*.json (scripts/install-deps fetches it for the Java client tests).
 For every schema file, the matching <Name>Request.json and <Name>Response.json are loaded from the first
-source whose request covers the versions we serve, else from the first source (Kafka 4 dropped old versions
-that Kafka 3.9 still defines, and defines versions 3.9 lacks: the build passes both). Their // comments are
+source whose request covers the versions we serve, else each version from the first source that defines it
+(Kafka 4 dropped old versions that Kafka 3.9 still defines, and defines versions 3.9 lacks: the build passes
+both). Their // comments are
 stripped. The script then checks:
 
   * the file itself: known keys, snake_case names, valid version ranges, struct names unique within the file,
@@ -608,16 +609,70 @@ def compare_statics(s, ours, kafka, path, parent_key):
 # ---------------------------------------------------------------------------------------------------------
 # driver
 
-def source_for(kafkas, kname, served):
-    """The first source whose request definition covers the served versions, else the first one."""
+def sources_for(kafkas, kname, served):
+    """[(source, versions)]: the first source whose request definition covers every served version, else each
+    served version from the first source that defines it (Produce v0-2 are only in 3.9, v12 only in 4.x)."""
+    valid = []
     for kafka in kafkas:
         try:
-            kvalid = parse_range(KafkaMessage(kafka, "%sRequest.json" % kname).doc.get("validVersions"), True)
+            valid.append((kafka, parse_range(KafkaMessage(kafka, "%sRequest.json" % kname).doc.get("validVersions"),
+                                             True)))
         except (OSError, ValueError):
             continue
+    for kafka, kvalid in valid:
         if subset(served, kvalid):
-            return kafka
-    return kafkas[0]
+            return [(kafka, served)]
+    out = []
+    for v in range(served[0], served[1] + 1):
+        kafka = next((k for k, kvalid in valid if in_range(kvalid, v)), None)
+        if kafka is None:
+            return [(kafkas[0], served)]  # reported: outside Kafka's validVersions
+        if out and out[-1][0] is kafka and out[-1][1][1] == v - 1:
+            out[-1] = (kafka, (out[-1][1][0], v))
+        else:
+            out.append((kafka, (v, v)))
+    return out
+
+
+def check_side(api, doc, side, kname, kafka, served, flexible, shapes_ok, problems):
+    """Compares one side of an API with one Kafka source over the versions `served` takes from it; returns the
+    RENAMES entries it found no Kafka field for, as (where, parent key, leaf, kafka name)."""
+    kname_file = "%s%s.json" % (kname, side.capitalize())
+    kpath = kafka.path(kname_file)
+    try:
+        msg = KafkaMessage(kafka, kname_file)
+    except (OSError, ValueError) as e:
+        problems.add("%s %s" % (api, side), "cannot read Kafka definition %s: %s" % (kpath, e))
+        return set()
+    kdoc = msg.doc
+    where = "%s %s" % (api, side)
+    if kdoc.get("apiKey") != doc.get("key"):
+        problems.add(where, "key: ours %r, kafka %r" % (doc.get("key"), kdoc.get("apiKey")))
+    if kdoc.get("type") != side:
+        problems.add(where, "kafka file %s has type %r" % (kpath, kdoc.get("type")))
+    try:
+        kvalid = parse_range(kdoc.get("validVersions"), True)
+        kflex = parse_range(kdoc.get("flexibleVersions", "none"), True)
+    except ValueError as e:
+        problems.add(where, "kafka file %s: %s" % (kpath, e))
+        return set()
+    if not subset(served, kvalid):
+        problems.add(where, "served versions %s are not inside kafka's validVersions %s"
+                     % (fmt_range(served), fmt_range(kvalid)))
+    if (flexible and flexible[0]) != (kflex and kflex[0]):
+        problems.add(where, "flexible: ours %s, kafka %s" % (fmt_range(flexible), fmt_range(kflex)))
+    if not shapes_ok:
+        return set()  # the comparison would only repeat the shape problems
+    s = Side(api, side, msg, problems)
+    try:
+        for v in range(served[0], served[1] + 1):
+            compare_struct(s, doc[side], kdoc.get("fields", []), v, "", "")
+        compare_statics(s, doc[side], kdoc.get("fields", []), "", "")
+    except ValueError as e:
+        problems.add(where, str(e))
+    return {(where, parent_key, leaf, kfield_name) for (parent_key, kfield_name), leaf in s.rev.items()
+            if (parent_key, kfield_name) not in s.used_renames}
+
 
 
 def check_api(path, kafkas, problems):
@@ -665,45 +720,14 @@ def check_api(path, kafkas, problems):
         shapes_ok = lint_fields(ctx, side, doc.get(side, []), None, "") and shapes_ok
 
     kname = camel(api)
-    kafka = source_for(kafkas, kname, served)
     for side in ("request", "response"):
-        kname_file = "%s%s.json" % (kname, side.capitalize())
-        kpath = kafka.path(kname_file)
-        try:
-            msg = KafkaMessage(kafka, kname_file)
-        except (OSError, ValueError) as e:
-            problems.add("%s %s" % (api, side), "cannot read Kafka definition %s: %s" % (kpath, e))
-            continue
-        kdoc = msg.doc
-        where = "%s %s" % (api, side)
-        if kdoc.get("apiKey") != doc.get("key"):
-            problems.add(where, "key: ours %r, kafka %r" % (doc.get("key"), kdoc.get("apiKey")))
-        if kdoc.get("type") != side:
-            problems.add(where, "kafka file %s has type %r" % (kpath, kdoc.get("type")))
-        try:
-            kvalid = parse_range(kdoc.get("validVersions"), True)
-            kflex = parse_range(kdoc.get("flexibleVersions", "none"), True)
-        except ValueError as e:
-            problems.add(where, "kafka file %s: %s" % (kpath, e))
-            continue
-        if not subset(served, kvalid):
-            problems.add(where, "served versions %s are not inside kafka's validVersions %s"
-                         % (fmt_range(served), fmt_range(kvalid)))
-        if (flexible and flexible[0]) != (kflex and kflex[0]):
-            problems.add(where, "flexible: ours %s, kafka %s" % (fmt_range(flexible), fmt_range(kflex)))
-        if not shapes_ok:
-            continue  # the comparison would only repeat the shape problems
-        s = Side(api, side, msg, problems)
-        try:
-            for v in range(served[0], served[1] + 1):
-                compare_struct(s, doc[side], kdoc.get("fields", []), v, "", "")
-            compare_statics(s, doc[side], kdoc.get("fields", []), "", "")
-        except ValueError as e:
-            problems.add(where, str(e))
-        for (parent_key, kfield_name), leaf in s.rev.items():
-            if (parent_key, kfield_name) not in s.used_renames:
-                problems.add(where, "RENAMES entry %s.%s -> %s matches no Kafka field"
-                             % (parent_key or "<top>", leaf, kfield_name))
+        unused_renames = None
+        for kafka, versions in sources_for(kafkas, kname, served):
+            unused = check_side(api, doc, side, kname, kafka, versions, flexible, shapes_ok, problems)
+            unused_renames = unused if unused_renames is None else unused_renames & unused
+        for where, parent_key, leaf, kfield_name in sorted(unused_renames or ()):
+            problems.add(where, "RENAMES entry %s.%s -> %s matches no Kafka field"
+                         % (parent_key or "<top>", leaf, kfield_name))
     return served[1] - served[0] + 1
 
 

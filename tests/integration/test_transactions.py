@@ -10,6 +10,10 @@ aborted transaction, and the group's committed offsets at the end of the input. 
 confluent-kafka-python's read-process-write loop (confluent_txn_copier.py, send_offsets_to_transaction); kcat's
 transactional producer sends its input in one transaction, and franz-go's (tests/go/franz-txn) commits and aborts.
 kafka-transactions.sh finds no hanging transaction and aborts an open one.
+
+Java 4.4 and franz-go producers run at transaction version 2 (KIP-890 part 2), which the cluster finalizes: the
+broker adds partitions to their transactions and every commit or abort bumps their epoch; librdkafka's stay on the
+classic flow, and a cluster at transaction.version=1 keeps the Java client there too.
 """
 import collections
 import json
@@ -94,6 +98,25 @@ class Copier:
             self.process.kill()
             self.process.wait()
         os.unlink(self.out.name)
+
+
+def described_epoch(cluster, transactional_id):
+    """The producer epoch kafka-transactions.sh describes for a transactional id."""
+    described = kafka_tool("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", cluster.bootstrap,
+                           "describe", "--transactional-id", transactional_id)
+    assert described.returncode == 0, described.stderr
+    header, row = described.stdout.splitlines()[:2]
+    return int(row.split()[header.split().index("ProducerEpoch")])
+
+
+def finalized_transaction_version(cluster):
+    """transaction.version as kafka-features.sh describes it: (supported max, finalized level)."""
+    described = kafka_tool("org.apache.kafka.tools.FeatureCommand", "--bootstrap-server", cluster.bootstrap,
+                           "describe")
+    assert described.returncode == 0, described.stderr
+    line = next(line for line in described.stdout.splitlines() if "Feature: transaction.version" in line)
+    fields = dict(zip(line.split()[::2], line.split()[1::2]))
+    return int(fields["SupportedMaxVersion:"]), int(fields["FinalizedVersionLevel:"])
 
 
 def coordinator_of(cluster, transactional_id):
@@ -193,6 +216,10 @@ def test_kafka_transactions_tool_lists_and_describes_the_copiers(eos):
                            "describe", "--transactional-id", "eos-0")
     assert described.returncode == 0, described.stderr
     assert "eos-0" in described.stdout and "Complete" in described.stdout
+    # The copiers' Java 4.4 clients run at transaction version 2 (KIP-890 part 2), which this cluster finalizes:
+    # every commit or abort bumped the epoch, and eos-0 ended at least one transaction per 100 records copied.
+    assert finalized_transaction_version(eos) == (2, 2)
+    assert described_epoch(eos, "eos-0") >= PER_PARTITION // 100
 
 
 def test_kafka_transactions_tool_finds_no_hanging_transaction_and_aborts_an_open_one(eos):
@@ -288,6 +315,7 @@ def test_kcat_sends_its_input_in_one_transaction(eos):
                            "describe", "--transactional-id", "kcat-txn")
     assert described.returncode == 0, described.stderr
     assert "CompleteCommit" in described.stdout, described.stdout
+    assert described_epoch(cluster, "kcat-txn") == 0, "librdkafka keeps the classic flow: no epoch bump at commit"
 
 
 def test_franz_go_transactional_producer_commits_and_aborts(eos, tmp_path):
@@ -304,6 +332,25 @@ def test_franz_go_transactional_producer_commits_and_aborts(eos, tmp_path):
     # Every record once, in order; the aborted sends are in the log, invisible to read_committed.
     assert read_values(cluster, topic, "read_committed") == [f"franz-{i}" for i in range(count)]
     assert len(read_values(cluster, topic, "read_uncommitted")) == count + summary["aborted"] * size
+    # franz-go takes transaction version 2 where it is finalized: an epoch bump per commit and per abort.
+    assert described_epoch(cluster, "franz-txn") >= count // size + summary["aborted"]
+
+
+def test_a_cluster_at_transaction_version_1_keeps_producers_on_the_classic_flow():
+    topic, transactional_id = "tv1", "tv1-producer"
+    with started_cluster(1, overrides=["transaction.version=1"]) as cluster:
+        assert finalized_transaction_version(cluster) == (2, 1)
+        created = kafka_tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", cluster.bootstrap,
+                             "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")
+        assert created.returncode == 0, created.stderr
+        # Kafka's producer-perf-test, committing every 50 ms: the Java client sees level 1, adds partitions itself
+        # and ends transactions with EndTxn v4, which leaves the epoch where InitProducerId put it.
+        run = kafka_tool("org.apache.kafka.tools.ProducerPerformance", "--topic", topic, "--num-records", "20000",
+                         "--record-size", "100", "--throughput", "20000", "--transactional-id", transactional_id,
+                         "--transaction-duration-ms", "50", "--producer-props", f"bootstrap.servers={cluster.bootstrap}")
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        assert len(read_values(cluster, topic, "read_committed")) == 20000
+        assert described_epoch(cluster, transactional_id) == 0
 
 
 class History:

@@ -209,6 +209,8 @@ const std::map<std::string, setter>& setters() {
          [](auto& c, auto& k, auto& v) {
            c.transaction_remove_expired_transaction_cleanup_interval_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
          }},
+        {"transaction.version",
+         [](auto& c, auto& k, auto& v) { c.transaction_version = to_int<std::int16_t>(k, v, 0, 2); }},
         {"offsets.retention.minutes",
          [](auto& c, auto& k, auto& v) {
            c.offsets_retention_minutes = to_int<std::int64_t>(k, v, 1, INT64_MAX / 60000);

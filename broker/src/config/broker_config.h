@@ -102,6 +102,11 @@ struct broker_config {
   std::int32_t transactional_id_expiration_ms = 604800000;       // transactional.id.expiration.ms
   std::int32_t transaction_abort_timed_out_transaction_cleanup_interval_ms = 10000;   // transaction.abort...
   std::int32_t transaction_remove_expired_transaction_cleanup_interval_ms = 3600000;  // transaction.remove...
+  // transaction.version (Ferry; in Kafka a cluster feature set with kafka-features.sh): the level of the
+  // transaction.version feature ApiVersions finalizes. 2 lets producers use KIP-890 part 2 (an epoch bump per
+  // transaction, partitions added by the broker); 0 and 1 keep them on the classic flow. Set it alike on
+  // every broker; clients read it when they connect.
+  std::int16_t transaction_version = 2;
   endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
   std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
   std::string log_format = "text";    // log.format: text or json, one object per line (Ferry)

@@ -11,6 +11,8 @@ namespace ferry::txn {
 namespace {
 
 constexpr std::int16_t max_epoch = std::numeric_limits<std::int16_t>::max();
+// Kafka's transaction version 2 (KIP-890 part 2), as __transaction_state records name a transaction's producer.
+constexpr std::int16_t epoch_bumping_txn_version = 2;
 // The longest string __transaction_state records hold (an int16 length).
 constexpr std::size_t max_stored_string = 32767;
 
@@ -234,7 +236,8 @@ txn_coordinator::pending_write txn_coordinator::fence_and_abort(const std::share
                                                                 transaction& t) {
   auto next = t.stored;
   // Kafka's prepareFenceProducerEpoch: at the last epoch there is nothing to bump to; the abort still runs.
-  if (next.epoch.value() < max_epoch) next.epoch = producer_epoch{static_cast<std::int16_t>(next.epoch.value() + 1)};
+  const int bumps = next.client_txn_version >= epoch_bumping_txn_version ? 2 : 1;
+  next.epoch = producer_epoch{static_cast<std::int16_t>(std::min(next.epoch.value() + bumps, int{max_epoch}))};
   next.state = txn_state::prepare_abort;
   next.last_update_ms = now_ms_.load();
   return prepare_write(s, id, t, std::move(next), [this, s, id](std::error_code ec) {
@@ -339,8 +342,8 @@ void txn_coordinator::init_producer_id(const std::string& transactional_id, std:
 }
 
 void txn_coordinator::add_partitions(const std::string& transactional_id, producer_identity producer,
-                                     const std::vector<topic_partition>& partitions, std::int64_t now_ms,
-                                     done_callback done) {
+                                     const std::vector<topic_partition>& partitions, bool by_broker,
+                                     std::int64_t now_ms, done_callback done) {
   note_time(now_ms);
   auto found = shard_for(transactional_id);
   if (!found) return done(found.error());
@@ -365,6 +368,7 @@ void txn_coordinator::add_partitions(const std::string& transactional_id, produc
       next.start_ms = now_ms;
     }
     next.state = txn_state::ongoing;
+    if (by_broker) next.client_txn_version = epoch_bumping_txn_version;
     next.partitions.insert(next.partitions.end(), partitions.begin(), partitions.end());
     std::sort(next.partitions.begin(), next.partitions.end());
     next.partitions.erase(std::unique(next.partitions.begin(), next.partitions.end()), next.partitions.end());
@@ -389,8 +393,76 @@ std::error_code txn_coordinator::verify_partition(const std::string& transaction
   return {};
 }
 
+std::optional<result<producer_identity>> txn_coordinator::end_classic(const transaction& t, producer_identity producer,
+                                                                      bool commit) {
+  const auto& stored = t.stored;
+  if (stored.pid != producer.id) return errc::invalid_producer_id_mapping;
+  if (stored.epoch != producer.epoch) return errc::producer_fenced;
+  if (t.pending) return errc::concurrent_transactions;
+  const producer_identity current{stored.pid, stored.epoch};
+  // The outcome asked for is already there (a retry), on its way, or the other one.
+  const bool same = stored.state == (commit ? txn_state::complete_commit : txn_state::complete_abort) ||
+                    stored.state == (commit ? txn_state::prepare_commit : txn_state::prepare_abort);
+  switch (stored.state) {
+    case txn_state::ongoing:
+      return std::nullopt;
+    case txn_state::complete_commit:
+    case txn_state::complete_abort:
+      if (same) return current;
+      return errc::invalid_txn_state;
+    case txn_state::prepare_commit:
+    case txn_state::prepare_abort:
+      if (same) return errc::concurrent_transactions;
+      return errc::invalid_txn_state;
+    default:
+      return errc::invalid_txn_state;
+  }
+}
+
+// Kafka's transaction version 2 rules: a retry names the epoch before the bump (or, after a rotation, the old
+// producer id at the last epoch); an abort with no transaction open still bumps the epoch; a commit without
+// one is refused.
+std::optional<result<producer_identity>> txn_coordinator::end_bumping(const transaction& t, producer_identity producer,
+                                                                      bool commit) {
+  const auto& stored = t.stored;
+  const bool retry_after_rotation = stored.previous_pid == producer.id && producer.epoch.value() == max_epoch - 1 &&
+                                    stored.epoch == producer_epoch{0};
+  const bool retry_after_bump = stored.epoch.value() == producer.epoch.value() + 1;
+  if (stored.pid != producer.id && !retry_after_rotation) return errc::invalid_producer_id_mapping;
+  const bool current_epoch = stored.epoch == producer.epoch;
+  bool valid_epoch = current_epoch;
+  if (is_prepare(stored.state)) valid_epoch = retry_after_bump;
+  if (stored.state == txn_state::complete_commit || stored.state == txn_state::complete_abort)
+    valid_epoch = current_epoch || retry_after_bump || retry_after_rotation;
+  if (!valid_epoch) return errc::producer_fenced;
+  if (t.pending) return errc::concurrent_transactions;
+  const bool retry = retry_after_bump || retry_after_rotation;
+  const producer_identity current{stored.pid, stored.epoch};
+  switch (stored.state) {
+    case txn_state::ongoing:
+      return std::nullopt;
+    case txn_state::empty:
+      if (commit) return errc::invalid_txn_state;
+      return std::nullopt;
+    case txn_state::complete_commit:
+      if (commit && retry) return current;
+      if (commit || retry) return errc::invalid_txn_state;
+      return std::nullopt;
+    case txn_state::complete_abort:
+      if (commit) return errc::invalid_txn_state;
+      if (retry) return current;
+      return std::nullopt;
+    case txn_state::prepare_commit:
+      return commit ? errc::concurrent_transactions : errc::invalid_txn_state;
+    case txn_state::prepare_abort:
+      return commit ? errc::invalid_txn_state : errc::concurrent_transactions;
+    default:
+      return errc::invalid_txn_state;
+  }
+}
+
 void txn_coordinator::end_txn(const std::string& transactional_id, producer_identity producer, bool commit,
-                              std::int64_t now_ms, done_callback done) {
+                              bool bump_epoch, std::int64_t now_ms, const end_callback& done) {
   note_time(now_ms);
   auto found = shard_for(transactional_id);
   if (!found) return done(found.error());
@@ -398,33 +470,43 @@ void txn_coordinator::end_txn(const std::string& transactional_id, producer_iden
   std::optional<pending_write> write;
   {
     std::lock_guard lock(s->mutex);
-    auto owned = s->owned_by(transactional_id, producer);
-    if (!owned) return done(owned.error());
-    auto* t = owned.value();
-    if (t->pending) return done(errc::concurrent_transactions);
-    // The outcome asked for is already there (a retry), on its way, or the other one.
-    const auto same_or_other = [&](txn_state committed, txn_state aborted, std::error_code same) {
-      return done(t->stored.state == (commit ? committed : aborted) ? same : std::error_code(errc::invalid_txn_state));
-    };
-    switch (t->stored.state) {
-      case txn_state::ongoing:
-        break;
-      case txn_state::complete_commit:
-      case txn_state::complete_abort:
-        return same_or_other(txn_state::complete_commit, txn_state::complete_abort, {});
-      case txn_state::prepare_commit:
-      case txn_state::prepare_abort:
-        return same_or_other(txn_state::prepare_commit, txn_state::prepare_abort, errc::concurrent_transactions);
-      default:
-        return done(errc::invalid_txn_state);
-    }
+    if (const auto why = s->unavailable()) return done(why);
+    auto* t = s->find(transactional_id);
+    if (t == nullptr) return done(errc::invalid_producer_id_mapping);
+    if (auto answer = bump_epoch ? end_bumping(*t, producer, commit) : end_classic(*t, producer, commit))
+      return done(*answer);
     auto next = t->stored;
+    if (next.state != txn_state::ongoing) {  // an abort with nothing open: only the epoch moves on
+      next.partitions.clear();
+      next.start_ms = now_ms;
+    }
     next.state = commit ? txn_state::prepare_commit : txn_state::prepare_abort;
     next.last_update_ms = now_ms;
+    if (bump_epoch) {
+      next.client_txn_version = epoch_bumping_txn_version;
+      if (epoch_exhausted(next.epoch)) {
+        auto id = ids_.next();
+        if (!id) {
+          FERRY_LOG_LIMITED(warn, "txn", 100) << "cannot reserve a producer id: " << id.error().message();
+          return done(errc::coordinator_not_available);
+        }
+        next.next_pid = id.value();
+      }
+      // The markers carry the bumped epoch; after a rotation the producer goes on with the new id at epoch 0.
+      if (next.epoch.value() < max_epoch)
+        next.epoch = producer_epoch{static_cast<std::int16_t>(next.epoch.value() + 1)};
+    }
+    const producer_identity granted = next.next_pid != no_producer_id
+                                          ? producer_identity{next.next_pid, producer_epoch{0}}
+                                          : producer_identity{next.pid, next.epoch};
     write = prepare_write(s, transactional_id, *t, std::move(next),
-                          [this, s, transactional_id, done = std::move(done)](std::error_code ec) {
-                            done(ec);
-                            if (!ec) complete(s, transactional_id);
+                          [this, s, transactional_id, done, granted](std::error_code ec) {
+                            if (ec) {
+                              done(ec);
+                              return;
+                            }
+                            done(granted);
+                            complete(s, transactional_id);
                           });
   }
   issue(std::move(*write));
@@ -442,6 +524,12 @@ void txn_coordinator::complete(const std::shared_ptr<shard>& s, const std::strin
       auto next = t->stored;
       next.state = commit ? txn_state::complete_commit : txn_state::complete_abort;
       next.partitions.clear();
+      if (next.next_pid != no_producer_id) {  // KIP-890 part 2: the epoch was exhausted
+        next.previous_pid = next.pid;
+        next.pid = next.next_pid;
+        next.next_pid = no_producer_id;
+        next.epoch = producer_epoch{0};
+      }
       next.last_update_ms = now_ms_.load();
       write = prepare_write(s, transactional_id, *t, std::move(next), [transactional_id](std::error_code ec) {
         // Written again from tick() while the transaction stays prepared.

@@ -123,16 +123,23 @@ class txn_coordinator {
                         const init_callback& done);
 
   using done_callback = std::function<void(std::error_code)>;
-  // AddPartitionsToTxn and AddOffsetsToTxn (the group's __consumer_offsets partition).
+  // AddPartitionsToTxn and AddOffsetsToTxn (the group's __consumer_offsets partition). `by_broker`: a partition
+  // leader or group coordinator adds them for a producer of transaction version 2 (KIP-890 part 2), which marks
+  // the transaction as one whose epoch a fence bumps twice (see fence_and_abort).
   void add_partitions(const std::string& transactional_id, producer_identity producer,
-                      const std::vector<topic_partition>& partitions, std::int64_t now_ms, done_callback done);
+                      const std::vector<topic_partition>& partitions, bool by_broker, std::int64_t now_ms,
+                      done_callback done);
   // KIP-890 part 1: whether `partition` is in the producer's open transaction, asked by a partition leader
   // before it takes the transaction's first batch (AddPartitionsToTxn v4+ VerifyOnly).
   [[nodiscard]] std::error_code verify_partition(const std::string& transactional_id, producer_identity producer,
                                                  const topic_partition& partition);
-  // EndTxn: answered once PrepareCommit/PrepareAbort is written; the markers follow.
-  void end_txn(const std::string& transactional_id, producer_identity producer, bool commit, std::int64_t now_ms,
-               done_callback done);
+  // EndTxn: answered once PrepareCommit/PrepareAbort is written, with the producer id and epoch the producer goes
+  // on with; the markers follow. With `bump_epoch` (KIP-890 part 2, EndTxn v5+) every commit or abort bumps the
+  // epoch, so the markers fence the batches of the transaction they close, and a producer id whose epoch is
+  // exhausted is replaced by a new one; without it the producer keeps its id and epoch.
+  using end_callback = std::function<void(result<producer_identity>)>;
+  void end_txn(const std::string& transactional_id, producer_identity producer, bool commit, bool bump_epoch,
+               std::int64_t now_ms, const end_callback& done);
 
   [[nodiscard]] result<txn_description> describe(const std::string& transactional_id);
   struct listing {
@@ -156,7 +163,13 @@ class txn_coordinator {
   void issue(pending_write write);
   // Begins or resumes the second phase of a prepared transaction: markers, then the Complete record.
   void complete(const std::shared_ptr<shard>& s, const std::string& transactional_id);
-  // Writes PrepareAbort for an open transaction with its epoch bumped (fencing its producer).
+  // What EndTxn does for a transaction in its state: an answer now, or (nothing) write Prepare.
+  static std::optional<result<producer_identity>> end_classic(const transaction& t, producer_identity producer,
+                                                              bool commit);
+  static std::optional<result<producer_identity>> end_bumping(const transaction& t, producer_identity producer,
+                                                              bool commit);
+  // Writes PrepareAbort for an open transaction with its epoch bumped (fencing its producer): twice for a
+  // producer of transaction version 2, whose EndTxn with the epoch one below the stored one is a retry.
   pending_write fence_and_abort(const std::shared_ptr<shard>& s, const std::string& id, transaction& t);
   [[nodiscard]] std::vector<std::shared_ptr<shard>> shards() const;
   void note_time(std::int64_t now_ms);

@@ -28,7 +28,7 @@ awaitable<p::add_offsets_to_txn_response> handle_add_offsets_to_txn(request_cont
                                 partition_id{ctx.broker.groups.partition_for(request.group_id)}};
   auto reply = std::make_shared<coordinator_reply<std::error_code>>(ctx.connection.executor);
   ctx.broker.transactions.add_partitions(request.transactional_id, {request.producer_id, request.producer_epoch},
-                                         {offsets}, ctx.broker.clock.now_ms(), reply->callback());
+                                         {offsets}, /*by_broker=*/false, ctx.broker.clock.now_ms(), reply->callback());
   while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
   if (reply->value())
     response.error_code =

@@ -66,11 +66,14 @@ awaitable<p::add_partitions_to_txn_response> handle_add_partitions_to_txn(reques
   const auto view = ctx.broker.cluster.view();
   auto& coordinator = ctx.broker.transactions;
   const bool fenced_known = ctx.version() >= first_version_with_producer_fenced;
+  // v4+ adds come from brokers, for producers of transaction version 2 (KIP-890 part 2).
+  const bool by_broker = ctx.version() >= 4;
   const auto add = [&](const std::string& id, producer_id pid, producer_epoch epoch,
                        const txn_partitions& resolved) -> awaitable<p::error_code> {
     if (!resolved.unknown.empty()) co_return p::error_code::unknown_topic_or_partition;
     auto reply = std::make_shared<coordinator_reply<std::error_code>>(ctx.connection.executor);
-    coordinator.add_partitions(id, {pid, epoch}, resolved.partitions, ctx.broker.clock.now_ms(), reply->callback());
+    coordinator.add_partitions(id, {pid, epoch}, resolved.partitions, by_broker, ctx.broker.clock.now_ms(),
+                               reply->callback());
     while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
     co_return reply->value() ? to_kafka_txn_error(reply->value(), fenced_known) : p::error_code::none;
   };

@@ -11,19 +11,27 @@ namespace {
 
 // KIP-588: PRODUCER_FENCED from EndTxn v2.
 constexpr std::int16_t first_version_with_producer_fenced = 2;
+// KIP-890 part 2: from v5 every commit or abort bumps the producer's epoch, and the answer carries it.
+constexpr std::int16_t first_version_bumping_epoch = 5;
 
 }  // namespace
 
 // EndTxn: answered once the coordinator has written PrepareCommit or PrepareAbort; the markers follow.
 awaitable<p::end_txn_response> handle_end_txn(request_context& ctx, p::end_txn_request& request) {
   p::end_txn_response response;
-  auto reply = std::make_shared<coordinator_reply<std::error_code>>(ctx.connection.executor);
+  auto reply = std::make_shared<coordinator_reply<result<txn::producer_identity>>>(ctx.connection.executor);
   ctx.broker.transactions.end_txn(request.transactional_id, {request.producer_id, request.producer_epoch},
-                                  request.committed, ctx.broker.clock.now_ms(), reply->callback());
+                                  request.committed, ctx.version() >= first_version_bumping_epoch,
+                                  ctx.broker.clock.now_ms(), reply->callback());
   while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
-  if (reply->value())
+  const auto& ended = reply->value();
+  if (!ended) {
     response.error_code =
-        ctx.error(to_kafka_txn_error(reply->value(), ctx.version() >= first_version_with_producer_fenced));
+        ctx.error(to_kafka_txn_error(ended.error(), ctx.version() >= first_version_with_producer_fenced));
+    co_return response;
+  }
+  response.producer_id = ended.value().id;
+  response.producer_epoch = ended.value().epoch;
   co_return response;
 }
 

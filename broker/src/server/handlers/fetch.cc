@@ -6,6 +6,7 @@
 #include "replication/errc.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
+#include "server/handlers/leader_hint.h"
 #include "server/handlers/partition_waiter.h"
 
 namespace ferry::server::handlers {
@@ -33,21 +34,6 @@ struct pass_result {
   std::size_t unknown = 0;
   std::size_t partitions = 0;
 };
-
-// Tells a client with stale leadership where the partition is led now (KIP-951): the leader and epoch in
-// the partition (v12+), the leader's address on the client's listener once per response (v16+), so it need not
-// refresh metadata first.
-void point_to_leader(const coord::cluster_view& view, std::string_view listener, broker_id leader, leader_epoch epoch,
-                     partition_data& out, p::fetch_response& response) {
-  out.current_leader = {leader, epoch};
-  const auto b = view.brokers.find(leader);
-  if (b == view.brokers.end()) return;
-  const auto* address = b->second.endpoint_of(listener);
-  if (address == nullptr) return;
-  const bool listed = std::any_of(response.node_endpoints.begin(), response.node_endpoints.end(),
-                                  [leader](const auto& e) { return e.node_id == leader; });
-  if (!listed) response.node_endpoints.push_back({leader, address->host, address->port, b->second.rack});
-}
 
 // Fetch v12+ names the epoch of the fetcher's last batch. If the leader's log ends that epoch before the
 // fetch offset, or never had it, the logs diverged: the fetcher (a follower) must truncate to the returned

@@ -9,6 +9,7 @@
 #include "model/records.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
+#include "server/handlers/leader_hint.h"
 #include "server/handlers/partition_waiter.h"
 #include "server/internal_topics.h"
 #include "server/txn_verification.h"
@@ -18,6 +19,8 @@ namespace asio = boost::asio;
 namespace {
 
 using partition_response = p::produce_response::topic_produce_response::partition_produce_response;
+
+constexpr std::int16_t first_version_with_leader_hints = 10;  // KIP-951
 
 // Checks one partition's records as Kafka does for Produce v3+: exactly one v2 batch, intact, within the
 // topic's max.message.bytes, with a codec this request version may carry, and every record in it well formed
@@ -148,9 +151,9 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
     }
   }
   const auto appended =
-      verification == verified.end()
+      verification == verified.end() || !verification->second.guard
           ? partition.append(bytes)
-          : partition.append_verified(bytes, model::batch_header_view(bytes).producer(), verification->second.guard);
+          : partition.append_verified(bytes, model::batch_header_view(bytes).producer(), *verification->second.guard);
   if (!appended) {
     const auto code = to_kafka_error(appended.error());
     out.error_code = ctx.error(code);
@@ -234,6 +237,19 @@ awaitable<void> await_in_sync(request_context& ctx, std::int32_t timeout_ms, p::
   }
 }
 
+// KIP-951 (v10+): partitions answered NOT_LEADER_OR_FOLLOWER name their leader, when the cluster has a live one.
+void point_to_leaders(request_context& ctx, p::produce_response& response) {
+  const auto view = ctx.broker.cluster.view();
+  for (auto& topic : response.responses) {
+    for (auto& out : topic.partition_responses) {
+      if (out.error_code != p::code(p::error_code::not_leader_or_follower)) continue;
+      const auto* known = view->find_partition({topic.name, out.index});
+      if (known != nullptr && known->state && view->is_live(known->state->leader))
+        point_to_leader(*view, ctx.connection.listener, known->state->leader, known->state->epoch, out, response);
+    }
+  }
+}
+
 }  // namespace
 
 // Appends each partition's batch to the partition's log through its leader replica. acks=1 answers once the
@@ -279,6 +295,7 @@ awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_r
   }
   if (std::any_of(waiting.begin(), waiting.end(), [](const owed& w) { return w.in_sync; }))
     co_await await_in_sync(ctx, request.timeout_ms, response, waiting);
+  if (ctx.version() >= first_version_with_leader_hints) point_to_leaders(ctx, response);
   ctx.send_response = request.acks != 0;
   ctx.close_connection = request.acks == 0 && ctx.errors > 0;
   co_return response;

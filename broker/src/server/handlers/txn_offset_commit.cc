@@ -8,12 +8,20 @@
 
 namespace ferry::server::handlers {
 namespace asio = boost::asio;
+namespace {
+
+// TxnOffsetCommit v5: the group's offsets partition joins the transaction here, not through AddOffsetsToTxn
+// (KIP-890 part 2).
+constexpr std::int16_t first_version_adding = 5;
+
+}  // namespace
 
 // TxnOffsetCommit: offsets committed inside the producer's transaction, written to the group's
 // __consumer_offsets partition under the producer's id and held pending until the transaction's marker reaches
-// that partition (group_coordinator::complete_txn). The partition must be in the transaction (AddOffsetsToTxn),
-// which the transaction coordinator confirms first (KIP-890 part 1), so an offset commit cannot outlive its
-// transaction. v3+ names the member and generation, checked as for OffsetCommit (KIP-447).
+// that partition (group_coordinator::complete_txn). The partition must be in the transaction (AddOffsetsToTxn
+// before v5, which the transaction coordinator confirms first, KIP-890 part 1; from v5 the coordinator is asked
+// to add it), so an offset commit cannot outlive its transaction. v3+ names the member and generation, checked as for
+// OffsetCommit (KIP-447).
 awaitable<p::txn_offset_commit_response> handle_txn_offset_commit(request_context& ctx,
                                                                   p::txn_offset_commit_request& request) {
   const auto view = ctx.broker.cluster.view();
@@ -21,7 +29,7 @@ awaitable<p::txn_offset_commit_response> handle_txn_offset_commit(request_contex
   group::group_coordinator::commit_request commit;
   commit.member_id = request.member_id;
   commit.group_instance_id = request.group_instance_id;
-  commit.generation = request.generation_id;
+  commit.generation = request.generation_id_or_member_epoch;
   commit.transaction = group::group_coordinator::txn_producer{request.producer_id, request.producer_epoch};
   std::vector<std::vector<std::optional<std::size_t>>> slots;  // each partition's index in the commit, if any
   for (const auto& topic : request.topics) {
@@ -47,9 +55,16 @@ awaitable<p::txn_offset_commit_response> handle_txn_offset_commit(request_contex
     const std::vector<topic_partition> offsets_partition{
         {std::string(group::offsets_topic), partition_id{groups.partition_for(request.group_id)}}};
     const txn::producer_identity producer{request.producer_id, request.producer_epoch};
-    const auto verified = co_await verify_with_coordinator(ctx, request.transactional_id, producer, offsets_partition);
+    const auto check = ctx.version() >= first_version_adding ? txn_check::add : txn_check::verify;
+    const auto verified =
+        co_await check_with_coordinator(ctx, request.transactional_id, producer, offsets_partition, check);
     if (verified.front() != p::error_code::none) {
-      std::fill(results.begin(), results.end(), verified.front());
+      // Producers retry NOT_ENOUGH_REPLICAS from Produce only; here, as Kafka's group coordinator answers, the
+      // retriable error is COORDINATOR_NOT_AVAILABLE.
+      const auto answer = verified.front() == p::error_code::not_enough_replicas
+                              ? p::error_code::coordinator_not_available
+                              : verified.front();
+      std::fill(results.begin(), results.end(), answer);
     } else {
       auto reply = std::make_shared<coordinator_reply<std::vector<std::error_code>>>(ctx.connection.executor);
       groups.commit(request.group_id, std::move(commit), now, reply->callback());

@@ -3,6 +3,7 @@
 // the marker, WriteTxnMarkers from another coordinator, and DescribeTransactions/ListTransactions. The
 // coordinator's log is in memory; its markers go through the real marker path to partitions led here. See
 // handlers_fixture.h.
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -43,7 +44,8 @@ class transactions_test : public handlers_test {
     }
     return run(handlers::handle_add_partitions_to_txn, request, 3);
   }
-  std::int16_t produce_txn(const std::string& id, txn::producer_identity producer, std::int32_t sequence) {
+  std::int16_t produce_txn(const std::string& id, txn::producer_identity producer, std::int32_t sequence,
+                           std::int16_t version = 9) {
     auto batch = model::testing::build_batch({.records = {{.value = "a"}, {.value = "b"}},
                                               .producer = producer.id,
                                               .epoch = producer.epoch,
@@ -51,15 +53,19 @@ class transactions_test : public handlers_test {
                                               .transactional = true});
     auto request = produce("out", batch, -1);
     request.transactional_id = id;
-    return run(handlers::handle_produce, request, 9).responses[0].partition_responses[0].error_code;
+    return run(handlers::handle_produce, request, version).responses[0].partition_responses[0].error_code;
   }
   std::int16_t end(const std::string& id, txn::producer_identity producer, bool commit) {
+    return end_at(id, producer, commit, 3).error_code;
+  }
+  p::end_txn_response end_at(const std::string& id, txn::producer_identity producer, bool commit,
+                             std::int16_t version) {
     p::end_txn_request request;
     request.transactional_id = id;
     request.producer_id = producer.id;
     request.producer_epoch = producer.epoch;
     request.committed = commit;
-    return run(handlers::handle_end_txn, request, 3).error_code;
+    return run(handlers::handle_end_txn, request, version);
   }
   offset last_stable() {
     auto request = consumer_fetch("out", 0, "", read_committed);
@@ -97,6 +103,51 @@ TEST_F(transactions_test, a_committed_transaction_becomes_readable_once_its_mark
   ASSERT_TRUE(eventually([&] { return last_stable() == offset{5}; })) << "4 records and the commit marker";
   ASSERT_TRUE(eventually([&] { return state_of("app") == "CompleteCommit"; }));
   EXPECT_EQ(end("app", producer, false), p::code(p::error_code::invalid_txn_state));
+}
+
+TEST_F(transactions_test, transaction_version_2_adds_partitions_on_produce_and_bumps_the_epoch_at_every_end) {
+  const auto producer = init("app");
+  ASSERT_EQ(produce_txn("app", producer, 0, 12), 0) << "Produce v12 adds the partition to the transaction";
+  EXPECT_EQ(state_of("app"), "Ongoing");
+  const auto ended = end_at("app", producer, true, 5);
+  ASSERT_EQ(ended.error_code, 0);
+  const txn::producer_identity next{producer.id, producer_epoch{static_cast<std::int16_t>(producer.epoch.value() + 1)}};
+  EXPECT_EQ(ended.producer_id, next.id);
+  EXPECT_EQ(ended.producer_epoch, next.epoch);
+  ASSERT_TRUE(eventually([&] { return last_stable() == offset{3}; })) << "2 records and the commit marker";
+  ASSERT_TRUE(eventually([&] { return state_of("app") == "CompleteCommit"; }));
+  // A late batch of the committed transaction cannot join the next one: the marker carried the new epoch.
+  EXPECT_EQ(produce_txn("app", producer, 2, 12), p::code(p::error_code::invalid_producer_epoch));
+  ASSERT_EQ(produce_txn("app", next, 0, 12), 0) << "the next transaction starts at sequence 0";
+  EXPECT_EQ(end_at("app", producer, true, 5).error_code, p::code(p::error_code::producer_fenced));
+  const auto aborted = end_at("app", next, false, 5);
+  ASSERT_EQ(aborted.error_code, 0);
+  EXPECT_EQ(aborted.producer_epoch.value(), next.epoch.value() + 1);
+}
+
+TEST_F(transactions_test, api_versions_finalizes_the_configured_transaction_version) {
+  const auto range_of = [](const p::api_versions_response& r, std::int16_t key) {
+    const auto it = std::find_if(r.api_keys.begin(), r.api_keys.end(), [&](const auto& a) { return a.api_key == key; });
+    return it == r.api_keys.end() ? -1 : it->max_version;
+  };
+  p::api_versions_request request;
+  auto response = run(handlers::handle_api_versions, request, 3);
+  ASSERT_EQ(response.finalized_features.size(), 1u);
+  EXPECT_EQ(response.finalized_features[0].name, "transaction.version");
+  EXPECT_EQ(response.finalized_features[0].max_version_level, 2);
+  EXPECT_GE(response.finalized_features_epoch, 0) << "clients ignore epochs below 0";
+  EXPECT_EQ(range_of(response, p::end_txn_request::api_key), 5);
+  EXPECT_EQ(range_of(response, p::produce_request::api_key), 12);
+
+  config_.transaction_version = 1;
+  response = run(handlers::handle_api_versions, request, 3);
+  ASSERT_EQ(response.finalized_features.size(), 1u);
+  EXPECT_EQ(response.finalized_features[0].max_version_level, 1);
+  EXPECT_EQ(range_of(response, p::end_txn_request::api_key), 4);
+  EXPECT_EQ(range_of(response, p::txn_offset_commit_request::api_key), 4);
+  EXPECT_EQ(range_of(response, p::produce_request::api_key), 11);
+  ASSERT_EQ(response.supported_features.size(), 1u);
+  EXPECT_EQ(response.supported_features[0].max_version, 2);
 }
 
 TEST_F(transactions_test, unknown_partitions_fail_alone_and_the_others_are_not_attempted) {

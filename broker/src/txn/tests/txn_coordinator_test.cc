@@ -54,15 +54,23 @@ class TxnCoordinator : public ::testing::Test {
     EXPECT_TRUE(out.has_value());
     return out.value_or(errc::not_coordinator);
   }
-  std::error_code add(const std::string& id, producer_identity p, std::vector<topic_partition> partitions) {
+  std::error_code add(const std::string& id, producer_identity p, std::vector<topic_partition> partitions,
+                      bool by_broker = false) {
     std::optional<std::error_code> out;
-    coordinator_.add_partitions(id, p, partitions, now_, [&](std::error_code ec) { out = ec; });
+    coordinator_.add_partitions(id, p, partitions, by_broker, now_, [&](std::error_code ec) { out = ec; });
     EXPECT_TRUE(out.has_value());
     return out.value_or(errc::not_coordinator);
   }
+  // EndTxn before v5: the producer keeps its id and epoch.
   std::error_code end(const std::string& id, producer_identity p, bool commit) {
-    std::optional<std::error_code> out;
-    coordinator_.end_txn(id, p, commit, now_, [&](std::error_code ec) { out = ec; });
+    const auto out = end_bumping(id, p, commit, false);
+    if (!out) return out.error();
+    EXPECT_EQ(out.value(), p);
+    return {};
+  }
+  result<producer_identity> end_bumping(const std::string& id, producer_identity p, bool commit, bool bump = true) {
+    std::optional<result<producer_identity>> out;
+    coordinator_.end_txn(id, p, commit, bump, now_, [&](result<producer_identity> r) { out = r; });
     EXPECT_TRUE(out.has_value());
     return out.value_or(errc::not_coordinator);
   }
@@ -239,6 +247,71 @@ TEST_F(TxnCoordinator, VerifiesThatAPartitionIsInTheOpenTransaction) {
   EXPECT_FALSE(coordinator_.verify_partition("app", p, orders0));
   EXPECT_EQ(coordinator_.verify_partition("app", p, orders1), errc::invalid_txn_state);
   EXPECT_EQ(coordinator_.verify_partition("app", {p.id, producer_epoch{9}}, orders0), errc::producer_fenced);
+}
+
+TEST_F(TxnCoordinator, EveryEndBumpsTheEpochWhenTheProducerAsks) {
+  const auto p = init("app").value();
+  ASSERT_FALSE(add("app", p, {orders0}));
+  const auto next = end_bumping("app", p, true).value();
+  EXPECT_EQ(next, (producer_identity{p.id, producer_epoch{1}}));
+  ASSERT_EQ(markers_.sent.size(), 1u);
+  EXPECT_EQ(markers_.sent.front().first.producer, next) << "the markers fence the transaction's own batches";
+  EXPECT_EQ(end_bumping("app", p, true).error(), errc::concurrent_transactions) << "a retry while markers go out";
+  EXPECT_EQ(end_bumping("app", next, true).error(), errc::producer_fenced);
+  markers_.answer();
+  EXPECT_EQ(state_of("app"), txn_state::complete_commit);
+  EXPECT_EQ(end_bumping("app", p, true).value(), next) << "a retry after the commit completed";
+  EXPECT_EQ(end_bumping("app", p, false).error(), errc::invalid_txn_state);
+  EXPECT_EQ(end_bumping("app", next, true).error(), errc::invalid_txn_state) << "nothing open to commit";
+  EXPECT_EQ(add("app", p, {orders0}), errc::producer_fenced);
+  ASSERT_FALSE(add("app", next, {orders1}));
+  const auto record = decode_txn_value(*log_.records(coordinator_.partition_for("app")).back().value).value();
+  EXPECT_EQ(record.client_txn_version, 2);
+}
+
+TEST_F(TxnCoordinator, AnAbortWithNothingOpenStillBumpsTheEpoch) {
+  const auto p = init("app").value();
+  EXPECT_EQ(end_bumping("app", p, true).error(), errc::invalid_txn_state);
+  const auto next = end_bumping("app", p, false).value();
+  EXPECT_EQ(next, (producer_identity{p.id, producer_epoch{1}}));
+  EXPECT_TRUE(markers_.sent.empty()) << "no partition to mark";
+  EXPECT_EQ(state_of("app"), txn_state::complete_abort);
+  EXPECT_EQ(end_bumping("app", p, false).value(), next) << "a retry";
+  EXPECT_EQ(end_bumping("app", next, false).value(), (producer_identity{p.id, producer_epoch{2}}));
+}
+
+TEST_F(TxnCoordinator, AnEndAtAnExhaustedEpochRotatesTheProducerId) {
+  const auto p = init("app").value();
+  log_.items.clear();
+  const producer_identity last{p.id, producer_epoch{32766}};
+  txn_log_value high{.pid = p.id, .epoch = last.epoch, .timeout_ms = 60000, .last_update_ms = t0};
+  log_.append(coordinator_.partition_for("app"), {{encode_txn_key("app"), encode_txn_value(high)}}, [](auto) {});
+  lead_all(leader_epoch{4});
+  ASSERT_FALSE(add("app", last, {orders0}));
+  const auto rotated = end_bumping("app", last, false).value();
+  EXPECT_NE(rotated.id, p.id);
+  EXPECT_EQ(rotated.epoch, producer_epoch{0});
+  ASSERT_EQ(markers_.sent.size(), 1u);
+  EXPECT_EQ(markers_.sent.front().first.producer, (producer_identity{p.id, producer_epoch{32767}}));
+  markers_.answer();
+  const auto described = coordinator_.describe("app").value();
+  EXPECT_EQ(described.producer, rotated);
+  EXPECT_EQ(described.state, txn_state::complete_abort);
+  EXPECT_EQ(end_bumping("app", last, false).value(), rotated) << "a retry with the old id";
+  ASSERT_FALSE(add("app", rotated, {orders0}));
+  lead_all(leader_epoch{5});
+  EXPECT_EQ(coordinator_.describe("app").value().producer, rotated) << "read back from the log";
+}
+
+TEST_F(TxnCoordinator, ATimedOutTransactionOfVersion2IsFencedPastARetry) {
+  const auto p = init("app", std::nullopt, 1000).value();
+  ASSERT_FALSE(add("app", p, {orders0}, true));
+  now_ += config_.abort_timed_out_interval_ms + 2000;
+  coordinator_.tick(now_);
+  ASSERT_EQ(markers_.sent.size(), 1u);
+  EXPECT_EQ(markers_.sent.front().first.producer.epoch, producer_epoch{2}) << "two bumps";
+  markers_.answer();
+  EXPECT_EQ(end_bumping("app", p, false).error(), errc::producer_fenced) << "not taken for a retry of an abort";
 }
 
 TEST_F(TxnCoordinator, AFailedWriteChangesNothing) {
