@@ -83,6 +83,11 @@ struct broker_config {
   std::int32_t group_initial_rebalance_delay_ms = 3000;  // group.initial.rebalance.delay.ms
   std::int32_t group_max_size = 2147483647;              // group.max.size
   bool group_consumer_protocol = true;  // group.coordinator.rebalance.protocols: classic and (default) consumer
+  // transaction.version (Ferry; in Kafka a cluster feature set with kafka-features.sh): the level of the
+  // transaction.version feature ApiVersions finalizes. 2 lets producers use KIP-890 part 2 (an epoch bump per
+  // transaction, partitions added by the broker); 0 and 1 keep them on the classic flow. Set it alike on
+  // every broker; clients read it when they connect. Next to the bool above, where it fills padding.
+  std::int16_t transaction_version = 2;
   std::int32_t group_consumer_session_timeout_ms = 45000;                 // group.consumer.session.timeout.ms
   std::int32_t group_consumer_min_session_timeout_ms = 45000;             // group.consumer.min.session.timeout.ms
   std::int32_t group_consumer_max_session_timeout_ms = 60000;             // group.consumer.max.session.timeout.ms
@@ -102,11 +107,6 @@ struct broker_config {
   std::int32_t transactional_id_expiration_ms = 604800000;       // transactional.id.expiration.ms
   std::int32_t transaction_abort_timed_out_transaction_cleanup_interval_ms = 10000;   // transaction.abort...
   std::int32_t transaction_remove_expired_transaction_cleanup_interval_ms = 3600000;  // transaction.remove...
-  // transaction.version (Ferry; in Kafka a cluster feature set with kafka-features.sh): the level of the
-  // transaction.version feature ApiVersions finalizes. 2 lets producers use KIP-890 part 2 (an epoch bump per
-  // transaction, partitions added by the broker); 0 and 1 keep them on the classic flow. Set it alike on
-  // every broker; clients read it when they connect.
-  std::int16_t transaction_version = 2;
   endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
   std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
   std::string log_format = "text";    // log.format: text or json, one object per line (Ferry)
