@@ -48,12 +48,33 @@ CLUSTER_SETTINGS = ["zookeeper.session.timeout.ms=10000",
                     "transaction.abort.timed.out.transaction.cleanup.interval.ms=2000"]
 
 
-class Copier:
+class JsonLinesProcess:
+    """A process whose output goes to a file, read back as JSON lines."""
+
+    def __init__(self, cmd, prefix):
+        self.out = tempfile.NamedTemporaryFile(prefix=prefix, suffix=".log", delete=False)
+        self.process = subprocess.Popen(cmd, stdout=self.out, stderr=subprocess.STDOUT)
+
+    def lines(self):
+        with open(self.out.name) as f:
+            return [json.loads(line) for line in f if line.startswith("{")]
+
+    def log(self):
+        with open(self.out.name) as f:
+            return f.read()[-5000:]
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        os.unlink(self.out.name)
+
+
+class Copier(JsonLinesProcess):
     """One TransactionalMessageCopier process, with its JSON progress lines in a file."""
 
     def __init__(self, cluster, partition, transactional_id, output=OUTPUT, group=GROUP, size=100):
         self.transactional_id = transactional_id
-        self.out = tempfile.NamedTemporaryFile(prefix=f"ferry-copier-{transactional_id}-", suffix=".log", delete=False)
         cmd = ["java", "-cp", kafka_tools_classpath(), "org.apache.kafka.tools.TransactionalMessageCopier",
                "--broker-list", cluster.bootstrap, "--input-topic", INPUT, "--input-partition", str(partition),
                "--output-topic", output, "--consumer-group", group, "--transactional-id", transactional_id,
@@ -64,11 +85,7 @@ class Copier:
                # enough for a restarted copier, whose consumer waits for the offsets its killed predecessor left
                # pending in an open transaction until the coordinator aborts it, within the consumer's 60 s.
                "--transaction-timeout", str(TRANSACTION_TIMEOUT_MS)]
-        self.process = subprocess.Popen(cmd, stdout=self.out, stderr=subprocess.STDOUT)
-
-    def lines(self):
-        with open(self.out.name) as f:
-            return [json.loads(line) for line in f if line.startswith("{")]
+        super().__init__(cmd, f"ferry-copier-{transactional_id}-")
 
     def processed(self):
         done = [line["totalProcessed"] for line in self.lines() if "totalProcessed" in line]
@@ -88,16 +105,6 @@ class Copier:
 
     def signal(self, sig):
         self.process.send_signal(sig)
-
-    def log(self):
-        with open(self.out.name) as f:
-            return f.read()[-5000:]
-
-    def close(self):
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        os.unlink(self.out.name)
 
 
 def described_epoch(cluster, transactional_id):
@@ -353,17 +360,12 @@ def test_a_cluster_at_transaction_version_1_keeps_producers_on_the_classic_flow(
         assert described_epoch(cluster, transactional_id) == 0
 
 
-class History:
+class History(JsonLinesProcess):
     """txn_history.py's writers, with what they printed in a file."""
 
     def __init__(self, cluster, topic, partitions, writers, transactions):
-        self.out = tempfile.NamedTemporaryFile(prefix="ferry-history-", suffix=".log", delete=False)
-        self.process = subprocess.Popen([CONFLUENT_PYTHON, TXN_HISTORY, cluster.bootstrap, topic, str(partitions),
-                                         str(writers), str(transactions)], stdout=self.out, stderr=subprocess.STDOUT)
-
-    def lines(self):
-        with open(self.out.name) as f:
-            return [json.loads(line) for line in f if line.startswith("{")]
+        super().__init__([CONFLUENT_PYTHON, TXN_HISTORY, cluster.bootstrap, topic, str(partitions), str(writers),
+                          str(transactions)], "ferry-history-")
 
     def wait_finished(self, n, timeout=180):
         wait_until(lambda: sum("outcome" in line for line in self.lines()) >= n or self.process.poll() is not None,
@@ -374,16 +376,6 @@ class History:
         lines = self.lines()
         assert lines[-1] == {"done": True}, self.log()
         return [line for line in lines if "outcome" in line]
-
-    def log(self):
-        with open(self.out.name) as f:
-            return f.read()[-5000:]
-
-    def close(self):
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        os.unlink(self.out.name)
 
 
 def read_partitions(cluster, topic):
