@@ -18,12 +18,12 @@ die() {
 step() { printf '\n==> %s\n' "$*"; }
 
 # Runs scripts/install-deps, through sudo when not root (install-deps needs root only when something is
-# missing; it checks first, so a complete machine never reaches apt-get).
+# missing; it checks first, so a complete machine never reaches apt-get). Arguments go to install-deps.
 install_deps() {
   if [ "$(id -u)" -eq 0 ] || ! command -v sudo >/dev/null 2>&1; then
-    bash "$FERRY_ROOT/scripts/install-deps"
+    bash "$FERRY_ROOT/scripts/install-deps" "$@"
   else
-    sudo bash "$FERRY_ROOT/scripts/install-deps"
+    sudo bash "$FERRY_ROOT/scripts/install-deps" "$@"
   fi
 }
 

@@ -2,12 +2,12 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "base/guarded.h"
 #include "base/log.h"
 #include "net/listen.h"
 
@@ -62,10 +62,11 @@ void admin_server::start() {
           if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
           if (ec) continue;
           auto executor = socket.get_executor();
-          asio::co_spawn(executor, serve(beast::tcp_stream(std::move(socket)), sources_), asio::detached);
+          asio::co_spawn(executor, serve(beast::tcp_stream(std::move(socket)), sources_),
+                         guarded_detached("an admin API connection"));
         }
       },
-      asio::detached);
+      guarded_detached("the admin API's accept loop"));
 }
 
 void admin_server::stop() {

@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 
 #include "app/session_file.h"
+#include "base/guarded.h"
 #include "base/log.h"
 #include "config/dynamic_broker_config.h"
 #include "coord/replica_sync.h"
@@ -24,6 +25,9 @@ constexpr std::int64_t health_interval_ms = 5000;
 constexpr std::int64_t isr_interval_ms = 250;
 // Group timers (sessions, rebalance and initial delays) run at this resolution.
 constexpr std::int64_t group_interval_ms = 100;
+// Threads for ZooKeeper round trips: ISR changes and the admin requests' writes wait on ZooKeeper, one at a
+// time per thread, up to the session timeout each while it is away.
+constexpr std::size_t zookeeper_threads = 2;
 // How long the transaction coordinator's writes, markers and requests to other brokers may take: Kafka's
 // request.timeout.ms default, which its coordinator uses for the same.
 constexpr std::int32_t coordinator_request_timeout_ms = 30000;
@@ -60,6 +64,7 @@ broker_app::broker_app(config::broker_config config)
     : config_(std::move(config)),
       network_(static_cast<std::size_t>(std::max(1, config_.num_network_threads))),
       blocking_pool_(static_cast<std::size_t>(config_.num_io_threads)),
+      zookeeper_pool_(zookeeper_threads),
       background_(blocking_pool_, network_.main()),
       retention_timer_(network_.main()),
       flush_timer_(network_.main()),
@@ -68,7 +73,10 @@ broker_app::broker_app(config::broker_config config)
       isr_timer_(network_.main()),
       group_timer_(network_.main()) {}
 
-broker_app::~broker_app() { blocking_pool_.join(); }
+broker_app::~broker_app() {
+  zookeeper_pool_.join();
+  blocking_pool_.join();
+}
 
 void broker_app::start() {
   metrics_.set_broker_info(config_.broker_id, config_.rack, FERRY_VERSION);
@@ -157,7 +165,7 @@ void broker_app::start() {
 
   context_ = std::make_unique<server::broker_context>(
       server::broker_context{config_, *cluster_, *cluster_, *partitions_, metrics_, *producer_ids_, blocking_pool_,
-                             clock_, leader_quota_, *groups_, *transactions_, *markers_, *peers_});
+                             zookeeper_pool_, clock_, leader_quota_, *groups_, *transactions_, *markers_, *peers_});
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   const net::connection_limits limits{.max_request_bytes = config_.socket_request_max_bytes,
@@ -188,14 +196,17 @@ void broker_app::start() {
   for (auto& server : kafka_listeners_) server->start();
   admin_->start();
   watermarks_->start();
-  schedule(retention_timer_, config_.log_retention_check_interval_ms, &broker_app::retention_tick);
-  schedule(flush_timer_, config_.log_flush_scheduler_interval_ms, &broker_app::flush_tick);
-  schedule(checkpoint_timer_, config_.log_flush_offset_checkpoint_interval_ms, &broker_app::checkpoint_tick);
-  logs_->refresh_free_space();
-  schedule(health_timer_, health_interval_ms, &broker_app::health_tick);
-  schedule(isr_timer_, isr_interval_ms, &broker_app::isr_tick);
-  schedule(group_timer_, group_interval_ms, &broker_app::group_tick);
   serving_ = true;
+  schedule(retention_timer_, blocking_pool_, config_.log_retention_check_interval_ms, &broker_app::retention_tick,
+           "log retention");
+  schedule(flush_timer_, blocking_pool_, config_.log_flush_scheduler_interval_ms, &broker_app::flush_tick,
+           "time-based log flushes");
+  schedule(checkpoint_timer_, blocking_pool_, config_.log_flush_offset_checkpoint_interval_ms,
+           &broker_app::checkpoint_tick, "checkpoints");
+  logs_->refresh_free_space();
+  schedule(health_timer_, blocking_pool_, health_interval_ms, &broker_app::health_tick, "log dir health");
+  schedule(isr_timer_, zookeeper_pool_, isr_interval_ms, &broker_app::isr_tick, "ISR changes");
+  schedule(group_timer_, blocking_pool_, group_interval_ms, &broker_app::group_tick, "group and transaction timers");
   std::string serving;
   for (std::size_t i = 0; i < kafka_listeners_.size(); ++i) {
     const auto& l = config_.listeners.listeners[i];
@@ -208,14 +219,22 @@ void broker_app::start() {
                          << config_.admin.host << ":" << admin_->bound_port();
 }
 
-void broker_app::schedule(asio::steady_timer& timer, std::int64_t interval_ms, void (broker_app::*work)()) {
+void broker_app::schedule(asio::steady_timer& timer, asio::thread_pool& pool, std::int64_t interval_ms,
+                          void (broker_app::*work)(), std::string_view name) {
   timer.expires_after(std::chrono::milliseconds(interval_ms));
-  timer.async_wait([this, &timer, interval_ms, work](const boost::system::error_code& ec) {
-    if (ec) return;
-    // Upkeep touches disks; run it on the blocking pool so network threads stay free.
-    asio::post(blocking_pool_, [this, work] { (this->*work)(); });
-    schedule(timer, interval_ms, work);
-  });
+  timer.async_wait(guarded(
+      "a periodic job's timer", [this, &timer, &pool, interval_ms, work, name](const boost::system::error_code& ec) {
+        if (ec) return;
+        // Upkeep waits on disks or ZooKeeper: off the network threads. The timer is armed again from the main loop,
+        // which owns it, once the run is over.
+        asio::post(pool, guarded("a periodic job", [this, &timer, &pool, interval_ms, work, name] {
+                     (void)run_guarded(name, [this, work] { (this->*work)(); });
+                     asio::post(network_.main(),
+                                guarded("a periodic job's timer", [this, &timer, &pool, interval_ms, work, name] {
+                                  if (serving_.load()) schedule(timer, pool, interval_ms, work, name);
+                                }));
+                   }));
+      }));
 }
 
 void broker_app::retention_tick() { partitions_->apply_retention(); }
@@ -254,6 +273,7 @@ void broker_app::start_transactions() {
 void broker_app::group_tick() {
   const auto now = system_clock::wall_ms();
   groups_->tick(now);
+  groups_->reload_failed(now);
   transactions_->tick(now);
 }
 
@@ -272,30 +292,31 @@ std::map<std::int32_t, leader_epoch> broker_app::led_partitions(const coord::clu
 
 void broker_app::coordinate(const coord::cluster_view& view) {
   for (const auto p : transactions_->lead(led_partitions(view, txn::transaction_state_topic))) {
-    asio::post(blocking_pool_, [this, p] {
-      const auto loaded = transactions_->load(p, system_clock::wall_ms());
-      if (loaded) return;
-      if (loaded.error() == txn::errc::not_coordinator)
-        FERRY_LOG(info, "txn") << "stopped loading the transactions of " << txn::transaction_state_topic << "-" << p
-                               << ": this broker no longer leads it";
-      else
-        FERRY_LOG(error, "txn") << "cannot load the transactions of " << txn::transaction_state_topic << "-" << p
-                                << ": " << loaded.error().message()
-                                << " (they stay unavailable until leadership moves)";
-    });
+    asio::post(blocking_pool_, guarded("loading transactions", [this, p] {
+                 const auto loaded = transactions_->load(p, system_clock::wall_ms());
+                 if (loaded) return;
+                 if (loaded.error() == txn::errc::not_coordinator)
+                   FERRY_LOG(info, "txn") << "stopped loading the transactions of " << txn::transaction_state_topic
+                                          << "-" << p << ": this broker no longer leads it";
+                 else
+                   FERRY_LOG(error, "txn")
+                       << "cannot load the transactions of " << txn::transaction_state_topic << "-" << p << ": "
+                       << loaded.error().message() << " (they stay unavailable until leadership moves)";
+               }));
   }
   for (const auto p : groups_->lead(led_partitions(view, group::offsets_topic))) {
     // Reading a partition's groups back reads its log: off the listener thread.
-    asio::post(blocking_pool_, [this, p] {
-      const auto loaded = groups_->load(p, system_clock::wall_ms());
-      if (loaded) return;
-      if (loaded.error() == group::errc::not_coordinator)
-        FERRY_LOG(info, "group") << "stopped loading the groups of " << group::offsets_topic << "-" << p
-                                 << ": this broker no longer leads it";
-      else
-        FERRY_LOG(error, "group") << "cannot load the groups of " << group::offsets_topic << "-" << p << ": "
-                                  << loaded.error().message() << " (they stay unavailable until leadership moves)";
-    });
+    asio::post(blocking_pool_, guarded("loading groups", [this, p] {
+                 const auto loaded = groups_->load(p, system_clock::wall_ms());
+                 if (loaded) return;
+                 if (loaded.error() == group::errc::not_coordinator)
+                   FERRY_LOG(info, "group") << "stopped loading the groups of " << group::offsets_topic << "-" << p
+                                            << ": this broker no longer leads it";
+                 else
+                   FERRY_LOG(error, "group")
+                       << "cannot load the groups of " << group::offsets_topic << "-" << p << ": "
+                       << loaded.error().message() << " (they stay unavailable until leadership moves)";
+               }));
   }
 }
 
@@ -344,6 +365,7 @@ void broker_app::run() {
   registry_->shutdown();
   fetchers_->stop();  // no follower write after this, so the logs close with what they have
   cleaner_->stop();   // no segment swap after this either
+  zookeeper_pool_.join();
   blocking_pool_.join();
   registry_.reset();
   if (const auto closed = partitions_->close_all(); !closed)
@@ -366,20 +388,20 @@ void broker_app::stop() {
                              << "); stopping anyway";
     }
   }
-  asio::post(network_.main(), [this] {
-    serving_ = false;
-    for (auto& server : kafka_listeners_) server->stop();
-    admin_->stop();
-    watermarks_->stop();
-    peers_->close();
-    retention_timer_.cancel();
-    flush_timer_.cancel();
-    checkpoint_timer_.cancel();
-    health_timer_.cancel();
-    isr_timer_.cancel();
-    group_timer_.cancel();
-    network_.stop();
-  });
+  asio::post(network_.main(), guarded("stopping the broker", [this] {
+               serving_ = false;
+               for (auto& server : kafka_listeners_) server->stop();
+               admin_->stop();
+               watermarks_->stop();
+               peers_->close();
+               retention_timer_.cancel();
+               flush_timer_.cancel();
+               checkpoint_timer_.cancel();
+               health_timer_.cancel();
+               isr_timer_.cancel();
+               group_timer_.cancel();
+               network_.stop();
+             }));
 }
 
 void broker_app::refresh_metrics() {
@@ -403,6 +425,9 @@ void broker_app::refresh_metrics() {
   replication.leader_elections().Increment(static_cast<double>(elections.elections - counted_elections_.elections));
   replication.unclean_leader_elections().Increment(static_cast<double>(elections.unclean - counted_elections_.unclean));
   counted_elections_ = elections;
+  const auto failures = confined_failures();
+  metrics_.confined_failures().Increment(static_cast<double>(failures - counted_failures_));
+  counted_failures_ = failures;
 }
 
 }  // namespace ferry::app

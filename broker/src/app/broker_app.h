@@ -49,7 +49,11 @@ class broker_app {
   void stop();
 
  private:
-  void schedule(boost::asio::steady_timer& timer, std::int64_t interval_ms, void (broker_app::*work)());
+  // Runs `work` on `pool` every `interval_ms`, measured from the end of the run before: a run never overlaps
+  // the next one, so a slow run (ZooKeeper away, a slow disk) delays its job and holds one pool thread, never
+  // more. A run that throws is logged and counted, and the job goes on.
+  void schedule(boost::asio::steady_timer& timer, boost::asio::thread_pool& pool, std::int64_t interval_ms,
+                void (broker_app::*work)(), std::string_view name);
   void retention_tick();
   void flush_tick();
   void checkpoint_tick();
@@ -73,6 +77,9 @@ class broker_app {
   metrics::broker_metrics metrics_;
   net::io_context_pool network_;
   boost::asio::thread_pool blocking_pool_;
+  // ZooKeeper round trips (ISR changes, the admin requests' writes): apart from the disk work of blocking_pool_,
+  // which a ZooKeeper outage must not hold up (server::broker_context::zookeeper_pool).
+  boost::asio::thread_pool zookeeper_pool_;
   pool_background background_;
   // The replication throttles: leader.replication.throttled.rate and follower.replication.throttled.rate.
   replication::replication_quota leader_quota_{clock_, metrics_.replication().leader_throttle()};
@@ -109,6 +116,7 @@ class broker_app {
   mutable std::atomic<bool> caught_up_{false};
   std::mutex scrape_mutex_;
   coord::election_counts counted_elections_;  // guarded by scrape_mutex_: what the counters have so far
+  std::uint64_t counted_failures_ = 0;        // guarded by scrape_mutex_: ferry_confined_failures_total so far
 };
 
 }  // namespace ferry::app

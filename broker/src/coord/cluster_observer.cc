@@ -122,7 +122,7 @@ void cluster_observer::worker_loop() {
         retry.insert(t);
         continue;
       }
-      auto done = guarded([&] { return handle(t); }, describe(t));
+      auto done = run_worker_step([&] { return handle(t); }, describe(t));
       if (done) continue;
       if (done.error() == errc::closed) return;
       retry.insert(t);

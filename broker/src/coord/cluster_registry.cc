@@ -214,7 +214,7 @@ void cluster_registry::worker_loop() {
         retry.insert(t);
         continue;
       }
-      auto done = guarded([&] { return handle(t); }, describe(t));
+      auto done = run_worker_step([&] { return handle(t); }, describe(t));
       if (done) continue;
       if (done.error() == errc::closed) return;
       if (is_transient(done.error())) retry.insert(t);
@@ -223,7 +223,7 @@ void cluster_registry::worker_loop() {
                                << (is_transient(done.error()) ? "; will retry" : "");
     }
     for (const auto& job : jobs) {
-      (void)guarded(
+      (void)run_worker_step(
           [&]() -> result<void> {
             job();
             return success();
@@ -231,7 +231,7 @@ void cluster_registry::worker_loop() {
           "a request to the registry");
     }
     if (controller_->is_active() && !disconnected) {
-      auto done = guarded([&] { return controller_->reconcile(); }, "controller duties");
+      auto done = run_worker_step([&] { return controller_->reconcile(); }, "controller duties");
       if (!done && done.error() == errc::closed) return;
       if (!done && done.error() != errc::not_controller) {
         FERRY_LOG(warn, "coord") << "controller duties failed (" << done.error().message() << "); will retry";
@@ -312,7 +312,7 @@ void cluster_registry::publish() {
   const auto current = view_.load();
   for (const auto* group : {&all, &fresh}) {
     for (const auto& l : *group) {
-      (void)guarded(
+      (void)run_worker_step(
           [&]() -> result<void> {
             l(current);
             return success();

@@ -1,10 +1,9 @@
 #pragma once
 
-#include <exception>
 #include <string>
 #include <system_error>
 
-#include "base/log.h"
+#include "base/guarded.h"
 #include "base/result.h"
 #include "coord/errc.h"
 
@@ -23,18 +22,13 @@ inline bool is_transient(std::error_code e) {
 }
 
 // Runs one piece of a worker's work. The worker is its process's only reader of ZooKeeper, so an exception
-// (a bug, or memory running out) must not end it, and with it the process: it is logged, and the work
-// counts as failed and is retried like any transient error.
+// (a bug, or memory running out) must not end it, and with it the process: it is logged and counted
+// (base/guarded.h), and the work counts as failed and is retried like any transient error.
 template <typename Work>
-result<void> guarded(Work&& work, const std::string& what) {
-  try {
-    return work();
-  } catch (const std::exception& e) {
-    FERRY_LOG(error, "coord") << "internal error while handling " << what << ": " << e.what();
-  } catch (...) {
-    FERRY_LOG(error, "coord") << "internal error while handling " << what;
-  }
-  return errc::internal_error;
+result<void> run_worker_step(Work&& work, const std::string& what) {
+  result<void> out = errc::internal_error;
+  (void)run_guarded(what, [&] { out = std::forward<Work>(work)(); });
+  return out;
 }
 
 }  // namespace ferry::coord

@@ -2,10 +2,10 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "base/guarded.h"
 #include "base/log.h"
 #include "protocol/error_code.h"
 #include "protocol/header.h"
@@ -40,15 +40,15 @@ high_watermark_poller::high_watermark_poller(asio::io_context& io, broker_id sel
 
 void high_watermark_poller::start() {
   asio::co_spawn(
-      io_, [self = shared_from_this()] { return self->run(); }, asio::detached);
+      io_, [self = shared_from_this()] { return self->run(); }, guarded_detached("the high watermark poller"));
 }
 
 void high_watermark_poller::stop() {
   stopped_ = true;
-  asio::post(io_, [self = shared_from_this()] {
-    for (auto& [id, peer] : self->peers_) peer.second->close();
-    self->wake_.cancel();
-  });
+  asio::post(io_, guarded("stopping the high watermark poller", [self = shared_from_this()] {
+               for (auto& [id, peer] : self->peers_) peer.second->close();
+               self->wake_.cancel();
+             }));
 }
 
 std::optional<offset> high_watermark_poller::high_watermark(const topic_partition& partition) const {

@@ -2,10 +2,10 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "base/guarded.h"
 #include "base/log.h"
 #include "protocol/error_code.h"
 #include "protocol/header.h"
@@ -29,15 +29,16 @@ replica_fetcher::replica_fetcher(asio::io_context& io, broker_id self, leader_ad
 
 void replica_fetcher::start() {
   asio::co_spawn(
-      io_, [self = shared_from_this()] { return self->run(); }, asio::detached);
+      io_, [self = shared_from_this()] { return self->run(); },
+      guarded_detached("the replica fetcher from broker " + std::to_string(leader_.id.value())));
 }
 
 void replica_fetcher::stop() {
   stopped_ = true;
-  asio::post(io_, [self = shared_from_this()] {
-    self->peer_.close();
-    self->wake_.cancel();
-  });
+  asio::post(io_, guarded("stopping a replica fetcher", [self = shared_from_this()] {
+               self->peer_.close();
+               self->wake_.cancel();
+             }));
 }
 
 void replica_fetcher::set_partitions(const std::vector<follow>& partitions) {
@@ -52,7 +53,7 @@ void replica_fetcher::set_partitions(const std::vector<follow>& partitions) {
     }
     partitions_ = std::move(next);
   }
-  asio::post(io_, [self = shared_from_this()] { self->wake_.cancel(); });
+  asio::post(io_, guarded("waking a replica fetcher", [self = shared_from_this()] { self->wake_.cancel(); }));
 }
 
 void replica_fetcher::back_off(const std::shared_ptr<replication::partition>& partition) {
@@ -183,20 +184,7 @@ bool replica_fetcher::apply(const asked_partition& asked, const partition_data& 
       partition.log_end_offset() != asked.from)
     return true;
   const auto code = static_cast<p::error_code>(answer.error_code);
-  if (code == p::error_code::offset_out_of_range) {
-    // Below the leader's log start (its retention removed what this log needs next): start over there.
-    // Otherwise this log ends past the leader's, with no epoch that says where they part: keep what the
-    // leader has committed.
-    const bool behind = asked.from < answer.log_start_offset;
-    const offset to = behind ? answer.log_start_offset : std::min(answer.high_watermark, asked.from);
-    FERRY_LOG(warn, "follower") << partition.id() << ": fetch offset " << asked.from << " is out of range on leader "
-                                << leader_.id << " (log start " << answer.log_start_offset << ", high watermark "
-                                << answer.high_watermark << "); " << (behind ? "starting over at " : "truncating to ")
-                                << to;
-    const auto moved = behind ? partition.reset_to(to) : partition.truncate_to(to);
-    if (!moved) FERRY_LOG(error, "follower") << partition.id() << ": " << moved.error().message();
-    return static_cast<bool>(moved);
-  }
+  if (code == p::error_code::offset_out_of_range) return start_over(partition, asked.from, answer);
   if (code != p::error_code::none) {
     FERRY_LOG_LIMITED(info, "follower", 10000)
         << partition.id() << ": leader " << leader_.id << " answered the fetch with error " << answer.error_code;
@@ -233,6 +221,29 @@ bool replica_fetcher::apply(const asked_partition& asked, const partition_data& 
   }
   partition.follow_high_watermark(answer.high_watermark);
   return true;
+}
+
+bool replica_fetcher::start_over(replication::partition& partition, offset from, const partition_data& answer) {
+  // Below the leader's log start (its retention removed what this log needs next): start over there.
+  // Otherwise this log ends past the leader's, with no epoch that says where they part: keep what the leader
+  // has committed. A leader that gives neither (Kafka's answers -1 on some paths) is asked again after a
+  // backoff, as is one whose answer would leave this log where it is: never a refetch at network speed.
+  const bool behind = answer.log_start_offset.value() >= 0 && from < answer.log_start_offset;
+  const offset to = behind ? answer.log_start_offset : std::min(answer.high_watermark, from);
+  if (to.value() < 0 || (!behind && to == from)) {
+    FERRY_LOG_LIMITED(warn, "follower", 10000)
+        << partition.id() << ": fetch offset " << from << " is out of range on leader " << leader_.id << " (log start "
+        << answer.log_start_offset << ", high watermark " << answer.high_watermark << "); asking again in "
+        << settings_.backoff_ms << " ms";
+    return false;
+  }
+  FERRY_LOG_LIMITED(warn, "follower", 10000)
+      << partition.id() << ": fetch offset " << from << " is out of range on leader " << leader_.id << " (log start "
+      << answer.log_start_offset << ", high watermark " << answer.high_watermark << "); "
+      << (behind ? "starting over at " : "truncating to ") << to;
+  const auto moved = behind ? partition.reset_to(to) : partition.truncate_to(to);
+  if (!moved) FERRY_LOG_LIMITED(error, "follower", 10000) << partition.id() << ": " << moved.error().message();
+  return moved && partition.log_end_offset() != from;
 }
 
 result<void> replica_fetcher::truncate_diverged(replication::partition& partition, leader_epoch epoch, offset end) {

@@ -91,6 +91,10 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
   // Applies one partition's answer; false when the partition should back off.
   bool apply(const asked_partition& asked,
              const protocol::fetch_response::fetchable_topic_response::partition_data& answer);
+  // OFFSET_OUT_OF_RANGE: starts over at the leader's log start, or truncates to its high watermark (Kafka's
+  // handleOutOfRangeError); false when the partition should back off.
+  bool start_over(replication::partition& partition, offset from,
+                  const protocol::fetch_response::fetchable_topic_response::partition_data& answer);
   // Truncates to where the logs agree, from the leader's diverging epoch (KIP-279).
   result<void> truncate_diverged(replication::partition& partition, leader_epoch epoch, offset end);
   void back_off(const std::shared_ptr<replication::partition>& partition);

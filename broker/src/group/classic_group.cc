@@ -109,6 +109,31 @@ group_metadata_value classic_group::snapshot(std::int64_t now_ms) const {
   return v;
 }
 
+std::string classic_group::broken_invariant() const {
+  if (state_ == group_state::dead) return {};
+  if (members_.empty()) {
+    if (!leader_.empty()) return "leader " + leader_ + " in a group without members";
+  } else if (!members_.contains(leader_)) {
+    return "leader '" + leader_ + "' is not a member";
+  }
+  if (state_ == group_state::empty && !members_.empty()) return "an Empty group has members";
+  for (const auto& id : pending_sync_)
+    if (!members_.contains(id)) return "pending sync " + id + " is not a member";
+  for (const auto& [instance, id] : static_members_) {
+    const auto found = members_.find(id);
+    if (found == members_.end()) return "static member " + instance + " maps to " + id + ", not a member";
+    if (found->second.instance_id != instance) return "static member " + instance + " maps to " + id + " of another";
+  }
+  for (const auto& [id, m] : members_) {
+    if (m.id != id) return "member " + m.id + " is kept as " + id;
+    if (!m.instance_id) continue;
+    const auto mapped = static_members_.find(*m.instance_id);
+    if (mapped == static_members_.end() || mapped->second != id)
+      return "member " + id + " of instance " + *m.instance_id + " is not the one the static members name";
+  }
+  return {};
+}
+
 // ---- JoinGroup ----
 
 std::error_code classic_group::check_join(const join_request& request) const {
@@ -594,7 +619,7 @@ std::error_code classic_group::leave(const std::string& member_id, const std::op
   return {};
 }
 
-void classic_group::remove_member(const std::string& member_id) {
+void classic_group::remove_member(std::string member_id) {
   auto node = members_.extract(member_id);
   if (node.empty()) return;
   member& m = node.mapped();

@@ -138,6 +138,10 @@ class classic_group {
   [[nodiscard]] std::vector<member_description> describe() const;
   // The group as __consumer_offsets stores it (GroupMetadataValue).
   [[nodiscard]] group_metadata_value snapshot(std::int64_t now_ms) const;
+  // The first rule of the group's bookkeeping it breaks, or empty: while it has members the leader is one of
+  // them; every pending sync is a member; the static-member table and the members' instance ids agree; an
+  // Empty group has no members. Checked after every step by the model-based fuzz target.
+  [[nodiscard]] std::string broken_invariant() const;
 
   void join(const join_request& request, std::int64_t now_ms, join_callback done);
   void sync(const sync_request& request, std::int64_t now_ms, sync_callback done);
@@ -216,7 +220,8 @@ class classic_group {
   [[nodiscard]] std::string select_protocol() const;
   [[nodiscard]] std::int32_t rebalance_timeout_ms() const;
   void complete_sync(std::error_code error);
-  void remove_member(const std::string& member_id);
+  // By value: callers pass ids that live in the tables this changes (static_members_, pending_sync_).
+  void remove_member(std::string member_id);
   void enter(group_state next, std::int64_t now_ms);
   void touch(member& m, std::int64_t now_ms) const;
   [[nodiscard]] bool fenced(const std::string& member_id, const std::optional<std::string>& instance_id) const;

@@ -103,6 +103,34 @@ std::set<std::string> consumer_group::subscribed_topics() const {
   return out;
 }
 
+std::string consumer_group::broken_invariant() const {
+  if (assignment_epoch_ > epoch_) return "the target's epoch is ahead of the group's";
+  for (const auto& [instance, id] : static_members_) {
+    const auto found = members_.find(id);
+    if (found == members_.end()) return "static member " + instance + " maps to " + id + ", not a member";
+    if (found->second.instance_id != instance) return "static member " + instance + " maps to " + id + " of another";
+  }
+  for (const auto& [id, t] : target_)
+    if (!members_.contains(id)) return "a target for " + id + ", not a member";
+  std::map<std::pair<topic_uuid, std::int32_t>, std::string> held;
+  for (const auto& [id, m] : members_) {
+    if (m.id != id) return "member " + m.id + " is kept as " + id;
+    if (m.instance_id) {
+      const auto mapped = static_members_.find(*m.instance_id);
+      if (mapped == static_members_.end() || mapped->second != id)
+        return "member " + id + " of instance " + *m.instance_id + " is not the one the static members name";
+    }
+    if (m.epoch > assignment_epoch_) return "member " + id + " is ahead of the target's epoch";
+    for (const auto* set : {&m.assigned, &m.pending_revocation})
+      for (const auto& [topic, partitions] : *set)
+        for (const auto p : partitions)
+          if (!held.emplace(std::pair(topic, p), id).second)
+            return "partition " + std::to_string(p) + " held by " + id + " and " + held.at({topic, p});
+  }
+  if (held != owners_) return "the owner table disagrees with the members' assignments";
+  return {};
+}
+
 consumer_group_description consumer_group::describe() const {
   consumer_group_description d{state(), epoch_, assignment_epoch_, assignor(), {}, {}};
   for (const auto& [id, m] : members_) {

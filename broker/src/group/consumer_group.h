@@ -107,6 +107,11 @@ class consumer_group {
   [[nodiscard]] consumer_group_description describe() const;
   // The topics the members subscribe to (OffsetDelete refuses these).
   [[nodiscard]] std::set<std::string> subscribed_topics() const;
+  // The first rule of the group's bookkeeping it breaks, or empty: the static-member table and the members'
+  // instance ids agree; targets are of members; no partition is assigned to (or being revoked from) two
+  // members, and the owner table says who holds each; no member is ahead of the target's epoch, nor the target
+  // ahead of the group's. Checked after every step by the model-based fuzz target.
+  [[nodiscard]] std::string broken_invariant() const;
 
   // One heartbeat, a join (epoch 0) or a leave (epoch -1, or -2 for a static member coming back). Appends to
   // `records` what must be written before the answer goes out; nothing when it is refused.

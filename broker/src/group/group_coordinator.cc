@@ -1,8 +1,11 @@
 #include "group/group_coordinator.h"
 
 #include <algorithm>
+#include <atomic>
+#include <set>
 #include <utility>
 
+#include "base/guarded.h"
 #include "base/log.h"
 #include "group/consumer_protocol.h"
 #include "group/errc.h"
@@ -14,18 +17,31 @@ namespace {
 // The longest string __consumer_offsets records hold (an int16 length).
 constexpr std::size_t max_stored_string = 32767;
 
+// A parked request's callback that runs at most once, so that a request whose group failed part way through can
+// still be answered, and only once.
+template <typename Result>
+std::function<void(Result)> at_most_once(std::function<void(Result)> done) {
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  return [answered, done = std::move(done)](Result r) {
+    if (answered->exchange(true)) return;
+    done(std::move(r));
+  };
+}
+
 }  // namespace
 
 std::string_view type_name(group_type type) { return type == group_type::consumer ? "consumer" : "classic"; }
 
 // One __consumer_offsets partition's groups. Replaced whole when the partition is loaded again, so a write
 // that completes after its shard went away finds `gone` set and changes nothing.
-struct group_coordinator::shard {
+struct group_coordinator::shard : std::enable_shared_from_this<shard> {
   std::int32_t partition = 0;
   leader_epoch epoch;
   std::mutex mutex;
   bool loaded = false;  // guarded by mutex
   bool gone = false;    // guarded by mutex
+  // Groups whose state machine failed, being read back from the log on their own.
+  std::set<std::string> reloading;  // guarded by mutex
   // Every group, with its committed offsets; for a consumer-protocol group an empty classic group holds them.
   std::map<std::string, std::unique_ptr<classic_group>> groups;  // guarded by mutex
   // The groups of the consumer protocol, each also in `groups`.
@@ -34,6 +50,8 @@ struct group_coordinator::shard {
   std::map<producer_id, std::map<std::string, std::map<topic_partition, committed_offset>>>
       pending_txn;  // guarded by mutex
 
+  // Whether requests for the group are served now (not while the partition or the group is read back).
+  [[nodiscard]] bool serves(const std::string& id) const { return loaded && !reloading.contains(id); }
   classic_group* find(const std::string& id) {
     const auto it = groups.find(id);
     return it == groups.end() ? nullptr : it->second.get();
@@ -88,6 +106,8 @@ std::vector<std::int32_t> group_coordinator::lead(const std::map<std::int32_t, l
   return to_load;
 }
 
+partition_load_config group_coordinator::load_config() const { return {config_.limits, config_.consumer}; }
+
 result<void> group_coordinator::load(std::int32_t partition, std::int64_t now_ms) {
   std::shared_ptr<shard> s;
   {
@@ -96,95 +116,87 @@ result<void> group_coordinator::load(std::int32_t partition, std::int64_t now_ms
     if (it == shards_.end()) return errc::not_coordinator;
     s = it->second;
   }
-  // The log in order: the latest record of each key wins, and a tombstone removes it.
-  std::map<std::string, std::optional<group_metadata_value>> metadata;
-  std::map<std::string, std::map<topic_partition, std::optional<committed_offset>>> offsets;
-  std::map<std::string, std::unique_ptr<consumer_group>> consumer_groups;
-  std::size_t skipped = 0;
-  std::map<producer_id, std::map<std::string, std::map<topic_partition, committed_offset>>> pending_txn;
-  const auto replayed = log_.replay(
-      partition, {.record =
-                      [&](const offsets_log::replayed_record& r) {
-                        auto record = decode_record(r.key, r.value);
-                        if (!record) {
-                          ++skipped;
-                          return;
-                        }
-                        if (auto* commit = std::get_if<offset_commit_record>(&record.value())) {
-                          const topic_partition tp{commit->key.topic, commit->key.partition};
-                          std::optional<committed_offset> value;
-                          if (const auto& v = commit->value)
-                            value = committed_offset{v->committed_offset, v->committed_leader_epoch, v->metadata,
-                                                     v->commit_timestamp_ms, v->expire_timestamp_ms};
-                          if (r.transactional_producer != no_producer_id) {
-                            if (value) pending_txn[r.transactional_producer][commit->key.group][tp] = *value;
-                          } else {
-                            offsets[commit->key.group][tp] = std::move(value);
-                          }
-                        } else if (auto* group = std::get_if<group_metadata_record>(&record.value())) {
-                          // A group's tombstone removes its offsets too (DeleteGroups writes theirs first).
-                          if (!group->value) offsets.erase(group->key.group);
-                          metadata[group->key.group] = std::move(group->value);
-                        } else if (auto* consumer = std::get_if<consumer_group_record>(&record.value())) {
-                          auto& g = consumer_groups[consumer->key.group];
-                          if (consumer->key.type == consumer_record_type::group_metadata && !consumer->value) {
-                            g.reset();
-                          } else {
-                            if (!g) g = std::make_unique<consumer_group>(consumer->key.group, config_.consumer);
-                            g->replay(*consumer);
-                          }
-                        }
-                      },
-                  .marker =
-                      [&](const offsets_log::replayed_marker& m) {
-                        const auto found = pending_txn.find(m.producer);
-                        if (found == pending_txn.end()) return;
-                        if (m.type == model::marker_type::commit)
-                          for (auto& [group_id, committed] : found->second)
-                            for (auto& [tp, value] : committed) offsets[group_id][tp] = std::move(value);
-                        pending_txn.erase(found);
-                      }});
-  if (!replayed) {
+  auto read = read_partition_groups(log_, partition, load_config(), now_ms);
+  if (!read) {
     // A replica dropped or truncated under the replay because leadership moved on is not a failure to report.
     std::lock_guard lock(s->mutex);
-    return s->gone ? std::error_code(errc::not_coordinator) : replayed.error();
+    return s->gone ? std::error_code(errc::not_coordinator) : read.error();
   }
-
-  std::map<std::string, std::unique_ptr<classic_group>> groups;
-  for (auto& [id, value] : metadata) {
-    if (value) groups[id] = std::make_unique<classic_group>(classic_group::loaded(id, *value, config_.limits, now_ms));
-  }
-  for (auto& [id, committed] : offsets) {
-    auto& g = groups[id];
-    if (!g) g = std::make_unique<classic_group>(id, config_.limits, now_ms);
-    for (auto& [tp, value] : committed)
-      if (value) g->apply_commit(tp, *value);
-  }
-  std::erase_if(consumer_groups, [](const auto& entry) { return !entry.second; });
-  for (auto& [id, g] : consumer_groups) {
-    g->loaded(now_ms);
-    // A consumer group outranks a classic group's metadata left from before the group changed protocol: only
-    // an empty group changes, and the classic one is not written again.
-    auto& holder = groups[id];
-    auto fresh = std::make_unique<classic_group>(id, config_.limits, now_ms);
-    if (holder)
-      for (const auto& [tp, value] : holder->offsets()) fresh->apply_commit(tp, value);
-    holder = std::move(fresh);
-  }
-  std::erase_if(groups, [&](const auto& entry) {
-    return entry.second->state() == group_state::empty && entry.second->offsets().empty() &&
-           !entry.second->protocol_type() && !consumer_groups.contains(entry.first);
-  });
+  auto& contents = read.value();
   std::lock_guard lock(s->mutex);
   if (s->gone) return errc::not_coordinator;
-  s->groups = std::move(groups);
-  s->consumer_groups = std::move(consumer_groups);
-  s->pending_txn = std::move(pending_txn);
+  s->groups = std::move(contents.groups);
+  s->consumer_groups = std::move(contents.consumer_groups);
+  s->pending_txn = std::move(contents.pending_txn);
   s->loaded = true;
   FERRY_LOG(info, "group") << "coordinating " << s->groups.size() << " groups of " << offsets_topic << "-" << partition
                            << " (leader epoch " << s->epoch << ")"
-                           << (skipped > 0 ? ", skipped " + std::to_string(skipped) + " unreadable records" : "");
+                           << (contents.unreadable > 0
+                                   ? ", skipped " + std::to_string(contents.unreadable) + " unreadable records"
+                                   : "");
   return success();
+}
+
+void group_coordinator::fail_group(shard& s, const std::string& group_id, std::string_view what) {
+  FERRY_LOG_LIMITED(error, "group", 10000) << "group " << group_id << " of " << offsets_topic << "-" << s.partition
+                                           << ": " << what << "; it is unloaded and read back from its log";
+  if (const auto it = s.groups.find(group_id); it != s.groups.end()) {
+    (void)run_guarded("unloading a failed group", [&] { it->second->unload(errc::coordinator_not_available); });
+    s.groups.erase(it);
+  }
+  s.consumer_groups.erase(group_id);
+  for (auto& [producer, groups] : s.pending_txn) groups.erase(group_id);
+  s.reloading.insert(group_id);
+  std::lock_guard lock(reload_mutex_);
+  reloads_.push_back({s.weak_from_this(), group_id});
+}
+
+template <typename Work>
+bool group_coordinator::guard_group(shard& s, const std::string& group_id, Work&& work) {
+  if (run_guarded("a group's state machine", std::forward<Work>(work))) return true;
+  fail_group(s, group_id, "its state machine failed");
+  return false;
+}
+
+void group_coordinator::reload_failed(std::int64_t now_ms) {
+  std::vector<group_ref> failed_writes;
+  {
+    std::lock_guard lock(reload_mutex_);
+    failed_writes = std::exchange(failed_writes_, {});
+  }
+  for (const auto& [weak, group_id] : failed_writes) {
+    const auto s = weak.lock();
+    if (!s) continue;
+    std::lock_guard lock(s->mutex);
+    if (!s->gone && !s->reloading.contains(group_id)) fail_group(*s, group_id, "a write of its records failed");
+  }
+  std::vector<group_ref> wanted;
+  {
+    std::lock_guard lock(reload_mutex_);
+    wanted = std::exchange(reloads_, {});
+  }
+  for (const auto& [weak, group_id] : wanted) {
+    const auto s = weak.lock();
+    if (!s) continue;
+    auto read = read_partition_groups(log_, s->partition, load_config(), now_ms, group_id);
+    std::lock_guard lock(s->mutex);
+    if (s->gone) continue;
+    if (!read) {
+      FERRY_LOG_LIMITED(error, "group", 10000) << "cannot read group " << group_id << " back from " << offsets_topic
+                                               << "-" << s->partition << ": " << read.error().message() << "; retrying";
+      std::lock_guard reload_lock(reload_mutex_);
+      reloads_.push_back({weak, group_id});
+      continue;
+    }
+    auto& contents = read.value();
+    for (auto& [id, g] : contents.groups) s->groups[id] = std::move(g);
+    for (auto& [id, g] : contents.consumer_groups) s->consumer_groups[id] = std::move(g);
+    for (auto& [producer, groups] : contents.pending_txn)
+      for (auto& [id, offsets] : groups) s->pending_txn[producer][id] = std::move(offsets);
+    s->reloading.erase(group_id);
+    FERRY_LOG(info, "group") << "group " << group_id << " of " << offsets_topic << "-" << s->partition
+                             << " read back from its log";
+  }
 }
 
 result<std::shared_ptr<group_coordinator::shard>> group_coordinator::shard_for(const std::string& group_id) const {
@@ -217,7 +229,7 @@ void group_coordinator::flush_stores(const std::shared_ptr<shard>& s, const std:
       {
         std::lock_guard lock(s->mutex);
         if (s->gone) return;
-        if (auto* g = s->find(id)) g->stored(generation, ec, now_ms);
+        if (auto* g = s->find(id)) (void)guard_group(*s, id, [&] { g->stored(generation, ec, now_ms); });
       }
       // A failed store rebalances, which may queue another.
       flush_stores(s, {id}, now_ms);
@@ -234,7 +246,7 @@ void group_coordinator::join(const std::string& group_id, const join_request& re
   }
   {
     std::lock_guard lock(s.value()->mutex);
-    if (!s.value()->loaded) {
+    if (!s.value()->serves(group_id)) {
       done({.error = errc::coordinator_loading, .member_id = request.member_id});
       return;
     }
@@ -245,7 +257,7 @@ void group_coordinator::join(const std::string& group_id, const join_request& re
         done({.error = errc::inconsistent_group_protocol, .member_id = request.member_id});
         return;
       }
-      append_locked(s.value(), consumer->tombstones(), [](std::error_code) {});
+      append_locked(s.value(), group_id, consumer->tombstones(), [](std::error_code) {});
       s.value()->consumer_groups.erase(group_id);
     }
     auto& g = s.value()->groups[group_id];
@@ -257,7 +269,9 @@ void group_coordinator::join(const std::string& group_id, const join_request& re
       }
       g = std::make_unique<classic_group>(group_id, config_.limits, now_ms);
     }
-    g->join(request, now_ms, std::move(done));
+    const auto answer = at_most_once(std::move(done));
+    if (!guard_group(*s.value(), group_id, [&] { g->join(request, now_ms, answer); }))
+      answer({.error = errc::coordinator_not_available, .member_id = request.member_id});
   }
   flush_stores(s.value(), {group_id}, now_ms);
 }
@@ -271,7 +285,7 @@ void group_coordinator::sync(const std::string& group_id, const sync_request& re
   }
   {
     std::lock_guard lock(s.value()->mutex);
-    if (!s.value()->loaded) {
+    if (!s.value()->serves(group_id)) {
       done({.error = errc::coordinator_loading});
       return;
     }
@@ -280,7 +294,9 @@ void group_coordinator::sync(const std::string& group_id, const sync_request& re
       done({.error = errc::unknown_member_id});
       return;
     }
-    g->sync(request, now_ms, std::move(done));
+    const auto answer = at_most_once(std::move(done));
+    if (!guard_group(*s.value(), group_id, [&] { g->sync(request, now_ms, answer); }))
+      answer({.error = errc::coordinator_not_available});
   }
   flush_stores(s.value(), {group_id}, now_ms);
 }
@@ -291,10 +307,13 @@ std::error_code group_coordinator::heartbeat(const std::string& group_id, const 
   auto s = shard_for(group_id);
   if (!s) return s.error();
   std::lock_guard lock(s.value()->mutex);
-  if (!s.value()->loaded) return errc::coordinator_loading;
+  if (!s.value()->serves(group_id)) return errc::coordinator_loading;
   auto* g = s.value()->find(group_id);
   if (g == nullptr) return errc::unknown_member_id;
-  return g->heartbeat(member_id, group_instance_id, generation, now_ms);
+  std::error_code out = errc::coordinator_not_available;
+  (void)guard_group(*s.value(), group_id,
+                    [&] { out = g->heartbeat(member_id, group_instance_id, generation, now_ms); });
+  return out;
 }
 
 result<std::vector<std::error_code>> group_coordinator::leave(const std::string& group_id,
@@ -305,11 +324,17 @@ result<std::vector<std::error_code>> group_coordinator::leave(const std::string&
   std::vector<std::error_code> errors;
   {
     std::lock_guard lock(s.value()->mutex);
-    if (!s.value()->loaded) return errc::coordinator_loading;
+    if (!s.value()->serves(group_id)) return errc::coordinator_loading;
     auto* g = s.value()->find(group_id);
-    for (const auto& m : members)
-      errors.push_back(g == nullptr ? std::error_code(errc::unknown_member_id)
-                                    : g->leave(m.member_id, m.group_instance_id, now_ms));
+    for (const auto& m : members) {
+      std::error_code left = errc::unknown_member_id;
+      if (g != nullptr &&
+          !guard_group(*s.value(), group_id, [&] { left = g->leave(m.member_id, m.group_instance_id, now_ms); })) {
+        left = errc::coordinator_not_available;
+        g = nullptr;  // unloaded: the others get unknown_member_id, as from a group that is gone
+      }
+      errors.push_back(left);
+    }
   }
   flush_stores(s.value(), {group_id}, now_ms);
   return errors;
@@ -327,7 +352,7 @@ void group_coordinator::commit(const std::string& group_id, commit_request reque
   std::vector<offsets_log::record> records;
   {
     std::lock_guard lock(s.value()->mutex);
-    if (!s.value()->loaded) {
+    if (!s.value()->serves(group_id)) {
       done(all(errc::coordinator_loading));
       return;
     }
@@ -433,7 +458,7 @@ result<group_coordinator::fetched_offsets> group_coordinator::fetch(
   auto s = shard_for(group_id);
   if (!s) return s.error();
   std::lock_guard lock(s.value()->mutex);
-  if (!s.value()->loaded) return errc::coordinator_loading;
+  if (!s.value()->serves(group_id)) return errc::coordinator_loading;
   if (const auto* consumer = s.value()->find_consumer(group_id)) {
     if (const auto refused = consumer->validate_fetch(member_id, member_epoch)) return refused;
   }
@@ -458,7 +483,7 @@ result<group_description> group_coordinator::describe(const std::string& group_i
   auto s = shard_for(group_id);
   if (!s) return s.error();
   std::lock_guard lock(s.value()->mutex);
-  if (!s.value()->loaded) return errc::coordinator_loading;
+  if (!s.value()->serves(group_id)) return errc::coordinator_loading;
   const auto* g = s.value()->find(group_id);
   group_description d{.group_id = group_id};
   if (g == nullptr) return d;
@@ -553,7 +578,7 @@ void group_coordinator::delete_group(const std::string& group_id, std::function<
   std::vector<offsets_log::record> records;
   {
     std::lock_guard lock(s.value()->mutex);
-    if (!s.value()->loaded) {
+    if (!s.value()->serves(group_id)) {
       done(errc::coordinator_loading);
       return;
     }
@@ -591,7 +616,7 @@ void group_coordinator::delete_offsets(const std::string& group_id, const std::v
   std::vector<offsets_log::record> records;
   {
     std::lock_guard lock(s.value()->mutex);
-    if (!s.value()->loaded) {
+    if (!s.value()->serves(group_id)) {
       done(errc::coordinator_loading, {});
       return;
     }
@@ -637,14 +662,23 @@ void group_coordinator::tick(std::int64_t now_ms) {
     {
       std::lock_guard lock(s->mutex);
       if (!s->loaded) continue;
+      std::vector<std::string> failed;
       for (auto& [id, g] : s->groups) {
         if (g->member_count() == 0 && g->state() == group_state::empty) continue;
-        g->tick(now_ms);
+        classic_group& group = *g;
+        if (!run_guarded("a classic group's timers", [&] { group.tick(now_ms); })) failed.push_back(id);
         ticked.push_back(id);
       }
-      std::vector<offsets_log::record> fenced;
-      for (auto& [id, g] : s->consumer_groups) g->tick(now_ms, fenced);
-      if (!fenced.empty()) append_locked(s, std::move(fenced), [](std::error_code) {});
+      for (auto& [id, g] : s->consumer_groups) {
+        std::vector<offsets_log::record> fenced;
+        consumer_group& group = *g;
+        if (!run_guarded("a consumer group's timers", [&] { group.tick(now_ms, fenced); })) {
+          failed.push_back(id);
+        } else if (!fenced.empty()) {
+          append_locked(s, id, std::move(fenced), [](std::error_code) {});
+        }
+      }
+      for (const auto& id : failed) fail_group(*s, id, "its timers failed");
     }
     flush_stores(s, ticked, now_ms);
     if (expire) expire_offsets(s, now_ms);
@@ -688,9 +722,20 @@ void group_coordinator::expire_offsets(const std::shared_ptr<shard>& s, std::int
   log_.append(s->partition, std::move(records), [](std::error_code) {});
 }
 
-void group_coordinator::append_locked(const std::shared_ptr<shard>& s, std::vector<offsets_log::record> records,
+void group_coordinator::append_locked(const std::shared_ptr<shard>& s, const std::string& group_id,
+                                      std::vector<offsets_log::record> records,
                                       std::function<void(std::error_code)> done) {
-  log_.append(s->partition, std::move(records), std::move(done));
+  // The group changed in memory before its records were written: if they may not have been, the log is the
+  // truth, and the group is read back from it (Kafka reverts its in-memory timeline to the last write instead).
+  // The callback may run inline, under the shard's lock: it only queues the group for reload_failed.
+  log_.append(s->partition, std::move(records),
+              [this, weak = std::weak_ptr<shard>(s), group_id, done = std::move(done)](std::error_code ec) {
+                if (ec && ec != errc::not_coordinator) {
+                  std::lock_guard lock(reload_mutex_);
+                  failed_writes_.push_back({weak, group_id});
+                }
+                done(ec);
+              });
 }
 
 void group_coordinator::consumer_heartbeat(const std::string& group_id, const consumer_heartbeat_request& request,
@@ -713,7 +758,7 @@ void group_coordinator::consumer_heartbeat(const std::string& group_id, const co
     return;
   }
   std::lock_guard lock(s.value()->mutex);
-  if (!s.value()->loaded) {
+  if (!s.value()->serves(group_id)) {
     refuse(errc::coordinator_loading);
     return;
   }
@@ -737,7 +782,11 @@ void group_coordinator::consumer_heartbeat(const std::string& group_id, const co
             .first->second.get();
   }
   std::vector<offsets_log::record> records;
-  auto result = g->heartbeat(request, topics, now_ms, records);
+  consumer_heartbeat_result result;
+  if (!guard_group(*s.value(), group_id, [&] { result = g->heartbeat(request, topics, now_ms, records); })) {
+    refuse(errc::coordinator_not_available);
+    return;
+  }
   if (result.error || records.empty()) {
     if (created) {
       s.value()->consumer_groups.erase(group_id);
@@ -747,7 +796,7 @@ void group_coordinator::consumer_heartbeat(const std::string& group_id, const co
     done(std::move(result));
     return;
   }
-  append_locked(s.value(), std::move(records),
+  append_locked(s.value(), group_id, std::move(records),
                 [result = std::move(result), done = std::move(done)](std::error_code ec) mutable {
                   if (ec) result = consumer_heartbeat_result{.error = ec};
                   done(std::move(result));
@@ -758,7 +807,7 @@ result<consumer_group_description> group_coordinator::describe_consumer_group(co
   auto s = shard_for(group_id);
   if (!s) return s.error();
   std::lock_guard lock(s.value()->mutex);
-  if (!s.value()->loaded) return errc::coordinator_loading;
+  if (!s.value()->serves(group_id)) return errc::coordinator_loading;
   const auto* g = s.value()->find_consumer(group_id);
   if (g == nullptr) return errc::group_id_not_found;
   return g->describe();

@@ -15,6 +15,7 @@
 #include "base/result.h"
 #include "group/classic_group.h"
 #include "group/consumer_group.h"
+#include "group/partition_loader.h"
 #include "model/coordinator_log.h"
 #include "model/ids.h"
 
@@ -175,24 +176,41 @@ class group_coordinator {
 
   // Timers of every group (sessions, rebalances), and offset expiry every offsets.retention.check.interval.ms.
   void tick(std::int64_t now_ms);
+  // Reads back from the log the groups that failed since the last call, off the network threads: a group whose
+  // state machine threw, or whose records may not have been written, is unloaded at once (its parked requests
+  // answered, its requests refused as loading) and comes back as its log has it. The rest of its partition is
+  // served meanwhile.
+  void reload_failed(std::int64_t now_ms);
 
  private:
   struct shard;
-  struct locked_group;
+  struct group_ref {
+    std::weak_ptr<shard> owner;
+    std::string group_id;
+  };
+  [[nodiscard]] partition_load_config load_config() const;
+  // Unloads a group that failed and queues it for reload_failed; call with the shard's lock held.
+  void fail_group(shard& s, const std::string& group_id, std::string_view what);
+  // Runs a step of a group's state machine; an exception fails the group (fail_group) and gives false.
+  template <typename Work>
+  bool guard_group(shard& s, const std::string& group_id, Work&& work);
   [[nodiscard]] result<std::shared_ptr<shard>> shard_for(const std::string& group_id) const;
   // Writes what groups of the shard queued (classic_group::take_stores), after the lock is released.
   void flush_stores(const std::shared_ptr<shard>& s, const std::vector<std::string>& group_ids, std::int64_t now_ms);
   void expire_offsets(const std::shared_ptr<shard>& s, std::int64_t now_ms);
   // Writes a consumer group's records; call with the shard's lock held, so that records reach the log in the
-  // order the group made them.
-  void append_locked(const std::shared_ptr<shard>& s, std::vector<offsets_log::record> records,
-                     std::function<void(std::error_code)> done);
+  // order the group made them. A write that may have failed reloads the group (reload_failed).
+  void append_locked(const std::shared_ptr<shard>& s, const std::string& group_id,
+                     std::vector<offsets_log::record> records, std::function<void(std::error_code)> done);
 
   coordinator_config config_;
   offsets_log& log_;
   mutable std::mutex shards_mutex_;
   std::map<std::int32_t, std::shared_ptr<shard>> shards_;  // guarded by shards_mutex_
   std::int64_t next_expiry_ms_ = 0;                        // tick()'s thread only
+  std::mutex reload_mutex_;                                // taken last, after any other lock
+  std::vector<group_ref> failed_writes_;                   // guarded by reload_mutex_
+  std::vector<group_ref> reloads_;                         // guarded by reload_mutex_
 };
 
 }  // namespace ferry::group

@@ -64,6 +64,10 @@ broker_metrics::broker_metrics()
                                       "Kafka connections that could not be accepted (e.g. out of descriptors)")),
       idle_closed_family_(family<prometheus::Counter>(*registry_, "ferry_idle_connections_closed_total",
                                                       "Kafka connections closed after connections.max.idle.ms")),
+      confined_failures_family_(family<prometheus::Counter>(
+          *registry_, "ferry_confined_failures_total",
+          "Failures of background work (timers, periodic jobs, groups) logged and confined instead of ending "
+          "the process")),
       invalid_topics_family_(
           family<prometheus::Gauge>(*registry_, "ferry_invalid_topics",
                                     "Topics whose ZooKeeper assignment cannot be read (no leaders, data kept)")),
@@ -76,6 +80,7 @@ broker_metrics::broker_metrics()
       fetch_waiters_(&fetch_waiters_family_.Add({})),
       accept_errors_(&accept_errors_family_.Add({})),
       idle_connections_closed_(&idle_closed_family_.Add({})),
+      confined_failures_(&confined_failures_family_.Add({})),
       replication_(*registry_),
       log_cleaner_(*registry_) {}
 

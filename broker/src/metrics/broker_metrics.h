@@ -65,6 +65,9 @@ class broker_metrics {
   // The Kafka listener: accepts that failed (out of descriptors, ...) and connections closed for idleness.
   prometheus::Counter& accept_errors() { return *accept_errors_; }
   prometheus::Counter& idle_connections_closed() { return *idle_connections_closed_; }
+  // Failures of background work (timers, periodic jobs, detached coroutines, a group's state machine) that were
+  // logged and confined instead of ending the process (base/guarded.h).
+  prometheus::Counter& confined_failures() { return *confined_failures_; }
   prometheus::Gauge& partition_log_size(const std::string& topic, int partition);
   prometheus::Gauge& partition_log_end_offset(const std::string& topic, int partition);
   prometheus::Gauge& partition_log_start_offset(const std::string& topic, int partition);
@@ -96,6 +99,7 @@ class broker_metrics {
   prometheus::Family<prometheus::Gauge>& fetch_waiters_family_;
   prometheus::Family<prometheus::Counter>& accept_errors_family_;
   prometheus::Family<prometheus::Counter>& idle_closed_family_;
+  prometheus::Family<prometheus::Counter>& confined_failures_family_;
   prometheus::Family<prometheus::Gauge>& invalid_topics_family_;
   prometheus::Family<prometheus::Gauge>& stray_logs_family_;
   prometheus::Gauge* open_connections_;
@@ -105,6 +109,7 @@ class broker_metrics {
   prometheus::Gauge* fetch_waiters_;
   prometheus::Counter* accept_errors_;
   prometheus::Counter* idle_connections_closed_;
+  prometheus::Counter* confined_failures_;
   replication_metrics replication_;
   log_cleaner_metrics log_cleaner_;
 };

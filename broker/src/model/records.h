@@ -42,6 +42,11 @@ struct records_summary {
 // pass, no allocation per record; compressed payloads are read through a fixed window, so a decompression
 // bomb costs bounded memory and is refused once it passes the limit.
 [[nodiscard]] result<records_summary> validate_records(std::span<const std::byte> batch, std::size_t max_record_bytes);
+// The most a produced batch may decompress to. Kafka's max.message.bytes bounds the batch as stored (compressed)
+// and Kafka sets no bound here; this one only caps the work a decompression bomb can cause on a network thread
+// (memory is bounded by the window either way), far above any batch a producer builds (batch.size is 16 KiB by
+// default).
+inline constexpr std::size_t max_inflated_batch_bytes = std::size_t{64} << 20;
 
 // The first record whose timestamp is >= ts, with that timestamp, as ListOffsets by timestamp answers
 // (Kafka's FileRecords.searchForTimestamp): a lookup lands on a record, not on the batch around it. The batch is

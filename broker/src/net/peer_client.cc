@@ -8,6 +8,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/endian/conversion.hpp>
 
+#include "base/guarded.h"
+
 namespace ferry::net {
 namespace asio = boost::asio;
 
@@ -30,9 +32,9 @@ asio::awaitable<result<void>> peer_client::connect(const std::string& host, std:
   if (resolve_error) co_return to_std(resolve_error);
   asio::steady_timer deadline(io_);
   deadline.expires_after(timeout);
-  deadline.async_wait([this](const boost::system::error_code& ec) {
+  deadline.async_wait(guarded("a peer connection's connect deadline", [this](const boost::system::error_code& ec) {
     if (!ec) close();
-  });
+  }));
   const auto [connect_error, endpoint] =
       co_await asio::async_connect(socket_, endpoints, asio::as_tuple(asio::use_awaitable));
   deadline.cancel();
@@ -49,9 +51,9 @@ asio::awaitable<result<void>> peer_client::round_trip(std::span<const std::byte>
                                                       std::vector<std::byte>& body) {
   asio::steady_timer deadline(io_);
   deadline.expires_after(timeout);
-  deadline.async_wait([this](const boost::system::error_code& ec) {
+  deadline.async_wait(guarded("a peer request's deadline", [this](const boost::system::error_code& ec) {
     if (!ec) close();
-  });
+  }));
   const auto [write_error, written] = co_await asio::async_write(socket_, asio::buffer(frame.data(), frame.size()),
                                                                  asio::as_tuple(asio::use_awaitable));
   if (write_error) co_return to_std(write_error);

@@ -2,10 +2,10 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "base/guarded.h"
 #include "base/log.h"
 #include "net/listen.h"
 
@@ -26,7 +26,9 @@ result<void> tcp_server::listen(const std::string& host, std::uint16_t port) {
   return success();
 }
 
-void tcp_server::start() { asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached); }
+void tcp_server::start() {
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), guarded_detached("the accept loop of " + listener_));
+}
 
 void tcp_server::stop() {
   boost::system::error_code ignored;
@@ -63,7 +65,7 @@ asio::awaitable<void> tcp_server::accept_loop() {
     info.listener = listener_;
     ++open_connections_;
     asio::co_spawn(home, serve_connection(std::move(socket), handler_, limits_, std::move(info)),
-                   [this](const std::exception_ptr&) { --open_connections_; });
+                   guarded_detached("a connection", [this] { --open_connections_; }));
   }
 }
 

@@ -52,8 +52,20 @@ void partition::become_leader(const leadership& state) {
         state.state.zk_version == leadership_.state.zk_version && state.followers == leadership_.followers)
       return;
     if (state.epoch != leadership_.epoch || !leader_.load()) followers_.clear();
+    const auto contains = [](const std::vector<broker_id>& set, broker_id b) {
+      return std::find(set.begin(), set.end(), b) != set.end();
+    };
+    // What a follower fetched counts no more once it is not an assigned replica, left the ISR (the controller
+    // dropped it, or this leader's shrink was written), is not live, or registered again (restarted): it must
+    // fetch again to join.
     std::erase_if(followers_, [&](const auto& entry) {
-      return std::find(state.followers.begin(), state.followers.end(), entry.first) == state.followers.end();
+      const broker_id f = entry.first;
+      const auto live = state.live_followers.find(f);
+      const auto was_live = leadership_.live_followers.find(f);
+      return !contains(state.followers, f) ||
+             (contains(leadership_.isr_followers, f) && !contains(state.isr_followers, f)) ||
+             live == state.live_followers.end() ||
+             (was_live != leadership_.live_followers.end() && was_live->second != live->second);
     });
     leadership_ = state;
     isr_change_in_flight_ = false;
@@ -61,7 +73,6 @@ void partition::become_leader(const leadership& state) {
   log_->begin_epoch(state.epoch);
   leader_id_.store(no_broker.value());
   epoch_.store(state.epoch.value());
-  alone_in_isr_.store(state.isr_followers.empty());
   leader_.store(true);
   if (advance_high_watermark()) notify_waiters();
 }
@@ -76,7 +87,6 @@ void partition::become_follower(leader_epoch epoch, broker_id leader) {
   }
   epoch_.store(epoch.value());
   leader_.store(false);
-  alone_in_isr_.store(false);
   notify_waiters();  // fetches and acks=all produces waiting here find out
 }
 
@@ -89,9 +99,10 @@ std::optional<partition::isr_change> partition::wanted_isr_change(std::int64_t n
   // The start of the current epoch: where the epoch before it ends.
   const offset epoch_start = log_->end_offset_for_epoch(leader_epoch{epoch().value() - 1}).end;
   const offset leader_end = log_->log_end_offset();
-  const offset hw = high_watermark();
   std::lock_guard lock(followers_mutex_);
   if (isr_change_in_flight_) return std::nullopt;
+  // Read under the lock every leader-side move of the high watermark takes: it cannot pass a joiner admitted here.
+  const offset hw = high_watermark();
   auto isr = leadership_.state.isr;
   bool changed = false;
   for (const broker_id f : leadership_.isr_followers) {
@@ -108,7 +119,8 @@ std::optional<partition::isr_change> partition::wanted_isr_change(std::int64_t n
     if (std::find(isr.begin(), isr.end(), f) != isr.end() ||
         std::find(leadership_.isr_followers.begin(), leadership_.isr_followers.end(), f) !=
             leadership_.isr_followers.end() ||
-        std::find(leadership_.leaving.begin(), leadership_.leaving.end(), f) != leadership_.leaving.end())
+        std::find(leadership_.leaving.begin(), leadership_.leaving.end(), f) != leadership_.leaving.end() ||
+        !leadership_.live_followers.contains(f))
       continue;
     const auto progress = followers_.find(f);
     if (progress == followers_.end() || progress->second.log_end < hw || progress->second.log_end < epoch_start)
@@ -120,7 +132,6 @@ std::optional<partition::isr_change> partition::wanted_isr_change(std::int64_t n
   if (!changed) return std::nullopt;
   // A joiner holds the high watermark from now on, before the view says it is in (Kafka's maximal ISR).
   for (const broker_id f : joining) leadership_.isr_followers.push_back(f);
-  if (!joining.empty()) alone_in_isr_.store(false);
   isr_change_in_flight_ = true;
   return isr_change{leadership_.state, std::move(isr)};
 }
@@ -133,7 +144,7 @@ void partition::isr_change_failed() {
 std::size_t partition::in_sync_replicas() const {
   if (!leader_.load()) return 0;
   std::lock_guard lock(followers_mutex_);
-  return 1 + leadership_.isr_followers.size();
+  return leadership_.state.isr.size();
 }
 
 std::vector<partition::follower_lag> partition::follower_lags() const {
@@ -185,20 +196,18 @@ partition::leadership partition::current_leadership() const {
 
 bool partition::advance_high_watermark() {
   if (!leader_.load()) return false;
+  // Under the followers' lock, also when the leader is alone in the ISR: a joiner is admitted under it too, so
+  // the high watermark never passes one (review finding 12).
+  std::lock_guard lock(followers_mutex_);
   std::int64_t candidate = log_->visible_end().value();
-  if (!alone_in_isr_.load()) {
-    std::lock_guard lock(followers_mutex_);
-    for (const broker_id follower : leadership_.isr_followers) {
-      const auto known = followers_.find(follower);
-      if (known == followers_.end() || known->second.log_end.value() < 0) return false;
-      candidate = std::min(candidate, known->second.log_end.value());
-    }
+  for (const broker_id follower : leadership_.isr_followers) {
+    const auto known = followers_.find(follower);
+    if (known == followers_.end() || known->second.log_end.value() < 0) return false;
+    candidate = std::min(candidate, known->second.log_end.value());
   }
-  std::int64_t current = high_watermark_.load();
-  while (candidate > current) {
-    if (high_watermark_.compare_exchange_weak(current, candidate)) return true;
-  }
-  return false;
+  if (candidate <= high_watermark_.load()) return false;
+  high_watermark_.store(candidate);
+  return true;
 }
 
 result<storage::append_result> partition::append(std::span<std::byte> batch) {

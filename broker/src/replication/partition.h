@@ -58,6 +58,9 @@ class partition {
     std::vector<broker_id> isr_followers;  // those of them in the ISR
     coord::partition_state state;          // as the view has it: what an ISR change is conditional on
     std::vector<broker_id> leaving;        // followers in a controlled shutdown: they fetch, but do not join the ISR
+    // The broker epoch (registration czxid) of each follower registered now; a follower missing here is not
+    // live and cannot join the ISR, and one whose epoch changed restarted: what it fetched before is forgotten.
+    std::map<broker_id, std::int64_t> live_followers;
     friend bool operator==(const leadership&, const leadership&) = default;
   };
   // Starts leading, or takes a new ISR or epoch while leading. A new epoch starts in the log at its end
@@ -68,7 +71,9 @@ class partition {
   // The broker this replica follows; no_broker while it leads or no leader is known.
   [[nodiscard]] broker_id leader() const { return broker_id{leader_id_.load()}; }
   [[nodiscard]] leader_epoch epoch() const { return leader_epoch{epoch_.load()}; }
-  // The ISR's size, this broker included, while it leads.
+  // The ISR's size, this broker included, while it leads: the ISR as ZooKeeper has it (Kafka's committed ISR),
+  // which min.insync.replicas counts. A joiner whose ISR write is still on its way holds the high watermark
+  // (the maximal ISR) but does not count here until the write is in the view.
   [[nodiscard]] std::size_t in_sync_replicas() const;
   [[nodiscard]] leadership current_leadership() const;
   // While it leads: how far each follower is behind the log end, as its last fetch said, in records and in
@@ -134,9 +139,12 @@ class partition {
 
   // The ISR this leader wants now, and the state it would replace; nullopt when it wants no change or one
   // is on its way. A follower leaves when it has not been caught up (at the log end) for `lag_max_ms`
-  // (replica.lag.time.max.ms); one joins once its log end reaches the high watermark and the start of the
-  // current epoch. A joiner counts for the high watermark at once (Kafka's maximal ISR); one that leaves
-  // counts until the view drops it. The change is on its way until a become_leader with a newer state (one
+  // (replica.lag.time.max.ms); one joins once a fetch of its in this leadership, made since it last left the
+  // ISR and since its broker last registered, reached the high watermark and the start of the current epoch,
+  // and while its broker is registered (Kafka's maybeExpandIsr with KAFKA-14140 and KIP-903): a dead or restarted
+  // follower never rejoins on what it fetched before. A joiner counts for the high watermark at once (Kafka's
+  // maximal ISR), decided under the same lock as the high watermark, so the high watermark never passes it; one
+  // that leaves counts until the view drops it. The change is on its way until a become_leader with a newer state (one
   // with the same state version is from before the write, and changes nothing), or isr_change_failed().
   struct isr_change {
     coord::partition_state expected;
@@ -174,8 +182,6 @@ class partition {
   std::atomic<std::shared_ptr<const config::topic_settings>> settings_;
   metrics::topic_metrics counters_;
   std::atomic<bool> leader_{false};
-  // No follower is in the ISR: the leader's log alone moves the high watermark, with no lock on the way.
-  std::atomic<bool> alone_in_isr_{false};
   std::atomic<std::int32_t> epoch_{-1};
   std::atomic<std::int32_t> leader_id_{-1};
   std::atomic<std::int64_t> high_watermark_;

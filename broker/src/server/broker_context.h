@@ -106,8 +106,11 @@ struct broker_context {
   replication::partition_manager& partitions;
   metrics::broker_metrics& metrics;
   producer_ids& producer_id_source;
-  // Threads for calls that block (ZooKeeper round trips), so network threads never wait on them.
+  // Threads for calls that wait on a disk (fsyncs), so network threads never wait on them.
   boost::asio::thread_pool& blocking_pool;
+  // Threads of their own for ZooKeeper round trips: while ZooKeeper is away each call waits up to the session
+  // timeout, and those waits must not hold up the disk work (produce flushes, segment seals) on blocking_pool.
+  boost::asio::thread_pool& zookeeper_pool;
   const ferry::clock& clock;
   // leader.replication.throttled.rate: what this broker serves to followers of throttled replicas.
   replication::replication_quota& leader_replication_quota;
@@ -121,19 +124,31 @@ struct broker_context {
   peer_requests& peers;
 };
 
-// Runs a blocking call on the blocking pool and resumes the calling coroutine on its own executor.
+// Runs a blocking call on `pool` and resumes the calling coroutine on its own executor.
 //
 // The call must be trivially destructible (capture by reference): GCC 12 destroys by-value captures of a
 // lambda passed inside a co_await expression twice, so a captured std::string would be freed twice.
 template <typename F>
-boost::asio::awaitable<std::invoke_result_t<F>> run_blocking(broker_context& broker, F call) {
+boost::asio::awaitable<std::invoke_result_t<F>> run_on(boost::asio::thread_pool& pool, F call) {
   static_assert(std::is_trivially_destructible_v<F>, "capture by reference; see the comment above");
   using R = std::invoke_result_t<F>;
   // co_spawn hands results through default-constructed storage, which result<T> lacks; optional has it.
   auto task = [call]() -> boost::asio::awaitable<std::optional<R>> { co_return call(); };
-  auto operation = boost::asio::co_spawn(broker.blocking_pool, task, boost::asio::use_awaitable);
+  auto operation = boost::asio::co_spawn(pool, task, boost::asio::use_awaitable);
   auto done = co_await std::move(operation);
   co_return std::move(*done);
+}
+
+// A call that waits on a disk, on the blocking pool.
+template <typename F>
+boost::asio::awaitable<std::invoke_result_t<F>> run_blocking(broker_context& broker, F call) {
+  co_return co_await run_on(broker.blocking_pool, call);
+}
+
+// A call that makes ZooKeeper round trips, on the pool of its own for those.
+template <typename F>
+boost::asio::awaitable<std::invoke_result_t<F>> run_on_zookeeper(broker_context& broker, F call) {
+  co_return co_await run_on(broker.zookeeper_pool, call);
 }
 
 }  // namespace ferry::server

@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "base/guarded.h"
 #include "base/log.h"
 #include "model/batch_builder.h"
 #include "model/compression.h"
@@ -112,11 +113,13 @@ void replicated_coordinator_log::write(std::int32_t partition, model::batch_buil
   const auto timeout = timeout_ms_;
   if (appended.value().flush_required) {
     // flush.messages on the topic: the fsync runs off the network threads, then the wait starts.
-    asio::post(blocking_pool_, [finish = std::move(finish), replica, upto, timeout, &timers = timers_]() mutable {
-      if (const auto flushed = replica->flush(upto); !flushed)
-        FERRY_LOG_LIMITED(warn, "coordinator", 100) << replica->id() << ": flush failed: " << flushed.error().message();
-      await_replicated(timers, replica, upto, timeout, std::move(finish));
-    });
+    asio::post(blocking_pool_, guarded("flushing a coordinator's write", [finish = std::move(finish), replica, upto,
+                                                                          timeout, &timers = timers_]() mutable {
+                 if (const auto flushed = replica->flush(upto); !flushed)
+                   FERRY_LOG_LIMITED(warn, "coordinator", 100)
+                       << replica->id() << ": flush failed: " << flushed.error().message();
+                 await_replicated(timers, replica, upto, timeout, std::move(finish));
+               }));
     return;
   }
   await_replicated(timers_, std::move(replica), upto, timeout, std::move(finish));

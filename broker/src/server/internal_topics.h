@@ -45,14 +45,14 @@ struct coordinator_location {
                                                     std::int32_t partition, bool& missing_topic);
 
 // Creates the topic as Kafka does: its partition count, its replication factor capped by the live brokers,
-// compacted, min.insync.replicas capped by the replicas. Blocking: call through run_blocking.
+// compacted, min.insync.replicas capped by the replicas. Blocking on ZooKeeper: call through run_on_zookeeper.
 topic_admin_result create_internal_topic(broker_context& broker, const internal_topic& topic);
 
 // A coordinator's topic without cleanup.policy=compact was created as an ordinary topic (by a client's
 // auto-creation on a broker that allowed it, or by a tool) and would lose its records to retention.
 [[nodiscard]] bool internal_topic_needs_repair(const internal_topic& topic, const coord::cluster_view& view);
 // Sets its cleanup.policy to compact, keeping its other overrides, and says so in the log. Blocking: call through
-// run_blocking.
+// run_on_zookeeper.
 result<void> repair_internal_topic(broker_context& broker, const internal_topic& topic);
 
 }  // namespace ferry::server

@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "base/guarded.h"
 #include "base/log.h"
 #include "group/group_coordinator.h"
 #include "server/error_mapping.h"
@@ -42,11 +43,13 @@ void marker_appender::append(const topic_partition& partition, producer_id produ
     }
   };
   if (appended.value().flush_required) {
-    asio::post(blocking_pool_, [this, finish = std::move(finish), replica, upto]() mutable {
-      if (const auto flushed = replica->flush(upto); !flushed)
-        FERRY_LOG_LIMITED(warn, "txn", 100) << replica->id() << ": flush failed: " << flushed.error().message();
-      await_replicated(timers_, replica, upto, timeout_ms_, std::move(finish));
-    });
+    asio::post(blocking_pool_,
+               guarded("flushing a transaction marker", [this, finish = std::move(finish), replica, upto]() mutable {
+                 if (const auto flushed = replica->flush(upto); !flushed)
+                   FERRY_LOG_LIMITED(warn, "txn", 100)
+                       << replica->id() << ": flush failed: " << flushed.error().message();
+                 await_replicated(timers_, replica, upto, timeout_ms_, std::move(finish));
+               }));
     return;
   }
   await_replicated(timers_, std::move(replica), upto, timeout_ms_, std::move(finish));

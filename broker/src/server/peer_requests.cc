@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "base/guarded.h"
+
 namespace ferry::server {
 
 boost::asio::awaitable<result<std::unique_ptr<net::peer_client>>> peer_requests::take(const coord::broker_info& to) {
@@ -28,11 +30,11 @@ void peer_requests::give_back(broker_id to, std::unique_ptr<net::peer_client> pe
 }
 
 void peer_requests::close() {
-  boost::asio::post(io_, [self = shared_from_this()] {
-    for (auto& [id, entry] : self->idle_)
-      for (auto& peer : entry.second) peer->close();
-    self->idle_.clear();
-  });
+  boost::asio::post(io_, guarded("closing idle peer connections", [self = shared_from_this()] {
+                      for (auto& [id, entry] : self->idle_)
+                        for (auto& peer : entry.second) peer->close();
+                      self->idle_.clear();
+                    }));
 }
 
 }  // namespace ferry::server

@@ -11,7 +11,7 @@ namespace ferry::server {
 class cluster_writes;
 
 // Hands out producer ids (idempotent and transactional) from blocks reserved in ZooKeeper (/latest_producer_id_block),
-// so ids are unique across the cluster and across restarts. Blocking: call through run_blocking.
+// so ids are unique across the cluster and across restarts. Blocking on ZooKeeper: call through run_on_zookeeper.
 class producer_ids final : public txn::producer_id_source {
  public:
   explicit producer_ids(cluster_writes& cluster) : cluster_(cluster) {}

@@ -13,7 +13,7 @@ namespace ferry::server {
 // against the cluster view (the partition exists; the target names live brokers, each once) and against the
 // assignment in ZooKeeper (a cancel needs a reassignment in progress; some in-sync replica stays assigned),
 // then every acceptable move is written in one conditional update of the topic znode. The controller carries
-// them out. Blocking: call through run_blocking.
+// them out. Blocking on ZooKeeper: call through run_on_zookeeper.
 struct partition_move {
   partition_id partition;
   std::optional<std::vector<broker_id>> target;  // nullopt: cancel the reassignment in progress

@@ -6,6 +6,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "base/guarded.h"
+
 namespace ferry::server {
 namespace asio = boost::asio;
 namespace {
@@ -24,13 +26,15 @@ class replicated_write final : public replication::data_waiter, public std::enab
   void start(std::int32_t timeout_ms) {
     partition_->add_waiter(shared_from_this());
     timer_.expires_after(std::chrono::milliseconds(timeout_ms));
-    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (!ec) self->finish(replicated_outcome::timed_out);
-    });
+    timer_.async_wait(
+        guarded("a replicated write's timeout", [self = shared_from_this()](const boost::system::error_code& ec) {
+          if (!ec) self->finish(replicated_outcome::timed_out);
+        }));
     check();
   }
   void notify() override {
-    asio::post(timer_.get_executor(), [self = shared_from_this()] { self->check(); });
+    asio::post(timer_.get_executor(),
+               guarded("a replicated write's check", [self = shared_from_this()] { self->check(); }));
   }
 
  private:
@@ -69,7 +73,7 @@ std::size_t min_insync_replicas(const replication::partition& p) {
 void await_replicated(asio::io_context& timers, std::shared_ptr<replication::partition> partition, offset upto,
                       std::int32_t timeout_ms, std::function<void(replicated_outcome)> done) {
   auto write = std::make_shared<replicated_write>(timers, std::move(partition), upto, std::move(done));
-  asio::post(timers, [write, timeout_ms] { write->start(timeout_ms); });
+  asio::post(timers, guarded("a replicated write's start", [write, timeout_ms] { write->start(timeout_ms); }));
 }
 
 }  // namespace ferry::server

@@ -12,7 +12,7 @@
 namespace ferry::server {
 
 // Topic changes shared by several APIs (CreateTopics and Metadata's auto-creation; CreatePartitions),
-// written to ZooKeeper through the cluster registry. Blocking: call through run_blocking.
+// written to ZooKeeper through the cluster registry. Blocking on ZooKeeper: call through run_on_zookeeper.
 
 struct topic_admin_result {
   protocol::error_code error = protocol::error_code::none;

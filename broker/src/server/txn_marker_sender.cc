@@ -4,8 +4,8 @@
 #include <mutex>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 
+#include "base/guarded.h"
 #include "base/log.h"
 #include "protocol/messages/write_txn_markers.h"
 
@@ -81,7 +81,8 @@ void txn_marker_sender::write(txn::marker_request request, std::function<void(st
   for (auto& [leader, partitions] : elsewhere) {
     auto part = request;
     part.partitions = std::move(partitions);
-    boost::asio::co_spawn(io_, send(view->brokers.at(leader), std::move(part), results), boost::asio::detached);
+    boost::asio::co_spawn(io_, send(view->brokers.at(leader), std::move(part), results),
+                          guarded_detached("sending transaction markers"));
   }
   results->finish({});
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/guarded.h"
 #include "base/log.h"
 #include "storage/key_offset_map.h"
 #include "storage/log_manager.h"
@@ -72,7 +73,9 @@ result<bool> log_cleaner::clean_once(key_offset_map& map) {
   const auto threads = static_cast<std::size_t>(std::max(options_.config.threads, 1));
   const auto io_buffer = static_cast<std::size_t>(std::max(options_.config.io_buffer_size, 1)) / threads;
   const auto started = options_.clock->steady_now();
-  auto outcome = picked->chosen->compact(map, io_buffer);
+  // A pass that throws leaves the partition uncleanable, like one that fails (Kafka's logs-uncleanable).
+  result<compaction_result> outcome = errc::corrupt_log;
+  (void)run_guarded("cleaning a log", [&] { outcome = picked->chosen->compact(map, io_buffer); });
   const auto duration = options_.clock->steady_now() - started;
   {
     std::lock_guard lock(mutex_);

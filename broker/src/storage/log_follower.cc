@@ -157,6 +157,10 @@ result<offset> disk_log::cut_segments_at(offset end) {
   auto reopened = segment::open(*fs_, directory_, seg->base_offset(), config_.segment_index_bytes, true);
   if (!reopened) return io_failed("reopening a truncated segment", reopened.error());
   FERRY_TRY(reopened.value()->recover(config_.index_interval_bytes, segment::cut_everything));
+  // The aborted transactions whose markers were cut go too (Kafka's LogSegment.truncateTo trims the txn index),
+  // whatever the producer-state replay later skips.
+  if (auto trimmed = reopened.value()->remove_aborted_from(end); !trimmed)
+    return io_failed("trimming a truncated segment's aborted transactions", trimmed.error());
   {
     std::unique_lock segments_lock(segments_mutex_);
     segments_.resize(segments_.size() - later.size());

@@ -327,6 +327,40 @@ TEST_F(classic_group_test, StaticMembersSurviveARebalanceTheyMissUntilTheirSessi
   EXPECT_FALSE(group_.has_member((*stat)->member_id)) << "but by their session timeout";
 }
 
+// The crash franz-go's static members found (issue 29): the static leader leaves by instance id; the id
+// remove_member compared the leader with lived in the static-member table it had just erased, so the leader
+// stayed a member that no longer existed, and the next rebalance threw from members_.at(leader_).
+TEST_F(classic_group_test, AStaticLeaderLeavingByInstanceIdHandsLeadershipToAnotherMember) {
+  std::vector<std::string> ids;
+  std::vector<std::shared_ptr<std::optional<join_result>>> joins;
+  for (int i = 0; i < 2; ++i) {
+    auto r = joiner();
+    r.group_instance_id = "instance-" + std::to_string(i);
+    r.require_known_member_id = false;
+    joins.push_back(join(r));
+  }
+  through_initial_delay();
+  for (const auto& j : joins) {
+    ASSERT_TRUE(j->has_value());
+    ids.push_back((*j)->member_id);
+  }
+  const auto leader = (*joins[0])->leader;
+  const auto follower = leader == ids[0] ? ids[1] : ids[0];
+  const std::string leader_instance = leader == ids[0] ? "instance-0" : "instance-1";
+  ASSERT_FALSE(group_.leave("", leader_instance, now_));
+  EXPECT_EQ(group_.leader(), follower);
+  EXPECT_EQ(group_.broken_invariant(), "");
+  // The rebalance the leave started completes with the member that is left.
+  auto rejoin = joiner(follower);
+  rejoin.group_instance_id = leader == ids[0] ? "instance-1" : "instance-0";
+  const auto answer = join(rejoin);
+  advance(100);
+  ASSERT_TRUE(answer->has_value());
+  EXPECT_FALSE((*answer)->error);
+  EXPECT_EQ((*answer)->leader, follower);
+  EXPECT_EQ(group_.state(), group_state::completing_rebalance);
+}
+
 TEST_F(classic_group_test, CommitsFollowMembershipAndGeneration) {
   EXPECT_FALSE(group_.validate_commit("", std::nullopt, -1, now_)) << "an empty group takes commits from outside";
   const auto ids = stable_group_of_three();

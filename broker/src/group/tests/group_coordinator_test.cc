@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <stdexcept>
 
+#include "base/guarded.h"
 #include "group/errc.h"
 #include "model/testing/memory_coordinator_log.h"
 
@@ -282,6 +284,79 @@ TEST(group_coordinator, LoadingAppliesTransactionalOffsetsAtTheirCommitMarkers) 
   EXPECT_EQ(c->pending_txn_offsets("g"), std::vector{t1});
   c->complete_txn(0, producer_id{9}, true);
   EXPECT_EQ(committed(*c, t1), offset{40});
+}
+
+}  // namespace ferry::group
+
+namespace ferry::group {
+
+// Issue 29: a group whose state machine throws (here a parked request's callback does, with the group part way
+// through a change) is unloaded, its requests refused as loading, the failure counted, and the group comes back as
+// its log has it; the broker, and the other groups, go on.
+TEST(group_coordinator, AGroupWhoseStateMachineThrowsIsReadBackFromItsLog) {
+  memory_log log;
+  auto c = loaded(log);
+  ASSERT_FALSE(run_commit(*c, "g", simple_commit({{t0, 10}}))[0]);
+  ASSERT_FALSE(run_commit(*c, "other", simple_commit({{t0, 5}}))[0]);
+  const auto failures = confined_failures();
+  std::optional<join_result> answered;
+  int answers = 0;
+  c->join("g", consumer_join(), now_ms, [&](join_result r) {
+    ++answers;
+    answered = std::move(r);
+    if (answers == 1) throw std::runtime_error("a bug while answering");
+  });
+  EXPECT_EQ(confined_failures(), failures + 1);
+  EXPECT_EQ(answers, 1) << "the request is answered once";
+  EXPECT_EQ(c->heartbeat("g", "m", std::nullopt, 1, now_ms), errc::coordinator_loading);
+  EXPECT_EQ(c->fetch("g", std::nullopt).error(), errc::coordinator_loading);
+  ASSERT_TRUE(c->fetch("other", std::nullopt)) << "the partition's other groups are served meanwhile";
+
+  c->reload_failed(now_ms);
+  const auto fetched = c->fetch("g", std::nullopt);
+  ASSERT_TRUE(fetched);
+  ASSERT_EQ(fetched.value().size(), 1U);
+  EXPECT_EQ(fetched.value()[0].second->committed, offset{10});
+  std::optional<join_result> joined;
+  c->join("g", consumer_join(), now_ms, [&](join_result r) { joined = std::move(r); });
+  c->tick(now_ms);
+  ASSERT_TRUE(joined);
+  EXPECT_FALSE(joined->error);
+}
+
+// A consumer group's heartbeat changes the group in memory before its records are written; when the write fails
+// the log is the truth, and the group is read back from it.
+TEST(group_coordinator, AConsumerGroupWhoseWriteFailedIsReadBackFromItsLog) {
+  memory_log log;
+  auto c = loaded(log);
+  const topic_lookup topics = [](const std::string& name) -> std::optional<topic_metadata> {
+    if (name != "t") return std::nullopt;
+    return topic_metadata{topic_uuid{1}, 2};
+  };
+  const auto beat = [&](const std::string& member) {
+    consumer_heartbeat_request r;
+    r.member_id = member;
+    r.member_epoch = 0;
+    r.rebalance_timeout_ms = 30000;
+    r.subscribed_topic_names = std::vector<std::string>{"t"};
+    r.owned = topic_id_partitions{};
+    std::optional<consumer_heartbeat_result> out;
+    c->consumer_heartbeat("cg", r, topics, now_ms, [&](consumer_heartbeat_result x) { out = std::move(x); });
+    return out;
+  };
+  const auto first = beat("a");
+  ASSERT_TRUE(first);
+  ASSERT_FALSE(first->error);
+  log.failure = errc::coordinator_not_available;
+  const auto second = beat("b");
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->error, errc::coordinator_not_available);
+  log.failure = {};
+  c->reload_failed(now_ms);
+  const auto described = c->describe_consumer_group("cg");
+  ASSERT_TRUE(described);
+  ASSERT_EQ(described.value().members.size(), 1U) << "b never reached the log";
+  EXPECT_EQ(described.value().members[0].member_id, "a");
 }
 
 }  // namespace ferry::group

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -239,6 +240,106 @@ TEST(tcp_server_idle, idle_connections_are_closed) {
   pool.stop();
   thread.join();
   std::fclose(file);
+}
+
+// Review finding 10: a half-sent request (a size prefix after a full one) and an answer the client never reads
+// both end the connection after connections.max.idle.ms, and the closed connection lets go of what its answer
+// held (a fetch's segment files) at once.
+class stalled_client_test : public ::testing::Test {
+ protected:
+  // Answers with a file region of `length` bytes whose owner it remembers.
+  class large_answer final : public request_handler {
+   public:
+    large_answer(int fd, std::uint32_t length) : fd_(fd), length_(length) {}
+    asio::awaitable<request_outcome> handle(std::span<std::byte>, const connection_info&) override {
+      request_outcome outcome;
+      const auto size = boost::endian::native_to_big(static_cast<std::int32_t>(length_));
+      outcome.response.append(std::as_bytes(std::span(&size, 1)));
+      auto owner = std::make_shared<int>(0);
+      held = owner;
+      outcome.response.append_file({fd_, 0, length_, owner});
+      co_return outcome;
+    }
+    std::weak_ptr<const void> held;
+
+   private:
+    int fd_;
+    std::uint32_t length_;
+  };
+
+  void start(std::uint32_t answer_bytes) {
+    file_ = std::tmpfile();
+    ASSERT_EQ(::ftruncate(fileno(file_), answer_bytes), 0);
+    handler_ = std::make_unique<large_answer>(fileno(file_), answer_bytes);
+    server_ = std::make_unique<tcp_server>(pool_, *handler_, "PLAINTEXT",
+                                           connection_limits{.max_request_bytes = 1024,
+                                                             .receive_buffer_bytes = 4096,
+                                                             .max_idle_ms = 300,
+                                                             .on_idle_close = [this] { ++closed_; }});
+    ASSERT_TRUE(server_->listen("127.0.0.1", 0));
+    server_->start();
+    thread_ = std::thread([this] { pool_.run(); });
+  }
+  void TearDown() override {
+    if (!server_) return;
+    stop_on_main(pool_, *server_);
+    pool_.stop();
+    thread_.join();
+    std::fclose(file_);
+  }
+  asio::ip::tcp::socket connect(int receive_buffer = 0) {
+    asio::ip::tcp::socket socket(client_io_);
+    socket.open(asio::ip::tcp::v4());
+    if (receive_buffer > 0) socket.set_option(asio::socket_base::receive_buffer_size(receive_buffer));
+    socket.connect({asio::ip::make_address("127.0.0.1"), server_->bound_port()});
+    return socket;
+  }
+  bool waits_for(const std::function<bool()>& condition) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!condition()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+
+  io_context_pool pool_{1};
+  asio::io_context client_io_;
+  std::FILE* file_ = nullptr;
+  std::unique_ptr<large_answer> handler_;
+  std::unique_ptr<tcp_server> server_;
+  std::thread thread_;
+  std::atomic<int> closed_{0};
+};
+
+TEST_F(stalled_client_test, a_size_prefix_with_no_body_is_closed_after_the_idle_time) {
+  start(16);
+  auto socket = connect();
+  auto frames = frame_of("whole");
+  const auto next = frame_of("never sent in full");
+  frames.insert(frames.end(), next.begin(), next.begin() + 4);
+  asio::write(socket, asio::buffer(frames));
+  std::int32_t size = 0;
+  asio::read(socket, asio::buffer(&size, 4));
+  std::vector<char> answer(16);
+  asio::read(socket, asio::buffer(answer));
+  const auto started = std::chrono::steady_clock::now();
+  char byte;
+  boost::system::error_code ec;
+  asio::read(socket, asio::buffer(&byte, 1), ec);
+  EXPECT_EQ(ec, asio::error::eof);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));
+  EXPECT_EQ(closed_.load(), 1);
+}
+
+TEST_F(stalled_client_test, an_answer_the_client_never_reads_is_dropped_with_its_files_after_the_idle_time) {
+  start(64 << 20);  // far more than the socket buffers hold
+  auto socket = connect(4096);
+  asio::write(socket, asio::buffer(frame_of("fetch")));
+  ASSERT_TRUE(waits_for([&] { return !handler_->held.expired(); }));
+  // The client reads nothing: after the idle time the broker gives up the answer and what it held.
+  EXPECT_TRUE(waits_for([&] { return handler_->held.expired(); }));
+  EXPECT_EQ(closed_.load(), 1);
 }
 
 }  // namespace

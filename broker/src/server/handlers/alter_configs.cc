@@ -19,7 +19,7 @@ awaitable<p::alter_configs_response> handle_alter_configs(request_context& ctx, 
     for (const auto& c : resource.configs)
       if (c.value) overrides[c.name] = *c.value;
     const bool validate_only = request.validate_only;
-    const auto result = co_await run_blocking(ctx.broker, [&ctx, &resource, &overrides, validate_only] {
+    const auto result = co_await run_on_zookeeper(ctx.broker, [&ctx, &resource, &overrides, validate_only] {
       return set_topic_overrides(ctx.broker, resource.resource_name, overrides, validate_only);
     });
     out.error_code = ctx.error(result.error);

@@ -19,7 +19,7 @@ awaitable<p::alter_partition_reassignments_response> handle_alter_partition_reas
       }
     }
     const auto& name = topic.name;
-    const auto results = co_await run_blocking(
+    const auto results = co_await run_on_zookeeper(
         ctx.broker, [&ctx, &name, &moves] { return reassign_partitions(ctx.broker, name, moves); });
     auto& out = response.responses.emplace_back();
     out.name = topic.name;

@@ -9,6 +9,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "base/guarded.h"
+
 namespace ferry::server::handlers {
 
 // A coordinator's answer to a request it may park (JoinGroup until the rebalance completes, SyncGroup
@@ -28,10 +30,11 @@ class coordinator_reply final : public std::enable_shared_from_this<coordinator_
 
   [[nodiscard]] std::function<void(T)> callback() {
     return [self = this->shared_from_this()](T value) {
-      boost::asio::post(self->timer_.get_executor(), [self, value = std::move(value)]() mutable {
-        self->value_ = std::move(value);
-        self->timer_.cancel();
-      });
+      boost::asio::post(self->timer_.get_executor(),
+                        guarded("handing a coordinator's answer on", [self, value = std::move(value)]() mutable {
+                          self->value_ = std::move(value);
+                          self->timer_.cancel();
+                        }));
     };
   }
   [[nodiscard]] bool ready() const { return value_.has_value(); }

@@ -18,7 +18,7 @@ awaitable<p::create_partitions_response> handle_create_partitions(request_contex
         for (const auto id : a.broker_ids) replicas.push_back(broker_id{id});
       }
     const bool validate_only = request.validate_only;
-    const auto result = co_await run_blocking(ctx.broker, [&ctx, &wanted, &assignment, validate_only] {
+    const auto result = co_await run_on_zookeeper(ctx.broker, [&ctx, &wanted, &assignment, validate_only] {
       return add_partitions(ctx.broker, wanted.name, wanted.count, assignment, validate_only);
     });
     if (result.error != p::error_code::none) {

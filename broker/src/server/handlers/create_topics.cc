@@ -55,7 +55,7 @@ awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, 
       continue;
     }
     const bool validate_only = request.validate_only;
-    const auto result = co_await run_blocking(
+    const auto result = co_await run_on_zookeeper(
         ctx.broker, [&ctx, &topic, validate_only] { return create_topic(ctx.broker, topic, validate_only); });
     if (result.error != p::error_code::none) {
       out.error_code = ctx.error(result.error);

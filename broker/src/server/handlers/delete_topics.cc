@@ -46,8 +46,8 @@ awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, 
     // The closures capture by reference only: GCC 12 destroys by-value captures (this std::string) twice
     // when the closure is an argument inside a co_await expression, which crashed the broker.
     const std::string topic_name = *name;
-    const auto marked =
-        co_await run_blocking(ctx.broker, [&ctx, &topic_name] { return ctx.broker.writes.delete_topic(topic_name); });
+    const auto marked = co_await run_on_zookeeper(
+        ctx.broker, [&ctx, &topic_name] { return ctx.broker.writes.delete_topic(topic_name); });
     if (!marked) {
       out.error_code = ctx.error(to_kafka_error(marked.error()));
       out.error_message = marked.error().message();

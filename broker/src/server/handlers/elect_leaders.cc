@@ -23,7 +23,7 @@ awaitable<p::elect_leaders_response> handle_elect_leaders(request_context& ctx, 
       for (const auto p : topic.partitions) partitions->push_back({topic.topic, partition_id{p}});
   }
   const auto timeout = std::chrono::milliseconds(std::max(0, request.timeout_ms));
-  auto elected = co_await run_blocking(ctx.broker, [&ctx, &type, &partitions, &timeout] {
+  auto elected = co_await run_on_zookeeper(ctx.broker, [&ctx, &type, &partitions, &timeout] {
     return ctx.broker.writes.elect_leaders(type, partitions, timeout);
   });
 

@@ -141,7 +141,10 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
       }
       if (const auto diverged = check_divergence(partition, wanted, out)) {
         out.error_code = p::code(*diverged);
+        // A follower below the log start starts over there, so it must learn where that is.
         out.high_watermark = partition.high_watermark();
+        out.last_stable_offset = partition.last_stable_offset();
+        out.log_start_offset = partition.log_start_offset();
         pass.answer_now = true;
         continue;
       }

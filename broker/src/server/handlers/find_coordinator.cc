@@ -63,7 +63,7 @@ awaitable<p::find_coordinator_response> handle_find_coordinator(request_context&
   if (create) {
     auto& broker = ctx.broker;
     const auto created =
-        co_await run_blocking(broker, [&broker, &topic] { return create_internal_topic(broker, topic); });
+        co_await run_on_zookeeper(broker, [&broker, &topic] { return create_internal_topic(broker, topic); });
     if (created.error != p::error_code::none && created.error != p::error_code::topic_already_exists)
       for (auto& l : found)
         if (l.error == p::error_code::coordinator_not_available)
@@ -74,7 +74,7 @@ awaitable<p::find_coordinator_response> handle_find_coordinator(request_context&
   if (internal_topic_needs_repair(topic, *view)) {
     auto& broker = ctx.broker;
     if (const auto repaired =
-            co_await run_blocking(broker, [&broker, &topic] { return repair_internal_topic(broker, topic); });
+            co_await run_on_zookeeper(broker, [&broker, &topic] { return repair_internal_topic(broker, topic); });
         !repaired)
       FERRY_LOG_LIMITED(error, topic.owner, 10000)
           << "cannot set cleanup.policy=compact on " << topic.name << ": " << repaired.error().message();

@@ -93,7 +93,7 @@ awaitable<void> alter_broker(request_context& ctx, const p::incremental_alter_co
     co_return;
   }
   const auto current =
-      co_await run_blocking(ctx.broker, [&ctx, &entity] { return ctx.broker.writes.read_broker_config(*entity); });
+      co_await run_on_zookeeper(ctx.broker, [&ctx, &entity] { return ctx.broker.writes.read_broker_config(*entity); });
   if (!current) {
     out.error_code = ctx.error(to_kafka_error(current.error()));
     out.error_message = "cannot read the dynamic settings of broker '" + resource.resource_name + "'";
@@ -119,7 +119,7 @@ awaitable<void> alter_broker(request_context& ctx, const p::incremental_alter_co
       settings.erase(c.name);
   }
   if (request.validate_only || settings == current.value()) co_return;
-  const auto written = co_await run_blocking(
+  const auto written = co_await run_on_zookeeper(
       ctx.broker, [&ctx, &entity, &settings] { return ctx.broker.writes.set_broker_config(*entity, settings); });
   if (!written) {
     out.error_code = ctx.error(to_kafka_error(written.error()));
@@ -158,7 +158,7 @@ awaitable<p::incremental_alter_configs_response> handle_incremental_alter_config
     }
     // The current overrides come from ZooKeeper, not the view: a change made through another broker may not
     // have reached this one's view yet, and writing back a stale map would undo it.
-    const auto current = co_await run_blocking(
+    const auto current = co_await run_on_zookeeper(
         ctx.broker, [&ctx, &resource] { return ctx.broker.writes.read_topic_config(resource.resource_name); });
     if (!current) {
       out.error_code = ctx.error(to_kafka_error(current.error()));
@@ -175,7 +175,7 @@ awaitable<p::incremental_alter_configs_response> handle_incremental_alter_config
       continue;
     }
     const bool validate_only = request.validate_only;
-    const auto result = co_await run_blocking(ctx.broker, [&ctx, &resource, &overrides, validate_only] {
+    const auto result = co_await run_on_zookeeper(ctx.broker, [&ctx, &resource, &overrides, validate_only] {
       return set_topic_overrides(ctx.broker, resource.resource_name, overrides, validate_only);
     });
     out.error_code = ctx.error(result.error);

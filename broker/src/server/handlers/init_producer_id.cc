@@ -31,7 +31,7 @@ awaitable<p::init_producer_id_response> handle_init_producer_id(request_context&
     auto reply = std::make_shared<coordinator_reply<result<txn::producer_identity>>>(ctx.connection.executor);
     const auto now = broker.clock.now_ms();
     // The coordinator may reserve a block of producer ids in ZooKeeper: off the network thread.
-    co_await run_blocking(broker, [&broker, &request, &expected, &reply, now] {
+    co_await run_on_zookeeper(broker, [&broker, &request, &expected, &reply, now] {
       broker.transactions.init_producer_id(*request.transactional_id, request.transaction_timeout_ms, expected, now,
                                            reply->callback());
       return true;
@@ -50,7 +50,7 @@ awaitable<p::init_producer_id_response> handle_init_producer_id(request_context&
     co_return response;
   }
   auto& ids = broker.producer_id_source;
-  const auto allocated = co_await run_blocking(broker, [&ids] { return ids.next(); });
+  const auto allocated = co_await run_on_zookeeper(broker, [&ids] { return ids.next(); });
   if (!allocated) {
     FERRY_LOG(warn, "server") << "cannot allocate a producer id: " << allocated.error().message();
     response.error_code = ctx.error(p::error_code::coordinator_not_available);

@@ -112,7 +112,7 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
     }
     // The coordinators' topics are created as they need them, never as ordinary topics.
     const auto internal = internal_topic_named(ctx.broker.config, name);
-    const auto created = co_await run_blocking(ctx.broker, [&ctx, &name, &internal] {
+    const auto created = co_await run_on_zookeeper(ctx.broker, [&ctx, &name, &internal] {
       return internal ? create_internal_topic(ctx.broker, *internal)
                       : create_topic(ctx.broker, new_topic{.name = name}, false);
     });

@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "base/guarded.h"
 #include "replication/partition.h"
 
 namespace ferry::server::handlers {
@@ -19,7 +20,8 @@ class partition_waiter final : public replication::data_waiter, public std::enab
  public:
   explicit partition_waiter(const boost::asio::any_io_executor& executor) : timer(executor) {}
   void notify() override {
-    boost::asio::post(timer.get_executor(), [self = shared_from_this()] { self->timer.cancel(); });
+    boost::asio::post(timer.get_executor(),
+                      guarded("waking a waiting request", [self = shared_from_this()] { self->timer.cancel(); }));
   }
   boost::asio::steady_timer timer;
 };

@@ -23,9 +23,9 @@ using partition_response = p::produce_response::topic_produce_response::partitio
 constexpr std::int16_t first_version_with_leader_hints = 10;  // KIP-951
 
 // Checks one partition's records as Kafka does for Produce v3+: exactly one v2 batch, intact, within the
-// topic's max.message.bytes, with a codec this request version may carry, and every record in it well formed
-// (model/records.h), so that no batch a consumer cannot parse is ever stored. A CreateTime batch whose max
-// timestamp disagrees with its records gets the records' one, as Kafka's LogValidator sets it.
+// topic's max.message.bytes as stored (after compression), with a codec this request version may carry, and every
+// record in it well formed (model/records.h), so that no batch a consumer cannot parse is ever stored. A CreateTime
+// batch whose max timestamp disagrees with its records gets the records' one, as Kafka's LogValidator sets it.
 std::error_code validate(std::span<std::byte> records, std::int16_t version, std::int32_t max_message_bytes) {
   if (version < 3) return model::errc::unsupported_magic;  // v0-2 carry the old message formats
   const std::size_t first = model::peek_batch_size(records);
@@ -38,7 +38,8 @@ std::error_code validate(std::span<std::byte> records, std::int16_t version, std
     return error;
   const model::batch_header_view header(records);
   if (header.codec() == model::compression::zstd && version < 7) return model::errc::unsupported_compression;
-  const auto checked = model::validate_records(records, static_cast<std::size_t>(max_message_bytes));
+  // max.message.bytes is the stored (compressed) size, checked above, as Kafka's LogValidator does.
+  const auto checked = model::validate_records(records, model::max_inflated_batch_bytes);
   if (!checked) return checked.error();
   if (header.ts_type() == model::timestamp_type::create_time && checked.value().max_timestamp != header.max_timestamp())
     model::set_max_timestamp(records, checked.value().max_timestamp);

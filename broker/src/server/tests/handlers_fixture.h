@@ -162,7 +162,7 @@ class handlers_test : public ::testing::Test {
     ASSERT_EQ(transactions_->lead({{0, leader_epoch{0}}}), std::vector<std::int32_t>{0});
     ASSERT_TRUE(transactions_->load(0, clock_.now_ms()));
     context_ = std::make_unique<broker_context>(broker_context{config_, cluster_, cluster_, *partitions_, metrics_,
-                                                               *ids_, pool_, clock_, leader_quota_, groups_,
+                                                               *ids_, pool_, pool_, clock_, leader_quota_, groups_,
                                                                *transactions_, *markers_, *peers_});
   }
   void TearDown() override {

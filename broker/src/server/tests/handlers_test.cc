@@ -389,5 +389,50 @@ TEST_F(handlers_test, a_follower_whose_log_diverged_is_told_where_its_epoch_ende
   EXPECT_EQ(fetch(4, 2).diverging_epoch.epoch, leader_epoch{-1});
 }
 
+// Review finding 1: a follower whose fetch offset is below the leader's log start (retention removed what it
+// needs) is told the log start, so it can start over there; before, the answer carried -1 and the follower
+// asked again forever.
+TEST_F(handlers_test, a_follower_below_the_log_start_is_told_where_the_log_starts) {
+  replicated_topic("retained", {{"segment.bytes", "200"}, {"retention.bytes", "200"}});
+  for (int i = 0; i < 20; ++i) {
+    auto batch = model::testing::build_simple_batch(3);
+    auto request = produce("retained", batch);
+    ASSERT_EQ(run(handlers::handle_produce, request, 7).responses[0].partition_responses[0].error_code, 0);
+  }
+  auto p = partitions_->leader_for({"retained", partition_id{0}}).value();
+  const auto end = p->log_end_offset().value();
+  auto caught_up = follower_fetch("retained", end, 0);
+  ASSERT_EQ(run(handlers::handle_fetch, caught_up, 12).responses[0].partitions[0].error_code, 0);
+  ASSERT_EQ(p->high_watermark().value(), end);
+  ASSERT_TRUE(p->apply_retention());
+  const auto start = p->log_start_offset().value();
+  ASSERT_GT(start, 3);
+  auto behind = follower_fetch("retained", 3, 0);
+  const auto answer = run(handlers::handle_fetch, behind, 12).responses[0].partitions[0];
+  EXPECT_EQ(answer.error_code, p::code(p::error_code::offset_out_of_range));
+  EXPECT_EQ(answer.log_start_offset.value(), start);
+  EXPECT_EQ(answer.high_watermark.value(), end);
+}
+
+// Review finding 8: max.message.bytes is the batch as stored (compressed), as in Kafka; a 5 MB record that
+// compresses far below a 1 MB limit is taken.
+TEST_F(handlers_test, max_message_bytes_applies_to_the_compressed_batch) {
+  topic("limited", 1, {{"max.message.bytes", "1048576"}});
+  const std::string large(5 << 20, 'x');
+  model::testing::batch_spec spec;
+  spec.records.push_back({"k", large, {}, 0});
+  spec.codec = model::compression::zstd;
+  auto compressed = model::testing::build_batch(spec);
+  ASSERT_LT(compressed.size(), 1u << 20);
+  auto request = produce("limited", compressed);
+  EXPECT_EQ(run(handlers::handle_produce, request, 7).responses[0].partition_responses[0].error_code, 0);
+  // A batch over the limit as stored is still refused.
+  spec.codec = model::compression::none;
+  auto plain = model::testing::build_batch(spec);
+  auto refused = produce("limited", plain);
+  EXPECT_EQ(run(handlers::handle_produce, refused, 7).responses[0].partition_responses[0].error_code,
+            p::code(p::error_code::message_too_large));
+}
+
 }  // namespace
 }  // namespace ferry::server::testing

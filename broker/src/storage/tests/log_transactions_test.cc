@@ -157,6 +157,29 @@ TEST_F(log_transactions_test, truncating_below_a_marker_reopens_its_transaction)
   EXPECT_EQ(aborted(*l, 0, 100), h.aborted);
 }
 
+// Review finding 5: a truncation to the start of a segment whose producer snapshot is at that offset cuts an
+// abort marker from the segment; the producer state is replayed from the snapshot, which skips the segment, so
+// only the cut itself can drop the marker's entry from the segment's .txnindex.
+TEST_F(log_transactions_test, truncating_to_a_snapshot_offset_drops_the_cut_markers_aborted_transactions) {
+  auto l = open(dir_.path());
+  offset rolled_at = no_offset;
+  while (rolled_at == no_offset) {
+    const auto segments = l->segment_count();
+    const offset base = send(*l, model::testing::build_simple_batch(2));
+    if (l->segment_count() > segments) rolled_at = base;
+  }
+  send(*l, txn_batch(8, 0));
+  const offset marker = end_txn(*l, 8, marker_type::abort);
+  ASSERT_EQ(aborted(*l, rolled_at.value(), 100).size(), 1u);
+  ASSERT_LT(marker.value(), 100);
+  ASSERT_TRUE(l->truncate_to(rolled_at));
+  // The leader's records at the same offsets: producer 8's next transaction, which commits.
+  send(*l, txn_batch(8, 2));
+  end_txn(*l, 8, marker_type::commit);
+  send(*l, model::testing::build_simple_batch(2));
+  EXPECT_TRUE(aborted(*l, 0, 100).empty());
+}
+
 TEST_F(log_transactions_test, markers_from_a_fenced_producer_or_coordinator_are_refused) {
   auto l = open(dir_.path());
   send(*l, txn_batch(7, 0));
