@@ -31,7 +31,7 @@ struct partition_load_config {
 // Reads a partition's groups back from its log, in order: the latest record of each key wins and a tombstone
 // removes it. With `only`, just that group's records (a group read back on its own after a failure).
 [[nodiscard]] result<partition_groups> read_partition_groups(model::coordinator_log& log, std::int32_t partition,
-                                                            const partition_load_config& config, std::int64_t now_ms,
-                                                            const std::optional<std::string>& only = std::nullopt);
+                                                             const partition_load_config& config, std::int64_t now_ms,
+                                                             const std::optional<std::string>& only = std::nullopt);
 
 }  // namespace ferry::group

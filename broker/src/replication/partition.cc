@@ -13,7 +13,9 @@ partition::partition(topic_partition id, std::shared_ptr<storage::log> log, conf
       log_(std::move(log)),
       settings_(std::make_shared<const config::topic_settings>(std::move(settings))),
       counters_(counters),
-      high_watermark_(std::min(high_watermark, log_->log_end_offset()).value()) {}
+      high_watermark_(std::min(high_watermark, log_->log_end_offset()).value()) {
+  log_->set_high_watermark(offset{high_watermark_.load()});
+}
 
 void partition::update_settings(config::topic_settings settings) {
   log_->update_config(to_log_config(settings));  // the log applies it between appends, never during one
@@ -78,6 +80,7 @@ void partition::become_leader(const leadership& state) {
 }
 
 void partition::become_follower(leader_epoch epoch, broker_id leader) {
+  log_->follow();
   leader_id_.store(leader.value());
   {
     std::lock_guard lock(followers_mutex_);
@@ -207,6 +210,7 @@ bool partition::advance_high_watermark() {
   }
   if (candidate <= high_watermark_.load()) return false;
   high_watermark_.store(candidate);
+  log_->set_high_watermark(offset{candidate});
   return true;
 }
 
@@ -313,7 +317,10 @@ void partition::follow_high_watermark(offset leader_high_watermark) {
   std::int64_t current = high_watermark_.load();
   while (candidate > current && !high_watermark_.compare_exchange_weak(current, candidate)) {
   }
-  if (candidate > current) notify_waiters();  // consumers long-polling this follower (KIP-392)
+  if (candidate > current) {
+    log_->set_high_watermark(offset{high_watermark_.load()});
+    notify_waiters();  // consumers long-polling this follower (KIP-392)
+  }
 }
 
 result<void> partition::truncate_to(offset end) {
@@ -321,6 +328,7 @@ result<void> partition::truncate_to(offset end) {
   FERRY_TRY(log_->truncate_to(end));
   const std::int64_t now_end = log_->log_end_offset().value();
   if (high_watermark_.load() > now_end) high_watermark_.store(now_end);
+  log_->set_high_watermark(offset{high_watermark_.load()});
   return success();
 }
 
@@ -328,6 +336,7 @@ result<void> partition::reset_to(offset start) {
   if (leader_.load()) return errc::not_follower;
   FERRY_TRY(log_->reset_to(start));
   high_watermark_.store(start.value());
+  log_->set_high_watermark(start);
   return success();
 }
 

@@ -53,6 +53,7 @@ error_code to_kafka_error(const std::error_code& error) {
         return error_code::kafka_storage_error;
       case storage::errc::topic_id_mismatch:
         return error_code::unknown_topic_id;
+      case storage::errc::role_changed:
       case storage::errc::log_closed:
         return error_code::not_leader_or_follower;
       case storage::errc::missing_key:

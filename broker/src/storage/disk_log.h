@@ -44,7 +44,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
         directory_(options.directory),
         work_(options.work != nullptr ? *options.work : inline_work_),
         dir_(options.dir ? options.dir : std::make_shared<log_dir_state>(options.directory.parent_path())),
-        on_sealed_(options.on_sealed),
+        on_recovery_point_moved_(options.on_recovery_point_moved),
         compact_(options.config.compact),
         config_(options.config),
         segments_(std::move(segments)),
@@ -87,6 +87,10 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   [[nodiscard]] std::optional<producer_entry> producer(producer_id id) const override;
   [[nodiscard]] std::vector<std::pair<producer_id, producer_entry>> producers() const override;
   void begin_epoch(leader_epoch epoch) override;
+  void follow() override;
+  void set_high_watermark(offset high_watermark) override {
+    high_watermark_.store(high_watermark.value(), std::memory_order_release);
+  }
   [[nodiscard]] epoch_end end_offset_for_epoch(leader_epoch epoch) const override;
   [[nodiscard]] leader_epoch latest_epoch() const override {
     return leader_epoch{latest_epoch_.load(std::memory_order_relaxed)};
@@ -114,8 +118,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
     offset first_dirty;  // at or above the log start
     offset end;          // the first offset not in `segments`
   };
-  [[nodiscard]] cleanable_range cleanable_range_of(const log_config& config, offset first_dirty,
-                                                   std::int64_t now_ms) const;
+  [[nodiscard]] cleanable_range cleanable_range_of(const log_config& config, offset first_dirty, std::int64_t now_ms);
   // Writes cleaner_ to the cleaner checkpoint. Call with swap_mutex_ held.
   result<void> write_cleaner_state();
   // Refuses a batch with a keyless record when the log is compacted: the cleaner could not keep it.
@@ -177,7 +180,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   inline_background inline_work_;
   background& work_;
   const std::shared_ptr<log_dir_state> dir_;
-  const std::function<void()> on_sealed_;
+  const std::function<void()> on_recovery_point_moved_;
 
   // Held while sealed segments leave or change (compaction's swap, retention, truncation, close); taken before
   // write_mutex_. Never held for long: the cleaner does its reading and writing outside it.
@@ -189,6 +192,9 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   std::mutex write_mutex_;
   log_config config_;    // guarded by write_mutex_
   bool closed_ = false;  // guarded by write_mutex_
+  enum class role { unset, leading, following };
+  role role_ = role::unset;  // guarded by write_mutex_
+  std::atomic<std::int64_t> high_watermark_{INT64_MAX};
 
   mutable std::shared_mutex segments_mutex_;
   // Ascending base offsets, never empty; the last one is active. Changed only by writers, under both

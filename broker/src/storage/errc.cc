@@ -29,6 +29,8 @@ const char* describe(errc e) {
       return "a non-transactional batch from a producer whose transaction is still open";
     case errc::coordinator_fenced:
       return "the transaction marker comes from an older transaction coordinator epoch";
+    case errc::role_changed:
+      return "the replica's role or leader epoch changed while the append waited for the log";
     case errc::topic_id_mismatch:
       return "the log on disk belongs to another topic of the same name (its partition.metadata has another topic id)";
   }

@@ -20,6 +20,8 @@ enum class errc {
   missing_key,              // CORRUPT_MESSAGE (2): a record without a key for a compacted log (as Kafka refuses it)
   invalid_txn_state,        // INVALID_TXN_STATE (48): a non-transactional batch from a producer inside a transaction
   coordinator_fenced,       // TRANSACTION_COORDINATOR_FENCED (52): a marker from an older coordinator epoch
+  role_changed,             // NOT_LEADER_OR_FOLLOWER (6): a leader's append after a newer epoch began or the replica
+                            // began to follow, or a follower's after it began to lead
 };
 
 const std::error_category& error_category();

@@ -108,6 +108,9 @@ result<append_result> disk_log::append_checked(std::span<std::byte> batch, leade
 }
 
 result<append_result> disk_log::write_locked(std::span<std::byte> batch, leader_epoch epoch) {
+  // The caller read the epoch before it had the lock: a leadership that ended meanwhile writes nothing.
+  if (role_ == role::following || (epoch.value() >= 0 && epoch.value() < latest_epoch_.load(std::memory_order_relaxed)))
+    return errc::role_changed;
   const model::batch_header_view header(batch);
   const offset base = log_end_offset();
   // Only a damaged log ends so near INT64_MAX (a segment file named there) that a batch's offsets run past it.
@@ -168,7 +171,7 @@ result<void> disk_log::roll() {
   }
   in_background([rolled, snapshot = std::move(snapshot), base](disk_log& self) mutable {
     self.seal_rolled(rolled, std::move(snapshot), base);
-    if (self.on_sealed_) self.on_sealed_();
+    if (self.on_recovery_point_moved_) self.on_recovery_point_moved_();
   });
   FERRY_LOG(info, "storage") << "rolled " << (directory_ / offset_file_name(base, log_suffix)).string();
   return success();
@@ -344,7 +347,13 @@ std::vector<std::pair<producer_id, producer_entry>> disk_log::producers() const 
 
 void disk_log::begin_epoch(leader_epoch epoch) {
   std::lock_guard lock(write_mutex_);
+  role_ = role::leading;
   record_epoch(epoch, log_end_offset());
+}
+
+void disk_log::follow() {
+  std::lock_guard lock(write_mutex_);
+  role_ = role::following;
 }
 
 epoch_end disk_log::end_offset_for_epoch(leader_epoch epoch) const {
@@ -397,7 +406,10 @@ result<std::size_t> disk_log::apply_retention() {
     // A prefix of the segments, never the active one, and only sealed ones (a rolled segment is sealed in
     // the background shortly after the roll).
     std::size_t expired = 0;
+    const std::int64_t high_watermark = high_watermark_.load(std::memory_order_acquire);
     for (; expired + 1 < segments_.size() && segments_[expired]->sealed(); ++expired) {
+      // Only whole segments below the high watermark (Kafka's deletableSegments): the log start never passes it.
+      if (segments_[expired + 1]->base_offset().value() > high_watermark) break;
       const auto at = segments_[expired]->committed();
       // A segment without timestamps is kept by time; retention.bytes still applies to it.
       const bool too_old =

@@ -159,7 +159,18 @@ class log {
   // Leader epochs (leader_epoch_cache.h). append() records the epoch it stamps where that epoch starts. A
   // new leader calls begin_epoch first, so the epoch starts at the log end even before its first append
   // (as in Kafka): a follower asking where the previous epoch ended gets that offset at once.
+  //
+  // The replica's role, which the log checks under its writer lock, so that an append that read the role or
+  // the epoch before it got the lock cannot land after a change (review finding 7): after begin_epoch, a leader's
+  // append with an older epoch, and any append_replicated, fail with errc::role_changed; after follow(), a
+  // leader's append does. A log no partition has given a role yet takes both.
   virtual void begin_epoch(leader_epoch epoch) = 0;
+  virtual void follow() = 0;
+  // The partition's high watermark (the leader's, or what a follower learned from its leader), which bounds the
+  // log's own upkeep: retention removes no segment with records at or past it, so the log start never passes
+  // it, and the cleaner cleans nothing past the last stable offset at it (review findings 3 and 6, Kafka's
+  // KAFKA-13194). Unbounded until the partition sets it.
+  virtual void set_high_watermark(offset high_watermark) = 0;
   [[nodiscard]] virtual epoch_end end_offset_for_epoch(leader_epoch epoch) const = 0;
 
   // The newest epoch in the log: its last batch's, or a later one a leader began; -1 when none is known.
@@ -231,8 +242,9 @@ struct open_options {
   background* work = nullptr;          // nullptr: work runs inline
   std::shared_ptr<log_dir_state> dir;  // nullptr: a dir state of its own
   // Called on the background executor, holding no lock of the log, after a rolled segment was sealed and
-  // the flushed offset moved over it (log_manager writes the recovery-point checkpoint then).
-  std::function<void()> on_sealed;
+  // the flushed offset moved over it, or a truncation moved it back (log_manager writes the recovery-point
+  // checkpoint then).
+  std::function<void()> on_recovery_point_moved;
 };
 result<std::shared_ptr<log>> open_log(const open_options& options);
 

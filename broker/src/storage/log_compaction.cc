@@ -161,13 +161,13 @@ result<void> disk_log::write_cleaner_state() {
 }
 
 disk_log::cleanable_range disk_log::cleanable_range_of(const log_config& config, offset first_dirty,
-                                                       std::int64_t now_ms) const {
+                                                       std::int64_t now_ms) {
   const auto all = all_segments();
-  std::optional<offset> open_txn;
-  {
-    std::lock_guard lock(producers_mutex_);
-    open_txn = producers_.first_open_txn();
-  }
+  // Nothing at or past the last stable offset at the high watermark is cleaned (Kafka's KAFKA-13194): a record
+  // not yet replicated may be lost in a failover, and must not have removed the committed value it supersedes;
+  // whether an open transaction's records count is not decided yet; a marker above the high watermark is not
+  // decided either.
+  const offset stable = last_stable_offset(offset{high_watermark_.load(std::memory_order_acquire)});
   cleanable_range range;
   range.end = all.back()->base_offset();
   for (std::size_t i = 0; i + 1 < all.size(); ++i) {
@@ -176,9 +176,7 @@ disk_log::cleanable_range disk_log::cleanable_range_of(const log_config& config,
     // ones after it.
     const bool too_young = config.min_compaction_lag_ms > 0 && at.max_timestamp >= 0 &&
                            now_ms - at.max_timestamp < config.min_compaction_lag_ms;
-    // Nothing from an open transaction on is cleaned: whether its records count is not decided yet (Kafka's
-    // cleaner stops at the first unstable offset too).
-    const bool unstable = open_txn && at.next_offset > *open_txn;
+    const bool unstable = at.next_offset > stable;
     if (!all[i]->sealed() || too_young || unstable) {
       range.end = all[i]->base_offset();
       break;

@@ -10,6 +10,7 @@ namespace ferry::storage {
 result<append_result> disk_log::append_replicated(std::span<const std::byte> batches) {
   std::lock_guard lock(write_mutex_);
   if (closed_) return errc::log_closed;
+  if (role_ == role::leading) return errc::role_changed;  // it leads now: the old leader's batches go nowhere
   if (dir_->offline()) return offline_error();
   append_result out{log_end_offset(), offset{log_end_offset().value() - 1}, -1, log_start_offset(), false, false};
   const std::int64_t now_ms = clock_.now_ms();
@@ -107,7 +108,12 @@ result<void> disk_log::truncate(offset end, bool reset) {
   }
   log_end_.store(new_end.value(), std::memory_order_release);
   if (emptied || damaged_from_.load() >= new_end.value()) damaged_from_.store(-1);
-  if (flushed_.load() > new_end.value()) flushed_.store(new_end.value(), std::memory_order_release);
+  if (flushed_.load() > new_end.value()) {
+    flushed_.store(new_end.value(), std::memory_order_release);
+    // The recovery-point checkpoint may name flushed data the cut removed, and the leader's records that come
+    // next are not flushed: it is written again at once (review finding 13).
+    if (on_recovery_point_moved_) in_background([](disk_log& self) { self.on_recovery_point_moved_(); });
+  }
   if (flush_owed_.load() > new_end.value()) flush_owed_.store(new_end.value(), std::memory_order_release);
   FERRY_TRY(reload_producer_state());
   if (cleaner_.first_dirty > new_end) {

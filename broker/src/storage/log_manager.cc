@@ -142,7 +142,7 @@ result<void> log_manager::open_dir(std::size_t dir) {
                                                                                       : offset{0},
                                      .work = options_.work,
                                      .dir = dirs_[dir],
-                                     .on_sealed = [this] { checkpoint_after_seal(); }}));
+                                     .on_recovery_point_moved = [this] { checkpoint_recovery_point_moved(); }}));
     FERRY_TRY(const auto metadata, read_small_file(fs, root / name / metadata_file));
     std::string topic_id;
     if (metadata) {
@@ -178,7 +178,7 @@ std::shared_ptr<log> log_manager::get(const topic_partition& tp) const {
 
 result<std::shared_ptr<log>> log_manager::create(const topic_partition& tp, const log_config& config,
                                                  const std::string& topic_id) {
-  // A log's own locks are never taken under mutex_: its seals read the map (checkpoint_after_seal), and
+  // A log's own locks are never taken under mutex_: its seals read the map (checkpoint_recovery_point_moved), and
   // with inline background work they do so under the log's write lock.
   std::shared_ptr<log> existing;
   {
@@ -216,7 +216,7 @@ result<std::shared_ptr<log>> log_manager::create_locked(const topic_partition& t
                                    .needs_recovery = false,
                                    .work = options_.work,
                                    .dir = dirs_[dir],
-                                   .on_sealed = [this] { checkpoint_after_seal(); }}));
+                                   .on_recovery_point_moved = [this] { checkpoint_recovery_point_moved(); }}));
   if (!topic_id.empty()) {
     FERRY_TRY(write_file_atomically(*options_.fs, root / tp.directory_name() / metadata_file,
                                     encode_partition_metadata(topic_id)));
@@ -358,7 +358,7 @@ result<void> log_manager::checkpoint_recovery_points() {
   return write_checkpoint(recovery_point_checkpoint, points);
 }
 
-void log_manager::checkpoint_after_seal() {
+void log_manager::checkpoint_recovery_point_moved() {
   if (seal_checkpoint_requests_.fetch_add(1, std::memory_order_acq_rel) > 0)
     return;  // the thread writing now will write again
   for (;;) {

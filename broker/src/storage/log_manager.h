@@ -96,7 +96,7 @@ class log_manager {
   result<void> shutdown();
 
   // Writes each dir's recovery-point-offset-checkpoint (the logs' flushed offsets). The broker does so every
-  // log.flush.offset.checkpoint.interval.ms and at shutdown, and checkpoint_after_seal after each sealed
+  // log.flush.offset.checkpoint.interval.ms and at shutdown, and checkpoint_recovery_point_moved after each sealed
   // segment; after a crash, recovery starts from there.
   result<void> checkpoint_recovery_points();
   // Writes `name` (a checkpoint file, offset_checkpoint.h) into every online log dir with the entries of the
@@ -135,10 +135,12 @@ class log_manager {
   const options options_;
   std::vector<std::shared_ptr<log_dir_state>> dirs_;
   std::vector<std::shared_ptr<io::file>> locks_;  // one per dir, held for the manager's life
-  // A sealed segment moved a log's flushed offset: write the recovery-point checkpoint now rather than at the
-  // next periodic write, so a crash soon after a large produce recovers only the active segments. Coalesced:
-  // seals that arrive while one thread writes make it write once more, not once each.
-  void checkpoint_after_seal();
+  // A sealed segment moved a log's flushed offset up, or a truncation moved it down: write the recovery-point
+  // checkpoint now rather than at the next periodic write, so a crash soon after a large produce recovers only
+  // the active segments, and one after a truncation never trusts flushed data the truncation cut (Kafka's
+  // truncateTo checkpoints at once). Coalesced: requests that arrive while one thread writes make it write once
+  // more, not once each.
+  void checkpoint_recovery_point_moved();
 
   mutable std::shared_mutex mutex_;
   std::atomic<std::uint64_t> seal_checkpoint_requests_{0};

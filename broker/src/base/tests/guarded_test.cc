@@ -33,7 +33,11 @@ TEST(guarded, WhatEscapesADetachedCoroutineIsCountedAndTheLoopGoesOn) {
   const auto before = confined_failures();
   boost::asio::io_context io;
   boost::asio::co_spawn(
-      io, []() -> boost::asio::awaitable<void> { throw std::out_of_range("map::at"); co_return; },
+      io,
+      []() -> boost::asio::awaitable<void> {
+        throw std::out_of_range("map::at");
+        co_return;
+      },
       guarded_detached("test coroutine"));
   bool ran_after = false;
   boost::asio::post(io, guarded("after", [&ran_after] { ran_after = true; }));

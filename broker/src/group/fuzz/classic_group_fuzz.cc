@@ -125,8 +125,9 @@ class model {
   std::string id_for(const client& c) {
     switch (in_.pick(8)) {
       case 0:
-        return c.known_ids.empty() ? std::string() : c.known_ids[static_cast<std::size_t>(in_.pick(
-                                                         static_cast<int>(c.known_ids.size())))];
+        return c.known_ids.empty()
+                   ? std::string()
+                   : c.known_ids[static_cast<std::size_t>(in_.pick(static_cast<int>(c.known_ids.size())))];
       case 1:
         return "made-up";
       default:

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "io/file_system.h"
@@ -188,6 +189,28 @@ class compaction_test : public ::testing::Test {
   testing::temp_dir dir_;
   manual_clock clock_{start_ms};
 };
+
+// Review finding 3 (Kafka's KAFKA-13194): a newer value of a key above the high watermark (not yet replicated, so
+// a failover may lose it) must not remove the committed value it supersedes.
+TEST_F(compaction_test, NothingPastTheHighWatermarkSupersedesARecordBelowIt) {
+  auto l = open(compacted(200));
+  append(*l, {{"k", "committed"}});
+  const offset committed_end = l->log_end_offset();
+  l->set_high_watermark(committed_end);
+  append(*l, {{"k", "not yet replicated"}});
+  for (int i = 0; i < 10; ++i) append(*l, {{"other-" + std::to_string(i), "v"}});
+  roll(*l);
+  key_offset_map map(std::size_t{1} << 20);
+  clean_fully(*l, map);
+  const auto all = records(*l);
+  EXPECT_TRUE(std::any_of(all.begin(), all.end(), [](const record& r) { return r.value == "committed"; }))
+      << "the committed value stays while the newer one is above the high watermark";
+  // Once the high watermark passes the newer value, the older one goes.
+  l->set_high_watermark(l->log_end_offset());
+  clean_fully(*l, map);
+  const auto after = records(*l);
+  EXPECT_FALSE(std::any_of(after.begin(), after.end(), [](const record& r) { return r.value == "committed"; }));
+}
 
 TEST_F(compaction_test, KeepsTheLatestValueOfEachKey) {
   auto l = open(compacted(64 * 1024));
