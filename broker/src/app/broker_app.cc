@@ -70,6 +70,7 @@ broker_app::broker_app(config::broker_config config)
       flush_timer_(network_.main()),
       checkpoint_timer_(network_.main()),
       health_timer_(network_.main()),
+      producer_expiry_timer_(network_.main()),
       isr_timer_(network_.main()),
       group_timer_(network_.main()) {}
 
@@ -205,6 +206,8 @@ void broker_app::start() {
            &broker_app::checkpoint_tick, "checkpoints");
   logs_->refresh_free_space();
   schedule(health_timer_, blocking_pool_, health_interval_ms, &broker_app::health_tick, "log dir health");
+  schedule(producer_expiry_timer_, blocking_pool_, config_.producer_id_expiration_check_interval_ms,
+           &broker_app::producer_expiry_tick, "producer expiry");
   schedule(isr_timer_, zookeeper_pool_, isr_interval_ms, &broker_app::isr_tick, "ISR changes");
   schedule(group_timer_, blocking_pool_, group_interval_ms, &broker_app::group_tick, "group and transaction timers");
   std::string serving;
@@ -239,6 +242,7 @@ void broker_app::schedule(asio::steady_timer& timer, asio::thread_pool& pool, st
 
 void broker_app::retention_tick() { partitions_->apply_retention(); }
 void broker_app::flush_tick() { partitions_->flush_by_time(); }
+void broker_app::producer_expiry_tick() { partitions_->expire_producers(); }
 void broker_app::checkpoint_tick() { partitions_->checkpoint(); }
 
 // The same monotonic time as the fetch handler's (system_clock::steady_now), read without a virtual call: the
@@ -398,6 +402,7 @@ void broker_app::stop() {
                flush_timer_.cancel();
                checkpoint_timer_.cancel();
                health_timer_.cancel();
+               producer_expiry_timer_.cancel();
                isr_timer_.cancel();
                group_timer_.cancel();
                network_.stop();

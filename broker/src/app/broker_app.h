@@ -55,6 +55,7 @@ class broker_app {
   void schedule(boost::asio::steady_timer& timer, boost::asio::thread_pool& pool, std::int64_t interval_ms,
                 void (broker_app::*work)(), std::string_view name);
   void retention_tick();
+  void producer_expiry_tick();
   void flush_tick();
   void checkpoint_tick();
   void health_tick();
@@ -108,6 +109,7 @@ class broker_app {
   boost::asio::steady_timer flush_timer_;
   boost::asio::steady_timer checkpoint_timer_;
   boost::asio::steady_timer health_timer_;
+  boost::asio::steady_timer producer_expiry_timer_;
   boost::asio::steady_timer isr_timer_;
   boost::asio::steady_timer group_timer_;
   std::unique_ptr<replication::isr_writer> isr_writer_;

@@ -197,6 +197,12 @@ const std::map<std::string, setter>& setters() {
          }},
         {"transaction.max.timeout.ms",
          [](auto& c, auto& k, auto& v) { c.transaction_max_timeout_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"producer.id.expiration.ms",
+         [](auto& c, auto& k, auto& v) { c.producer_id_expiration_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
+        {"producer.id.expiration.check.interval.ms",
+         [](auto& c, auto& k, auto& v) {
+           c.producer_id_expiration_check_interval_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);
+         }},
         {"transactional.id.expiration.ms",
          [](auto& c, auto& k, auto& v) {
            c.transactional_id_expiration_ms = to_int<std::int32_t>(k, v, 1, INT32_MAX);

@@ -107,6 +107,8 @@ struct broker_config {
   std::int32_t transactional_id_expiration_ms = 604800000;       // transactional.id.expiration.ms
   std::int32_t transaction_abort_timed_out_transaction_cleanup_interval_ms = 10000;   // transaction.abort...
   std::int32_t transaction_remove_expired_transaction_cleanup_interval_ms = 3600000;  // transaction.remove...
+  std::int32_t producer_id_expiration_ms = 86400000;                                  // producer.id.expiration.ms
+  std::int32_t producer_id_expiration_check_interval_ms = 600000;  // producer.id.expiration.check.interval.ms
   endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
   std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
   std::string log_format = "text";    // log.format: text or json, one object per line (Ferry)

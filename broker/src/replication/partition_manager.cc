@@ -215,6 +215,14 @@ void partition_manager::apply_retention() {
   }
 }
 
+void partition_manager::expire_producers() {
+  std::size_t expired = 0;
+  for (const auto& p : all()) expired += p->log().expire_producers(config_.producer_id_expiration_ms);
+  if (expired > 0)
+    FERRY_LOG(info, "replication") << "forgot " << expired << " producers idle for producer.id.expiration.ms ("
+                                   << config_.producer_id_expiration_ms << " ms)";
+}
+
 void partition_manager::flush_by_time() {
   for (const auto& p : all())
     if (const auto flushed = p->flush_by_time(); !flushed)

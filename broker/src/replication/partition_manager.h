@@ -66,6 +66,8 @@ class partition_manager {
   // Background duties.
   void apply_retention();
   void flush_by_time();
+  // producer.id.expiration.ms over every hosted log.
+  void expire_producers();
   // Writes the ISR changes the partitions led here want (partition::wanted_isr_change), with
   // replica.lag.time.max.ms as the lag limit.
   void update_isrs(isr_writer& writer, std::int64_t now_ms);

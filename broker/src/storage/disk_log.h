@@ -103,6 +103,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   result<compaction_result> compact(key_offset_map& map, std::size_t io_buffer_bytes) override;
   void update_config(const log_config& config) override;
   result<std::size_t> apply_retention() override;
+  std::size_t expire_producers(std::int64_t expiration_ms) override;
   result<void> flush(offset upto) override;
   result<void> maybe_flush_by_time() override;
   std::size_t release_idle_indexes(std::chrono::steady_clock::time_point idle_before) override;

@@ -391,6 +391,12 @@ void disk_log::update_config(const log_config& config) {
   flush_messages_ = config.flush_messages;
 }
 
+std::size_t disk_log::expire_producers(std::int64_t expiration_ms) {
+  const std::int64_t now_ms = clock_.now_ms();
+  std::lock_guard lock(producers_mutex_);
+  return producers_.remove_expired(now_ms, expiration_ms);
+}
+
 result<std::size_t> disk_log::apply_retention() {
   std::vector<std::shared_ptr<segment>> removed;
   offset start;

@@ -200,6 +200,8 @@ class log {
   // one not yet sealed): they leave the log at once and their files are renamed "*.deleted", then removed
   // after file.delete.delay.ms. Returns how many were removed.
   virtual result<std::size_t> apply_retention() = 0;
+  // Forgets producers idle for `expiration_ms` by the clock (producer_state.h remove_expired); how many.
+  virtual std::size_t expire_producers(std::int64_t expiration_ms) = 0;
   // Log compaction (cleanup.policy=compact), driven by the log_cleaner. nullopt when the log is not compacted
   // or has nothing it could clean.
   [[nodiscard]] virtual std::optional<cleanable_state> cleanable() = 0;

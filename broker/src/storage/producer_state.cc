@@ -82,6 +82,7 @@ void producer_state_manager::update(const model::batch_header_view& batch) {
   if (entry.batches.size() == producer_entry::retained_batches) entry.batches.erase(entry.batches.begin());
   entry.batches.push_back(
       {batch.base_sequence(), batch.last_sequence(), batch.base_offset(), batch.last_offset(), batch.max_timestamp()});
+  entry.last_timestamp = batch.max_timestamp();
   if (batch.is_transactional() && !entry.ongoing_txn) open_txn(batch.producer(), entry, batch.base_offset());
 }
 
@@ -108,6 +109,7 @@ std::optional<completed_txn> producer_state_manager::complete(const model::batch
     entry.batches.clear();
   }
   entry.coordinator_epoch = marker.coordinator_epoch;
+  entry.last_timestamp = marker_batch.max_timestamp();
   if (!entry.ongoing_txn) return std::nullopt;
   const offset first = *entry.ongoing_txn;
   entry.ongoing_txn.reset();
@@ -142,6 +144,21 @@ void producer_state_manager::remove_before(offset log_start) {
     return !p.second.ongoing_txn && (p.second.batches.empty() || p.second.batches.back().last_offset < log_start);
   });
   std::erase_if(unreplicated_txns_, [&](const auto& txn) { return txn.second < log_start; });
+}
+
+std::size_t producer_state_manager::remove_expired(std::int64_t now_ms, std::int64_t expiration_ms) {
+  std::size_t removed = 0;
+  for (auto it = producers_.begin(); it != producers_.end();) {
+    auto& entry = it->second;
+    if (!entry.ongoing_txn && entry.last_timestamp < 0) entry.last_timestamp = now_ms;
+    if (!entry.ongoing_txn && now_ms - entry.last_timestamp >= expiration_ms) {
+      it = producers_.erase(it);
+      ++removed;
+    } else {
+      ++it;
+    }
+  }
+  return removed;
 }
 
 std::vector<std::byte> producer_state_manager::serialize() const {
@@ -198,6 +215,7 @@ result<producer_state_manager> producer_state_manager::deserialize(std::span<con
       b.first_offset = offset{first};
       b.last_offset = offset{last};
       entry.batches.push_back(b);
+      entry.last_timestamp = b.max_timestamp;
     }
     auto [placed, inserted] = state.producers_.emplace(producer_id{id}, std::move(entry));
     if (!inserted) return errc::corrupt_log;

@@ -38,6 +38,9 @@ struct producer_entry {
   std::int32_t coordinator_epoch = -1;
   // The first offset of the producer's open transaction: its first transactional batch since the last marker.
   std::optional<offset> ongoing_txn;
+  // The max timestamp of its last batch or marker (Kafka's lastTimestamp), from which producer.id.expiration.ms
+  // counts; -1 when unknown (a snapshot entry without batches): it then counts from the next expiry check.
+  std::int64_t last_timestamp = -1;
 
   bool operator==(const producer_entry&) const = default;
 };
@@ -121,6 +124,11 @@ class producer_state_manager {
   // Forgets producers whose last batch is below the log start offset, as Kafka does when retention
   // removes their batches, unless their transaction is still open.
   void remove_before(offset log_start);
+  // Forgets producers whose last batch or marker is `expiration_ms` (producer.id.expiration.ms) older than
+  // `now_ms`, unless their transaction is still open (Kafka's removeExpiredProducers): idempotent producers
+  // come and go (every producer instance has an id of its own), and the state must not grow with them. A
+  // forgotten producer's next batch is taken as a new producer's. Returns how many were forgotten.
+  std::size_t remove_expired(std::int64_t now_ms, std::int64_t expiration_ms);
 
   [[nodiscard]] std::vector<std::byte> serialize() const;
   // corrupt_log when the bytes are not a snapshot this version or the one before wrote, or fail the CRC.

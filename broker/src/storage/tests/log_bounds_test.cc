@@ -25,7 +25,8 @@ const std::uint64_t batch_size = build_simple_batch(3).size();
 class log_bounds_test : public ::testing::Test {
  protected:
   std::shared_ptr<log> open(const log_config& config) {
-    auto opened = open_log({.fs = io::posix_file_system(), .clock = &clock_, .directory = dir_.path(), .config = config});
+    auto opened =
+        open_log({.fs = io::posix_file_system(), .clock = &clock_, .directory = dir_.path(), .config = config});
     EXPECT_TRUE(opened) << opened.error().message();
     return std::move(opened).value();
   }

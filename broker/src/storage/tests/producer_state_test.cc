@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bytes/big_endian.h"
 #include "bytes/crc32c.h"
 #include "model/control_record.h"
 #include "model/testing/batch_builder.h"
@@ -227,7 +228,7 @@ TEST_F(producer_state_test, a_version_1_snapshot_still_loads) {
   const auto loaded = producer_state_manager::deserialize(bytes);
   ASSERT_TRUE(loaded) << loaded.error().message();
   EXPECT_EQ(loaded.value().find(producer_id{7}),
-            (producer_entry{producer_epoch{2}, {{0, 1, offset{4}, offset{5}, 99}}, -1, std::nullopt}));
+            (producer_entry{producer_epoch{2}, {{0, 1, offset{4}, offset{5}, 99}}, -1, std::nullopt, 99}));
 }
 
 TEST_F(producer_state_test, a_producer_with_an_open_transaction_outlives_retention) {
@@ -235,6 +236,76 @@ TEST_F(producer_state_test, a_producer_with_an_open_transaction_outlives_retenti
   state_.remove_before(offset{100});
   EXPECT_TRUE(state_.find(producer_id{7}));
   EXPECT_EQ(state_.first_unstable_offset(offset{100}), offset{0});
+}
+
+}  // namespace
+}  // namespace ferry::storage
+
+namespace ferry::storage {
+namespace {
+
+// Where RecordBatch v2 keeps these header fields.
+constexpr std::size_t base_timestamp_position = 27;
+constexpr std::size_t max_timestamp_position = 35;
+constexpr std::size_t producer_id_position = 43;
+
+std::vector<std::byte> batch_at(std::int64_t producer, std::int32_t sequence, std::int64_t timestamp) {
+  model::testing::batch_spec spec;
+  spec.records.push_back({"k", "v", {}, 0});
+  spec.producer = producer_id{producer};
+  spec.epoch = producer_epoch{0};
+  spec.base_sequence = sequence;
+  spec.base_timestamp = timestamp;
+  return model::testing::build_batch(spec);
+}
+
+// Review finding 9: producer.id.expiration.ms. A million short-lived idempotent producers (each producer instance
+// has an id of its own) come and go; the state holds only those seen within the expiration time.
+TEST(producer_expiry, a_million_short_lived_producers_leave_the_state_flat) {
+  producer_state_manager state;
+  constexpr std::int64_t expiration_ms = 1000;
+  std::int64_t now = 1'700'000'000'000;
+  std::size_t most = 0;
+  // One batch, its producer id and timestamps rewritten in place (the state reads the header only).
+  auto bytes = batch_at(0, 0, now);
+  for (std::int64_t id = 0; id < 1'000'000; ++id) {
+    bytes::store_big<std::int64_t>(bytes, producer_id_position, id);
+    bytes::store_big<std::int64_t>(bytes, base_timestamp_position, now);
+    bytes::store_big<std::int64_t>(bytes, max_timestamp_position, now);
+    state.update(model::batch_header_view(bytes));
+    if (id % 1000 == 999) {
+      now += 100;  // 10,000 producers a second
+      state.remove_expired(now, expiration_ms);
+      most = std::max(most, state.all().size());
+    }
+  }
+  EXPECT_LE(most, 11'000u);
+  EXPECT_LT(state.serialize().size(), 11'000u * 64);
+}
+
+TEST(producer_expiry, an_expired_producer_is_new_again_unless_its_transaction_is_open) {
+  producer_state_manager state;
+  const auto first = batch_at(7, 40, 1000);
+  state.update(model::batch_header_view(first));
+  // Sequence 50 does not follow 40: out of order while the producer is remembered.
+  const auto gap = batch_at(7, 50, 2000);
+  EXPECT_EQ(state.check(model::batch_header_view(gap)).error(), errc::out_of_order_sequence);
+  EXPECT_EQ(state.remove_expired(1999, 1000), 0u);
+  EXPECT_EQ(state.remove_expired(2000, 1000), 1u);
+  // Forgotten: its next batch is a new producer's (KIP-360), whatever its sequence.
+  EXPECT_TRUE(state.check(model::batch_header_view(gap)));
+  // A producer inside a transaction stays however old it is.
+  model::testing::batch_spec spec;
+  spec.records.push_back({"k", "v", {}, 0});
+  spec.producer = producer_id{8};
+  spec.epoch = producer_epoch{0};
+  spec.base_sequence = 0;
+  spec.base_timestamp = 1000;
+  spec.transactional = true;
+  const auto open = model::testing::build_batch(spec);
+  state.update(model::batch_header_view(open));
+  EXPECT_EQ(state.remove_expired(1'000'000, 1000), 0u);
+  EXPECT_TRUE(state.find(producer_id{8}));
 }
 
 }  // namespace
