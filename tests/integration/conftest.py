@@ -67,11 +67,12 @@ def wait_until(condition, timeout=30.0, interval=0.05, what="condition"):
 
 
 class Cluster:
-    def __init__(self, brokers, overrides=(), racks=(), external_host=None):
+    def __init__(self, brokers, overrides=(), racks=(), external_host=None, log_dirs=1):
         self.brokers = brokers
         self.overrides = list(overrides)
         self.racks = list(racks)  # broker i gets broker.rack racks[i % len(racks)]
         self.external_host = external_host  # a second listener, EXTERNAL, on this address (same ports)
+        self.log_dirs = log_dirs  # per broker: broker-<i>/data, data1, ...
         self.base_port = _free_base(brokers)
         self.zk_port = self.base_port - 1
         self.data = tempfile.mkdtemp(prefix="ferry-it-")
@@ -93,6 +94,8 @@ class Cluster:
             args += ["--racks", ",".join(self.racks)]
         if self.external_host:
             args += ["--external-host", self.external_host]
+        if self.log_dirs != 1:
+            args += ["--log-dirs", str(self.log_dirs)]
         out = self.run(*args)
         assert out.stdout.strip().splitlines()[-1] == self.bootstrap
 
@@ -256,10 +259,10 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def started_cluster(brokers, overrides=(), racks=(), external_host=None):
+def started_cluster(brokers, overrides=(), racks=(), external_host=None, log_dirs=1):
     """A cluster for one module's own fixture (other sizes or settings than `cluster`): started, yielded,
     stopped, and checked for sanitizer reports."""
-    c = Cluster(brokers, overrides, racks, external_host)
+    c = Cluster(brokers, overrides, racks, external_host, log_dirs)
     try:
         c.up()
     except BaseException:

@@ -1,6 +1,7 @@
 #include "app/broker_app.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -71,6 +72,7 @@ broker_app::broker_app(config::broker_config config)
       checkpoint_timer_(network_.main()),
       health_timer_(network_.main()),
       producer_expiry_timer_(network_.main()),
+      offline_dirs_timer_(network_.main()),
       isr_timer_(network_.main()),
       group_timer_(network_.main()) {}
 
@@ -139,6 +141,12 @@ void broker_app::start() {
     throw std::runtime_error("cannot join the cluster through zookeeper.connect=" + config_.zookeeper_connect + ": " +
                              registry.error().message());
   registry_ = std::move(registry.value());
+  for (const auto& dir : logs_->dirs()) {
+    dir->on_offline([this] {
+      asio::post(zookeeper_pool_, guarded("reporting an offline log dir", [this] { report_offline_dirs(); }));
+    });
+  }
+  report_offline_dirs();  // any that went offline at startup
   isr_writer_ = std::make_unique<registry_isr_writer>(*registry_);
   cluster_ = std::make_unique<server::zk_cluster>(*registry_);
   producer_ids_ = std::make_unique<server::producer_ids>(*cluster_);
@@ -205,6 +213,9 @@ void broker_app::start() {
   schedule(checkpoint_timer_, blocking_pool_, config_.log_flush_offset_checkpoint_interval_ms,
            &broker_app::checkpoint_tick, "checkpoints");
   logs_->refresh_free_space();
+  // A report that failed (ZooKeeper away) is tried again with the health checks.
+  schedule(offline_dirs_timer_, zookeeper_pool_, health_interval_ms, &broker_app::report_offline_dirs,
+           "reporting offline log dirs");
   schedule(health_timer_, blocking_pool_, health_interval_ms, &broker_app::health_tick, "log dir health");
   schedule(producer_expiry_timer_, blocking_pool_, config_.producer_id_expiration_check_interval_ms,
            &broker_app::producer_expiry_tick, "producer expiry");
@@ -329,6 +340,35 @@ void broker_app::health_tick() {
   logs_->release_idle_indexes();
 }
 
+void broker_app::report_offline_dirs() {
+  std::lock_guard lock(offline_dirs_mutex_);
+  const auto& dirs = logs_->dirs();
+  if (std::all_of(dirs.begin(), dirs.end(), [](const auto& d) { return d->offline(); })) {
+    FERRY_LOG(error, "app") << "every log dir is offline: leaving the cluster and exiting (a restart recovers the "
+                               "logs from what reached the disks)";
+    // Closing the session removes this broker's registration at once, so the controller elects other leaders
+    // now rather than after the session timeout.
+    registry_->shutdown();
+    std::_Exit(1);
+  }
+  const auto placements = logs_->placements();
+  for (std::size_t dir = 0; dir < dirs.size(); ++dir) {
+    if (!dirs[dir]->offline() || reported_offline_dirs_.contains(dir)) continue;
+    std::vector<topic_partition> partitions;
+    for (const auto& [tp, where] : placements)
+      if (where == dir) partitions.push_back(tp);
+    if (const auto reported = registry_->report_offline_replicas(dir, partitions); !reported) {
+      FERRY_LOG_LIMITED(error, "app", 10000)
+          << "cannot report log dir " << dirs[dir]->path().string()
+          << " offline to the controller: " << reported.error().message() << "; retrying";
+      continue;
+    }
+    reported_offline_dirs_.insert(dir);
+    FERRY_LOG(warn, "app") << "reported log dir " << dirs[dir]->path().string() << " offline: the controller moves "
+                           << partitions.size() << " partitions' leaderships and in-sync replicas elsewhere";
+  }
+}
+
 std::vector<std::string> broker_app::not_ready(bool in_sync) const {
   std::vector<std::string> reasons;
   if (!serving_.load()) reasons.emplace_back("the broker is not serving (starting or stopping)");
@@ -403,6 +443,7 @@ void broker_app::stop() {
                checkpoint_timer_.cancel();
                health_timer_.cancel();
                producer_expiry_timer_.cancel();
+               offline_dirs_timer_.cancel();
                isr_timer_.cancel();
                group_timer_.cancel();
                network_.stop();

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -59,6 +60,9 @@ class broker_app {
   void flush_tick();
   void checkpoint_tick();
   void health_tick();
+  // Tells the controller about log dirs that went offline (their partitions' replicas here are dead), or
+  // leaves the cluster and exits when every dir is offline, as Kafka halts then (review finding 4).
+  void report_offline_dirs();
   void isr_tick();
   void group_tick();
   // Brings the group coordinator in line with the __consumer_offsets partitions this broker leads in `view`.
@@ -110,12 +114,15 @@ class broker_app {
   boost::asio::steady_timer checkpoint_timer_;
   boost::asio::steady_timer health_timer_;
   boost::asio::steady_timer producer_expiry_timer_;
+  boost::asio::steady_timer offline_dirs_timer_;
   boost::asio::steady_timer isr_timer_;
   boost::asio::steady_timer group_timer_;
   std::unique_ptr<replication::isr_writer> isr_writer_;
   std::atomic<bool> serving_{false};
   // Latched by not_ready() once every hosted partition is in sync after the start.
   mutable std::atomic<bool> caught_up_{false};
+  std::mutex offline_dirs_mutex_;
+  std::set<std::size_t> reported_offline_dirs_;  // guarded by offline_dirs_mutex_
   std::mutex scrape_mutex_;
   coord::election_counts counted_elections_;  // guarded by scrape_mutex_: what the counters have so far
   std::uint64_t counted_failures_ = 0;        // guarded by scrape_mutex_: ferry_confined_failures_total so far

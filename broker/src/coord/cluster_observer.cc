@@ -75,6 +75,8 @@ result<void> cluster_observer::handle(const task& t) {
       return table_->refresh_deletions();
     case task_kind::shutting_down:
       return table_->refresh_shutting_down();
+    case task_kind::offline_replicas:
+      return table_->refresh_offline_replicas();
     case task_kind::topics:
       return table_->refresh_topics(false);
     case task_kind::topic:

@@ -26,6 +26,8 @@ std::string describe(const task& t) {
       return std::string(layout::delete_topics_path);
     case task_kind::shutting_down:
       return std::string(layout::controlled_shutdown_path);
+    case task_kind::offline_replicas:
+      return std::string(layout::offline_replicas_path);
     case task_kind::topics:
       return std::string(layout::brokers_topics_path);
     case task_kind::topic:
@@ -72,6 +74,7 @@ result<std::unique_ptr<cluster_registry>> cluster_registry::start(registry_optio
   self->topics_ = std::make_unique<topic_store>(*self->session_, *self->configs_);
 
   FERRY_TRY(self->ensure_base_paths());
+  FERRY_TRY(self->forget_offline_replicas());
   FERRY_TRY(self->load_cluster_id());
   // A previous run of this broker may have left its registration behind; ZooKeeper removes it when that
   // session expires, within its timeout (plus tick rounding, hence the half).
@@ -120,7 +123,7 @@ result<void> cluster_registry::ensure_base_paths() {
   for (const auto path :
        {layout::brokers_ids_path, layout::brokers_topics_path, layout::config_topics_path, layout::config_brokers_path,
         layout::config_changes_path, layout::delete_topics_path, layout::producer_id_block_path,
-        layout::partition_state_changes_path, layout::controlled_shutdown_path}) {
+        layout::partition_state_changes_path, layout::controlled_shutdown_path, layout::offline_replicas_path}) {
     auto created = session_->create(std::string(path), "", create_mode::persistent, true);
     if (!created && created.error() != errc::node_exists) {
       FERRY_LOG(error, "coord") << "cannot create " << path << ": " << created.error().message();
@@ -268,6 +271,8 @@ result<void> cluster_registry::handle(const task& t) {
       return table_->refresh_deletions();
     case task_kind::shutting_down:
       return table_->refresh_shutting_down();
+    case task_kind::offline_replicas:
+      return table_->refresh_offline_replicas();
     case task_kind::topics:
       return table_->refresh_topics(false);
     case task_kind::topic:
@@ -404,6 +409,28 @@ std::size_t movable_leaderships(const cluster_view& view, broker_id self) {
 }
 
 }  // namespace
+
+result<void> cluster_registry::forget_offline_replicas() {
+  // A restart that took over its earlier session would keep what that run reported; its dirs are online again.
+  const std::string parent(layout::offline_replicas_path);
+  FERRY_TRY(const auto children, session_->get_children(parent));
+  for (const auto& child : children) {
+    if (layout::offline_replicas_broker(child) != options_.id) continue;
+    if (auto removed = session_->remove(layout::child_path(parent, child));
+        !removed && removed.error() != errc::no_node)
+      return removed.error();
+  }
+  return success();
+}
+
+result<void> cluster_registry::report_offline_replicas(std::size_t dir,
+                                                       const std::vector<topic_partition>& partitions) {
+  auto created = session_->create(
+      layout::child_path(layout::offline_replicas_path, layout::offline_replicas_child(options_.id, dir)),
+      layout::encode_offline_replicas(partitions), create_mode::ephemeral);
+  if (!created && created.error() != errc::node_exists) return created.error();
+  return success();
+}
 
 result<void> cluster_registry::controlled_shutdown(std::int32_t attempts, std::chrono::milliseconds backoff) {
   if (!session_->connected()) return errc::connection_loss;

@@ -108,6 +108,10 @@ class cluster_registry {
   // `backoff` each. errc::timeout if leaderships remain then; errc::connection_loss at once without a
   // ZooKeeper connection, since no controller could hear of it.
   result<void> controlled_shutdown(std::int32_t attempts, std::chrono::milliseconds backoff);
+  // Log dir `dir` (its place in log.dirs) went offline with these partitions: the controller moves their
+  // leaderships elsewhere and takes this broker's replicas of them out of their ISRs
+  // (/ferry/offline_replicas). Blocking (a ZooKeeper write).
+  result<void> report_offline_replicas(std::size_t dir, const std::vector<topic_partition>& partitions);
   // ElectLeaders, run by the controller's worker (controller::elect_leaders): errc::not_controller unless
   // this broker is the controller, errc::timeout if the worker did not get to it in time.
   result<std::vector<election_result>> elect_leaders(election_type type,
@@ -119,6 +123,8 @@ class cluster_registry {
 
   // Startup steps, on the caller's thread.
   result<void> ensure_base_paths();
+  // Removes what an earlier run of this broker reported in /ferry/offline_replicas (a session it took over).
+  result<void> forget_offline_replicas();
   result<void> load_cluster_id();
   [[nodiscard]] broker_endpoint endpoint() const;
 

@@ -103,6 +103,8 @@ struct cluster_view {
   // Live brokers in a controlled shutdown (/ferry/controlled_shutdown): they keep their replicas, but the
   // controller moves their leaderships away and elects none of them while another replica can lead.
   std::set<broker_id> shutting_down;
+  // Replicas of live brokers whose log dir went offline (/ferry/offline_replicas): dead for their partitions.
+  std::map<broker_id, std::set<topic_partition>> offline_replicas;
   // Dynamic broker settings (/config/brokers) by entity: a broker id, or layout::default_broker_entity.
   std::map<std::string, layout::config_map, std::less<>> broker_configs;
   // Topic names by topic id (Metadata v10+ and Fetch v13+ look topics up by id), derived from `topics` by
@@ -116,6 +118,12 @@ struct cluster_view {
   }
 
   [[nodiscard]] bool is_live(broker_id id) const { return brokers.contains(id); }
+  // Live, with its replica of `tp` on a log dir that is online.
+  [[nodiscard]] bool hosts(broker_id id, const topic_partition& tp) const {
+    if (!is_live(id)) return false;
+    const auto offline = offline_replicas.find(id);
+    return offline == offline_replicas.end() || !offline->second.contains(tp);
+  }
   // Live and not shutting down: a broker the controller may make a leader.
   [[nodiscard]] bool can_lead(broker_id id) const { return is_live(id) && !shutting_down.contains(id); }
   // Live, and registered again after `state` was written (a restart, or a new session): what the state says

@@ -310,15 +310,17 @@ result<void> controller::create_partition_states(const std::string& name, const 
     // joined, and a producer's retried first batch would then land behind its later ones. The high
     // watermark waits for each member's first fetch, so nothing acknowledged is missing from a replica in
     // the ISR. Without any live replica the partition stays offline until one registers.
-    auto leader = std::find_if(replicas.begin(), replicas.end(), [&](broker_id r) { return model.can_lead(r); });
+    const topic_partition tp{name, p};
+    const auto can_lead = [&](broker_id r) { return model.can_lead(r) && model.hosts(r, tp); };
+    auto leader = std::find_if(replicas.begin(), replicas.end(), can_lead);
     if (leader == replicas.end())
-      leader = std::find_if(replicas.begin(), replicas.end(), [&](broker_id r) { return model.is_live(r); });
+      leader = std::find_if(replicas.begin(), replicas.end(), [&](broker_id r) { return model.hosts(r, tp); });
     if (leader == replicas.end()) continue;
     if (!existing.contains(std::to_string(p.value())))
       ops.push_back(zk_op::create(layout::partition_path(name, p), ""));
     std::vector<broker_id> isr;
     for (const broker_id r : replicas) {
-      if (r == *leader || model.can_lead(r)) isr.push_back(r);
+      if (r == *leader || can_lead(r)) isr.push_back(r);
     }
     layout::leader_and_isr state{*leader, leader_epoch{0}, std::move(isr), epoch_};
     ops.push_back(zk_op::create(layout::partition_state_path(name, p), layout::encode_partition_state(state)));
@@ -350,6 +352,10 @@ std::optional<controller::state_update> controller::next_state(const std::string
   const auto& current = *info.state;
   state_update update{name, p, {current.leader, current.epoch, current.isr, epoch_}, current.zk_version};
   auto& next = update.next;
+  // A replica on a log dir that went offline counts as dead for this partition (review finding 4).
+  const topic_partition tp{name, p};
+  const auto live = [&](broker_id r) { return model.hosts(r, tp); };
+  const auto can_lead = [&](broker_id r) { return model.can_lead(r) && model.hosts(r, tp); };
   // A replica registered again since the state was written (restarted, or a new ZooKeeper session) is out of
   // the ISR and cannot stay leader: its log may be older than what the state says it holds (an empty disk, a
   // tail lost in a crash), and only the leader can tell once it fetches again. Kafka's controller treats such
@@ -361,8 +367,8 @@ std::optional<controller::state_update> controller::next_state(const std::string
   std::vector<broker_id> staying_isr;
   for (const auto r : current.isr) {
     if (returned(r)) continue;
-    if (model.is_live(r)) live_isr.push_back(r);
-    if (model.can_lead(r)) staying_isr.push_back(r);
+    if (live(r)) live_isr.push_back(r);
+    if (can_lead(r)) staying_isr.push_back(r);
   }
   const auto first_replica = [&](const auto& eligible) {
     return std::find_if(info.replicas.begin(), info.replicas.end(), eligible);
@@ -373,16 +379,15 @@ std::optional<controller::state_update> controller::next_state(const std::string
     next.epoch = leader_epoch{current.epoch.value() + 1};
     next.isr = std::move(isr);
   };
-  if (current.leader == no_broker || !model.is_live(current.leader) || returned(current.leader)) {
+  if (current.leader == no_broker || !live(current.leader) || returned(current.leader)) {
     // Clean election: the first replica in assignment order that is in the ISR and alive, preferably one
     // that is not shutting down.
-    auto candidate = first_replica([&](broker_id r) { return model.can_lead(r) && in_isr(r); });
-    if (candidate == info.replicas.end())
-      candidate = first_replica([&](broker_id r) { return model.is_live(r) && in_isr(r); });
+    auto candidate = first_replica([&](broker_id r) { return can_lead(r) && in_isr(r); });
+    if (candidate == info.replicas.end()) candidate = first_replica([&](broker_id r) { return live(r) && in_isr(r); });
     // Every in-sync replica that is alive returned: the first of them leads, alone in the ISR, as the only
     // candidates hold whatever the partition still has (a single-replica partition after its broker restarts).
     if (candidate == info.replicas.end()) {
-      candidate = first_replica([&](broker_id r) { return model.is_live(r) && contains(current.isr, r); });
+      candidate = first_replica([&](broker_id r) { return live(r) && contains(current.isr, r); });
       if (candidate != info.replicas.end()) {
         elect(*candidate, {*candidate});
         return update;
@@ -390,24 +395,24 @@ std::optional<controller::state_update> controller::next_state(const std::string
     }
     if (candidate == info.replicas.end() && allow_unclean) {
       // Nobody in sync is alive, and the topic prefers availability to what the ISR held: any live replica.
-      candidate = first_replica([&](broker_id r) { return model.is_live(r); });
+      candidate = first_replica([&](broker_id r) { return live(r); });
       update.unclean = candidate != info.replicas.end();
     }
     if (candidate != info.replicas.end()) {
       if (update.unclean) {
         elect(*candidate, {*candidate});
       } else {
-        elect(*candidate, model.can_lead(*candidate) ? staying_isr : live_isr);
+        elect(*candidate, can_lead(*candidate) ? staying_isr : live_isr);
       }
     } else if (current.leader != no_broker) {
       // Nobody in sync is alive: no leader, and the ISR is kept so one of its members can take over later.
       next.leader = no_broker;
       next.epoch = leader_epoch{current.epoch.value() + 1};
     }
-  } else if (!model.can_lead(current.leader)) {
+  } else if (!can_lead(current.leader)) {
     // Controlled shutdown of the leader: the next in-sync replica that stays takes over, as Kafka's
     // ControlledShutdownLeaderElectionStrategy does; without one, the leader keeps leading until it goes.
-    const auto candidate = first_replica([&](broker_id r) { return model.can_lead(r) && in_isr(r); });
+    const auto candidate = first_replica([&](broker_id r) { return can_lead(r) && in_isr(r); });
     if (candidate != info.replicas.end()) {
       elect(*candidate, staying_isr);
     } else {
@@ -428,7 +433,8 @@ result<controller::state_update> controller::preferred_election(const std::strin
   const auto& current = *info.state;
   const broker_id preferred = info.replicas.front();
   if (current.leader == preferred) return errc::election_not_needed;
-  if (!model.can_lead(preferred) || !contains(current.isr, preferred) || model.registered_since(preferred, current))
+  if (!model.can_lead(preferred) || !model.hosts(preferred, {name, p}) || !contains(current.isr, preferred) ||
+      model.registered_since(preferred, current))
     return errc::preferred_leader_not_available;
   return state_update{
       name, p, {preferred, leader_epoch{current.epoch.value() + 1}, current.isr, epoch_}, current.zk_version, false};

@@ -367,6 +367,45 @@ result<std::vector<partition_state_change>> decode_partition_state_changes(std::
   });
 }
 
+std::string encode_offline_replicas(const std::vector<topic_partition>& partitions) {
+  ordered_json j;
+  j["version"] = 1;
+  ordered_json list = ordered_json::array();
+  for (const auto& tp : partitions) list.push_back({{"topic", tp.topic}, {"partition", tp.partition.value()}});
+  j["partitions"] = std::move(list);
+  return j.dump();
+}
+
+result<std::vector<topic_partition>> decode_offline_replicas(std::string_view text) {
+  return decode_object(text, [](const json& j) -> result<std::vector<topic_partition>> {
+    FERRY_TRY(int_field<std::int32_t>(j, "version"));
+    const auto partitions = j.find("partitions");
+    if (partitions == j.end() || !partitions->is_array()) return errc::invalid_data;
+    std::vector<topic_partition> out;
+    for (const auto& entry : *partitions) {
+      if (!entry.is_object()) return errc::invalid_data;
+      FERRY_TRY(auto topic, string_field(entry, "topic"));
+      FERRY_TRY(const auto p, int_field<std::int32_t>(entry, "partition"));
+      if (p < 0) return errc::invalid_data;
+      out.push_back({std::move(topic), partition_id{p}});
+    }
+    return out;
+  });
+}
+
+std::string offline_replicas_child(broker_id id, std::size_t dir) {
+  return std::to_string(id.value()) + "_" + std::to_string(dir);
+}
+
+std::optional<broker_id> offline_replicas_broker(std::string_view child) {
+  const auto cut = child.find('_');
+  if (cut == std::string_view::npos || cut == 0) return std::nullopt;
+  std::int32_t id = 0;
+  const auto [end, ec] = std::from_chars(child.data(), child.data() + cut, id);
+  if (ec != std::errc() || end != child.data() + cut || id < 0) return std::nullopt;
+  return broker_id{id};
+}
+
 std::string encode_entity_config(const config_map& config) {
   ordered_json j;
   j["version"] = 1;

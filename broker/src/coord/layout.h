@@ -35,6 +35,10 @@ inline constexpr std::string_view partition_state_change_prefix = "state_change_
 // Ferry's own: /ferry/controlled_shutdown/<id>, ephemeral, no data: broker <id> is shutting down and asks the
 // controller to move its leaderships away (Kafka's ControlledShutdown request).
 inline constexpr std::string_view controlled_shutdown_path = "/ferry/controlled_shutdown";
+// Ferry's own: /ferry/offline_replicas/<id>_<dir>, ephemeral: the partitions of broker <id> whose log dir <dir>
+// (its place in log.dirs) went offline; the controller treats those replicas as dead (Kafka's
+// /log_dir_event_notification and the LeaderAndIsr answer that names the offline replicas, in one).
+inline constexpr std::string_view offline_replicas_path = "/ferry/offline_replicas";
 
 // Ids per block handed out by /latest_producer_id_block (Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
 inline constexpr std::int64_t producer_id_block_size = 1000;
@@ -158,6 +162,13 @@ struct controller_registration {
 };
 std::string encode_controller(const controller_registration& c);
 result<controller_registration> decode_controller(std::string_view json);
+
+// /ferry/offline_replicas/<id>_<dir>, EPHEMERAL: {"version":1,"partitions":[{"topic":"t","partition":0},...]}.
+std::string encode_offline_replicas(const std::vector<topic_partition>& partitions);
+result<std::vector<topic_partition>> decode_offline_replicas(std::string_view json);
+// The child's name, and the broker a child names (nullopt for a name that is not one).
+std::string offline_replicas_child(broker_id id, std::size_t dir);
+std::optional<broker_id> offline_replicas_broker(std::string_view child);
 
 // /controller_epoch, PERSISTENT: a plain decimal integer, not JSON.
 std::string encode_controller_epoch(std::int32_t epoch);

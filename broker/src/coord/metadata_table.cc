@@ -92,6 +92,7 @@ result<std::optional<node_data>> metadata_table::read_watched(const std::string&
 result<void> metadata_table::resync() {
   FERRY_TRY(refresh_deletions());
   FERRY_TRY(refresh_shutting_down());
+  FERRY_TRY(refresh_offline_replicas());
   // Notifications first: every config and state read after this point is at least as new as they are.
   FERRY_TRY(refresh_config_changes(true));
   FERRY_TRY(refresh_state_changes(true));
@@ -144,6 +145,30 @@ result<void> metadata_table::refresh_shutting_down() {
   for (const auto& child : children) {
     if (const auto id = broker_id_of(child)) model_.shutting_down.insert(*id);
   }
+  return success();
+}
+
+result<void> metadata_table::refresh_offline_replicas() {
+  const std::string parent(layout::offline_replicas_path);
+  FERRY_TRY(const auto children, read_children_watched(parent, task_kind::offline_replicas));
+  std::map<broker_id, std::set<topic_partition>> offline;
+  for (const auto& child : children) {
+    const auto id = layout::offline_replicas_broker(child);
+    if (!id) continue;
+    // Written once, when the dir went offline, and gone with the broker's session: no data watch needed.
+    auto got = session_.get(layout::child_path(parent, child));
+    if (!got) {
+      if (got.error() == errc::no_node) continue;
+      return got.error();
+    }
+    auto partitions = layout::decode_offline_replicas(got.value().data);
+    if (!partitions) {
+      FERRY_LOG(warn, "coord") << "ignoring " << parent << "/" << child << ": malformed " << got.value().data;
+      continue;
+    }
+    offline[*id].insert(partitions.value().begin(), partitions.value().end());
+  }
+  model_.offline_replicas = std::move(offline);
   return success();
 }
 

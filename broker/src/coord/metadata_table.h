@@ -52,6 +52,7 @@ class metadata_table {
   result<void> refresh_brokers(broker_id self, const std::function<result<void>()>& reregister);
   result<void> refresh_deletions();
   result<void> refresh_shutting_down();
+  result<void> refresh_offline_replicas();
   result<void> refresh_topics(bool full);
   result<void> refresh_topic(const std::string& name, bool full);
   // Reads one state znode again (after a lost race of the controller's).

@@ -13,9 +13,10 @@ enum class task_kind {
   new_session,  // after a session expiry: re-register, forget watches, resync
   resync,       // re-read everything
   brokers,
-  deletions,      // children of /admin/delete_topics
-  shutting_down,  // children of /ferry/controlled_shutdown
-  topics,         // children of /brokers/topics
+  deletions,         // children of /admin/delete_topics
+  shutting_down,     // children of /ferry/controlled_shutdown
+  offline_replicas,  // children of /ferry/offline_replicas
+  topics,            // children of /brokers/topics
   topic,
   partition_state,  // one state znode, read again after a lost race
   state_changes,    // children of /ferry/partition_state_changes

@@ -702,9 +702,19 @@ std::error_code classic_group::validate_commit(const std::string& member_id,
   return {};
 }
 
-void classic_group::apply_commit(const topic_partition& tp, const committed_offset& value) { offsets_[tp] = value; }
+void classic_group::apply_commit(const topic_partition& tp, const committed_offset& value, std::uint64_t sequence) {
+  if (sequence > 0) {
+    auto& applied = commit_sequences_[tp];
+    if (sequence < applied) return;
+    applied = sequence;
+  }
+  offsets_[tp] = value;
+}
 
-void classic_group::remove_offset(const topic_partition& tp) { offsets_.erase(tp); }
+void classic_group::remove_offset(const topic_partition& tp) {
+  offsets_.erase(tp);
+  commit_sequences_.erase(tp);
+}
 
 std::vector<topic_partition> classic_group::expired_offsets(std::int64_t now_ms, std::int64_t retention_ms) const {
   // Kafka's rules (KIP-211): an empty group's offsets count from when it became empty; a stable consumer

@@ -160,7 +160,11 @@ class classic_group {
   [[nodiscard]] std::error_code validate_commit(const std::string& member_id,
                                                 const std::optional<std::string>& group_instance_id,
                                                 std::int32_t generation, std::int64_t now_ms);
-  void apply_commit(const topic_partition& tp, const committed_offset& value);
+  // A commit that reached the log. `sequence` orders commits as they were appended (the coordinator numbers them
+  // in log order); a completion older than the commit already applied changes nothing, so memory ends as the log
+  // does whatever order the completions run in (Kafka's pendingOffsetCommits; review finding 14). 0: unordered
+  // (read back from the log, or a transaction's offsets at its marker).
+  void apply_commit(const topic_partition& tp, const committed_offset& value, std::uint64_t sequence = 0);
   // Offsets committed through this coordinator since it loaded the group (one per partition of an OffsetCommit
   // that was written), for the commit rate; offsets read back from __consumer_offsets are not counted.
   void count_commit() { ++commits_; }
@@ -248,6 +252,7 @@ class classic_group {
   bool new_member_added_ = false;
   std::int64_t initial_delay_limit_ms_ = 0;
   std::map<topic_partition, committed_offset> offsets_;
+  std::map<topic_partition, std::uint64_t> commit_sequences_;  // of the commit applied last, when ordered
   std::uint64_t commits_ = 0;
   std::vector<pending_store> stores_;
   // The generation whose leader assignment is being stored (CompletingRebalance until it is).

@@ -38,8 +38,10 @@ struct group_coordinator::shard : std::enable_shared_from_this<shard> {
   std::int32_t partition = 0;
   leader_epoch epoch;
   std::mutex mutex;
-  bool loaded = false;  // guarded by mutex
-  bool gone = false;    // guarded by mutex
+  std::mutex commit_order;             // taken before mutex, see commit()
+  std::uint64_t commits_appended = 0;  // guarded by mutex
+  bool loaded = false;                 // guarded by mutex
+  bool gone = false;                   // guarded by mutex
   // Groups whose state machine failed, being read back from the log on their own.
   std::set<std::string> reloading;  // guarded by mutex
   // Every group, with its committed offsets; for a consumer-protocol group an empty classic group holds them.
@@ -350,8 +352,13 @@ void group_coordinator::commit(const std::string& group_id, commit_request reque
   }
   std::vector<std::error_code> errors(request.offsets.size());
   std::vector<offsets_log::record> records;
+  // Commits are numbered and appended in one order, under this lock (not the shard's: a write may complete
+  // inline, and its completion takes the shard's lock), so that their numbers follow the log.
+  std::unique_lock ordered(s.value()->commit_order);
+  std::uint64_t sequence = 0;
   {
     std::lock_guard lock(s.value()->mutex);
+    sequence = ++s.value()->commits_appended;
     if (!s.value()->serves(group_id)) {
       done(all(errc::coordinator_loading));
       return;
@@ -391,7 +398,7 @@ void group_coordinator::commit(const std::string& group_id, commit_request reque
     return;
   }
   const auto transaction = request.transaction;
-  auto written = [s = s.value(), group_id, request = std::move(request), errors = std::move(errors),
+  auto written = [s = s.value(), group_id, sequence, request = std::move(request), errors = std::move(errors),
                   done = std::move(done)](std::error_code ec) mutable {
     {
       std::lock_guard lock(s->mutex);
@@ -403,7 +410,7 @@ void group_coordinator::commit(const std::string& group_id, commit_request reque
         } else if (g != nullptr && request.transaction) {
           s->pending_txn[request.transaction->id][group_id][request.offsets[i].partition] = request.offsets[i].value;
         } else if (g != nullptr) {
-          g->apply_commit(request.offsets[i].partition, request.offsets[i].value);
+          g->apply_commit(request.offsets[i].partition, request.offsets[i].value, sequence);
           g->count_commit();
         }
       }

@@ -116,7 +116,7 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
             if (r == self) continue;
             state.followers.push_back(r);
             if (view.shutting_down.contains(r)) state.leaving.push_back(r);
-            if (const auto live = view.brokers.find(r); live != view.brokers.end())
+            if (const auto live = view.brokers.find(r); live != view.brokers.end() && view.hosts(r, tp))
               state.live_followers.emplace(r, live->second.epoch);
             if (std::find(info.state->isr.begin(), info.state->isr.end(), r) != info.state->isr.end())
               state.isr_followers.push_back(r);

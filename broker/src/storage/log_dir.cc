@@ -20,6 +20,7 @@ void log_dir_state::take_offline(const std::string& what, std::error_code ec) {
   }
   FERRY_LOG(error, "storage") << "log dir " << path_.string() << " is offline: " << what << " failed (" << ec.message()
                               << "); its partitions refuse appends and reads until a restart";
+  if (notify_offline_) notify_offline_();
 }
 
 void log_dir_state::note_no_space(const std::string& what) { set_full(true, what + " found no space left"); }

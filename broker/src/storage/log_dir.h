@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -33,6 +34,9 @@ class log_dir_state {
   [[nodiscard]] std::string offline_reason() const;
   // Takes the dir offline; the first reason is kept and logged, later ones are not.
   void take_offline(const std::string& what, std::error_code ec);
+  // Called once, on the thread that took the dir offline (which may hold a log's locks: it must only hand the
+  // news on). Set before the dir is used.
+  void on_offline(std::function<void()> notify) { notify_offline_ = std::move(notify); }
 
   [[nodiscard]] bool full() const { return full_.load(std::memory_order_acquire); }
   [[nodiscard]] std::uint64_t free_bytes() const { return free_bytes_.load(std::memory_order_relaxed); }
@@ -58,6 +62,7 @@ class log_dir_state {
   std::atomic<std::uint64_t> total_bytes_{UINT64_MAX};
   mutable std::mutex mutex_;
   std::string offline_reason_;  // guarded by mutex_
+  std::function<void()> notify_offline_;
 };
 
 }  // namespace ferry::storage

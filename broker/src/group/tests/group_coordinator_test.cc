@@ -360,3 +360,33 @@ TEST(group_coordinator, AConsumerGroupWhoseWriteFailedIsReadBackFromItsLog) {
 }
 
 }  // namespace ferry::group
+
+namespace ferry::group {
+
+// Review finding 14: two commits of one group and partition reach the log in one order, and their replication
+// callbacks run in the other; memory must end as the log does (the later commit), as after a failover.
+TEST(group_coordinator, CommitsApplyInLogOrderWhateverOrderTheirCompletionsRunIn) {
+  memory_log log;
+  auto c = loaded(log);
+  log.hold_completions = true;
+  std::vector<std::vector<std::error_code>> answers;
+  const auto commit = [&](std::int64_t at) {
+    c->commit("g", simple_commit({{t0, at}}), now_ms, [&](std::vector<std::error_code> e) { answers.push_back(e); });
+  };
+  commit(100);
+  commit(101);
+  ASSERT_EQ(log.held.size(), 2U);
+  log.held[1]();
+  log.held[0]();
+  ASSERT_EQ(answers.size(), 2U);
+  EXPECT_FALSE(answers[0][0]);
+  EXPECT_FALSE(answers[1][0]);
+  const auto fetched = c->fetch("g", std::nullopt);
+  ASSERT_TRUE(fetched);
+  EXPECT_EQ(fetched.value()[0].second->committed, offset{101});
+  log.hold_completions = false;
+  EXPECT_EQ(loaded(log, leader_epoch{2})->fetch("g", std::nullopt).value()[0].second->committed, offset{101})
+      << "the log says the same";
+}
+
+}  // namespace ferry::group

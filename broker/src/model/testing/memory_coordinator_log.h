@@ -30,9 +30,17 @@ class memory_coordinator_log final : public coordinator_log {
       std::lock_guard lock(mutex_);
       if (!failure)
         for (auto& r : records) items[partition].emplace_back(entry{std::move(r), producer});
+      if (hold_completions) {
+        held.push_back([done = std::move(done), failure = failure] { done(failure); });
+        return;
+      }
     }
     done(failure);
   }
+  // With hold_completions, writes reach the log at once but their callbacks wait here, to be run in any order
+  // (as replicated writes' callbacks may run).
+  bool hold_completions = false;
+  std::vector<std::function<void()>> held;
   // A marker as a partition leader would write it.
   void add_marker(std::int32_t partition, producer_id producer, marker_type type) {
     std::lock_guard lock(mutex_);
