@@ -150,7 +150,13 @@ result<void> metadata_table::refresh_shutting_down() {
 
 result<void> metadata_table::refresh_offline_replicas() {
   const std::string parent(layout::offline_replicas_path);
-  FERRY_TRY(const auto children, read_children_watched(parent, task_kind::offline_replicas));
+  auto listed = read_children_watched(parent, task_kind::offline_replicas);
+  // A cluster whose brokers predate the node (the operator may watch one): nothing is reported offline.
+  if (!listed && listed.error() == errc::no_node) {
+    model_.offline_replicas.clear();
+    return success();
+  }
+  FERRY_TRY(const auto children, std::move(listed));
   std::map<broker_id, std::set<topic_partition>> offline;
   for (const auto& child : children) {
     const auto id = layout::offline_replicas_broker(child);
