@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "group/errc.h"
+#include "group/topic_regex.h"
 
 namespace ferry::group {
 namespace {
@@ -55,10 +56,13 @@ std::error_code consumer_group::check_request(const consumer_heartbeat_request& 
   if (request.member_id.empty()) return invalid("MemberId can't be empty.");
   if (request.instance_id && request.instance_id->empty()) return invalid("InstanceId can't be empty.");
   if (request.rack_id && request.rack_id->empty()) return invalid("RackId can't be empty.");
-  if (request.subscribed_topic_regex && !request.subscribed_topic_regex->empty())
-    return invalid(
-        "SubscribedTopicRegex is not supported by this broker: subscribe to topic names (a client may "
-        "resolve a pattern itself).");
+  if (request.subscribed_topic_regex && !request.subscribed_topic_regex->empty()) {
+    if (const auto why = invalid_topic_regex(*request.subscribed_topic_regex)) {
+      message = "SubscribedTopicRegex `" + *request.subscribed_topic_regex +
+                "` is not a valid regular expression: " + *why + ".";
+      return errc::invalid_regular_expression;
+    }
+  }
   if (request.member_epoch == join_epoch) {
     if (request.rebalance_timeout_ms == -1) return invalid("RebalanceTimeoutMs must be provided in first request.");
     if (!request.owned || !request.owned->empty()) return invalid("TopicPartitions must be empty when (re-)joining.");
@@ -99,7 +103,15 @@ std::string consumer_group::assignor() const {
 
 std::set<std::string> consumer_group::subscribed_topics() const {
   std::set<std::string> out;
-  for (const auto& [id, m] : members_) out.insert(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+  for (const auto& [id, m] : members_) out.merge(topics_of(m));
+  return out;
+}
+
+std::set<std::string> consumer_group::topics_of(const member& m) const {
+  std::set<std::string> out(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+  if (m.subscribed_topic_regex)
+    for (const auto& [name, topic] : subscription_)
+      if (topic_matches(*m.subscribed_topic_regex, name)) out.insert(name);
   return out;
 }
 
@@ -136,7 +148,8 @@ consumer_group_description consumer_group::describe() const {
   for (const auto& [id, m] : members_) {
     const auto target = target_.find(id);
     d.members.push_back({id, m.instance_id, m.rack_id, m.epoch, m.client_id, m.client_host, m.subscribed_topic_names,
-                         m.assigned, target == target_.end() ? topic_id_partitions{} : target->second});
+                         m.subscribed_topic_regex, m.assigned,
+                         target == target_.end() ? topic_id_partitions{} : target->second});
   }
   for (const auto& [name, topic] : subscription_) d.topic_names[topic.id] = name;
   return d;
@@ -144,7 +157,8 @@ consumer_group_description consumer_group::describe() const {
 
 consumer_heartbeat_result consumer_group::heartbeat(const consumer_heartbeat_request& request,
                                                     const topic_lookup& topics, std::int64_t now_ms,
-                                                    std::vector<stored_record>& records) {
+                                                    std::vector<stored_record>& records,
+                                                    const topic_names& all_topics) {
   if (request.member_epoch == leave_epoch || request.member_epoch == static_leave_epoch) return leave(request, records);
   if (!members_.contains(request.member_id) && members_.size() >= static_cast<std::size_t>(config_.max_size))
     return refused(errc::group_max_size_reached, "The consumer group has reached its maximum capacity of " +
@@ -181,16 +195,23 @@ consumer_heartbeat_result consumer_group::heartbeat(const consumer_heartbeat_req
     names.erase(std::unique(names.begin(), names.end()), names.end());
     m.subscribed_topic_names = std::move(names);
   }
+  if (request.subscribed_topic_regex) {
+    if (request.subscribed_topic_regex->empty())
+      m.subscribed_topic_regex.reset();
+    else
+      m.subscribed_topic_regex = request.subscribed_topic_regex;
+  }
   m.client_id = request.client_id;
   m.client_host = request.client_host;
   const bool new_member = !members_.contains(m.id);
   const auto metadata_of = [](const member& x) {
     return std::tie(x.instance_id, x.rack_id, x.client_id, x.client_host, x.subscribed_topic_names,
-                    x.rebalance_timeout_ms, x.server_assignor);
+                    x.subscribed_topic_regex, x.rebalance_timeout_ms, x.server_assignor);
   };
   if (new_member || metadata_of(m) != metadata_of(before)) records.push_back(member_record(m));
-  bool bump = epoch_ == 0 || m.subscribed_topic_names != before.subscribed_topic_names;
-  auto subscription = subscription_metadata(m, topics);
+  bool bump = epoch_ == 0 || m.subscribed_topic_names != before.subscribed_topic_names ||
+              m.subscribed_topic_regex != before.subscribed_topic_regex;
+  auto subscription = subscription_metadata(m, topics, all_topics);
   if (subscription != subscription_) {
     subscription_ = std::move(subscription);
     bump = true;
@@ -293,13 +314,25 @@ std::error_code consumer_group::check_epoch(const member& m, const consumer_hear
   return {};
 }
 
-std::map<std::string, topic_metadata> consumer_group::subscription_metadata(const member& m,
-                                                                            const topic_lookup& topics) const {
-  std::set<std::string> names(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
-  for (const auto& [id, other] : members_)
-    if (id != m.id) names.insert(other.subscribed_topic_names.begin(), other.subscribed_topic_names.end());
+std::map<std::string, topic_metadata> consumer_group::subscription_metadata(const member& m, const topic_lookup& topics,
+                                                                            const topic_names& names) const {
+  std::set<std::string> wanted(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+  std::set<std::string> regexes;
+  if (m.subscribed_topic_regex) regexes.insert(*m.subscribed_topic_regex);
+  for (const auto& [id, other] : members_) {
+    if (id == m.id) continue;
+    wanted.insert(other.subscribed_topic_names.begin(), other.subscribed_topic_names.end());
+    if (other.subscribed_topic_regex) regexes.insert(*other.subscribed_topic_regex);
+  }
+  // Resolved at every heartbeat against the topics there are now, so a topic created later joins the group's
+  // subscription at the next one (Kafka refreshes its resolved expressions on a timer instead).
+  if (!regexes.empty() && names) {
+    const auto all = names();
+    for (const auto& regex : regexes)
+      for (auto& name : topics_matching(regex, all)) wanted.insert(std::move(name));
+  }
   std::map<std::string, topic_metadata> out;
-  for (const auto& name : names)
+  for (const auto& name : wanted)
     if (auto topic = topics(name)) out.emplace(name, *topic);
   return out;
 }
@@ -310,7 +343,7 @@ void consumer_group::compute_target(std::vector<stored_record>& records) {
   for (const auto& [name, topic] : subscription_) counts[topic.id] = topic.partitions;
   for (const auto& [id, m] : members_) {
     assignor_member a{id, m.instance_id, {}, {}};
-    for (const auto& name : m.subscribed_topic_names)
+    for (const auto& name : topics_of(m))
       if (const auto it = subscription_.find(name); it != subscription_.end()) a.subscribed.insert(it->second.id);
     if (const auto t = target_.find(id); t != target_.end()) a.current_target = t->second;
     input.push_back(std::move(a));
@@ -491,6 +524,7 @@ void consumer_group::replay(const consumer_group_record& record) {
         m.client_id = v.client_id;
         m.client_host = v.client_host;
         m.subscribed_topic_names = v.subscribed_topic_names;
+        m.subscribed_topic_regex = v.subscribed_topic_regex;
         m.rebalance_timeout_ms = v.rebalance_timeout_ms;
         m.server_assignor = v.server_assignor;
       } else {
@@ -544,9 +578,14 @@ std::vector<stored_record> consumer_group::tombstones() const {
 }
 
 stored_record consumer_group::member_record(const member& m) const {
-  const consumer_member_value v{
-      m.instance_id,          m.rack_id,        m.client_id, m.client_host, m.subscribed_topic_names, std::nullopt,
-      m.rebalance_timeout_ms, m.server_assignor};
+  const consumer_member_value v{m.instance_id,
+                                m.rack_id,
+                                m.client_id,
+                                m.client_host,
+                                m.subscribed_topic_names,
+                                m.subscribed_topic_regex,
+                                m.rebalance_timeout_ms,
+                                m.server_assignor};
   return {encode_key(consumer_group_key{consumer_record_type::member_metadata, id_, m.id}),
           encode_value(consumer_group_value{v})};
 }

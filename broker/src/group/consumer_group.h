@@ -32,7 +32,8 @@ struct consumer_heartbeat_request {
   std::optional<std::string> rack_id;
   std::int32_t rebalance_timeout_ms = -1;
   std::optional<std::vector<std::string>> subscribed_topic_names;
-  // v1: a regular expression the broker resolves; Ferry refuses any but "" (none), so clients resolve their own.
+  // v1: a regular expression (RE2) the broker resolves against the cluster's topics, those created later
+  // included; "" drops it.
   std::optional<std::string> subscribed_topic_regex;
   std::optional<std::string> server_assignor;
   std::optional<topic_id_partitions> owned;  // what the member owns now
@@ -56,6 +57,8 @@ struct topic_metadata {
   bool operator==(const topic_metadata&) const = default;
 };
 using topic_lookup = std::function<std::optional<topic_metadata>(const std::string& name)>;
+// Every topic the cluster has now, for subscriptions by regular expression.
+using topic_names = std::function<std::vector<std::string>()>;
 
 // What ConsumerGroupDescribe shows.
 struct consumer_member_description {
@@ -66,6 +69,7 @@ struct consumer_member_description {
   std::string client_id;
   std::string client_host;
   std::vector<std::string> subscribed_topic_names;
+  std::optional<std::string> subscribed_topic_regex;
   topic_id_partitions assignment;
   topic_id_partitions target_assignment;
 };
@@ -115,8 +119,10 @@ class consumer_group {
 
   // One heartbeat, a join (epoch 0) or a leave (epoch -1, or -2 for a static member coming back). Appends to
   // `records` what must be written before the answer goes out; nothing when it is refused.
+  // `names` lists the cluster's topics when a member subscribes by regular expression.
   consumer_heartbeat_result heartbeat(const consumer_heartbeat_request& request, const topic_lookup& topics,
-                                      std::int64_t now_ms, std::vector<stored_record>& records);
+                                      std::int64_t now_ms, std::vector<stored_record>& records,
+                                      const topic_names& all_topics = {});
   // Fences members whose session expired or who did not revoke within their rebalance timeout.
   void tick(std::int64_t now_ms, std::vector<stored_record>& records);
 
@@ -141,6 +147,7 @@ class consumer_group {
     std::string client_id;
     std::string client_host;
     std::vector<std::string> subscribed_topic_names;  // sorted, no duplicates
+    std::optional<std::string> subscribed_topic_regex;
     std::int32_t rebalance_timeout_ms = -1;
     std::optional<std::string> server_assignor;
     std::int32_t epoch = 0;
@@ -158,8 +165,10 @@ class consumer_group {
                               std::string& message) const;
   [[nodiscard]] std::error_code check_epoch(const member& m, const consumer_heartbeat_request& request) const;
   // The subscribed topics that exist now, counting `m` in place of the member with its id.
-  [[nodiscard]] std::map<std::string, topic_metadata> subscription_metadata(const member& m,
-                                                                            const topic_lookup& topics) const;
+  [[nodiscard]] std::map<std::string, topic_metadata> subscription_metadata(const member& m, const topic_lookup& topics,
+                                                                            const topic_names& names) const;
+  // The subscribed topics the group knows of `m`: its names, and those its regular expression matches.
+  [[nodiscard]] std::set<std::string> topics_of(const member& m) const;
   void compute_target(std::vector<stored_record>& records);
   // One step of `m` towards its target (Kafka's CurrentAssignmentBuilder).
   [[nodiscard]] member reconcile(const member& m, const std::optional<topic_id_partitions>& owned) const;

@@ -26,7 +26,8 @@
 //
 // Type 4 (subscription metadata, Kafka 4.0) is read as unknown_key and not written: Ferry recomputes it from
 // the cluster's topics on the first heartbeat after loading, as Kafka 4.1 does with its hash. Type 16 (resolved
-// regular expressions) is unknown too: Ferry serves ConsumerGroupHeartbeat v0, which has no regex.
+// regular expressions) is read as unknown and not written either: Ferry resolves a member's subscribed_topic_regex
+// (type 5) against the cluster's topics at every heartbeat.
 #include <array>
 #include <cstdint>
 #include <map>

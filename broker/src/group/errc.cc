@@ -51,6 +51,8 @@ const char* describe(errc e) {
       return "the assignor is not supported";
     case errc::stale_member_epoch:
       return "the member epoch is stale";
+    case errc::invalid_regular_expression:
+      return "the subscribed topic regular expression is not valid";
   }
   return nullptr;
 }

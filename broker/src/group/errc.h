@@ -28,6 +28,7 @@ enum class errc {
   unreleased_instance_id,       // UNRELEASED_INSTANCE_ID: a static member joins while its instance id is in use
   unsupported_assignor,         // UNSUPPORTED_ASSIGNOR: not one of group.consumer.assignors
   stale_member_epoch,           // STALE_MEMBER_EPOCH: a commit or fetch with an old member epoch
+  invalid_regular_expression,   // INVALID_REGULAR_EXPRESSION: a SubscribedTopicRegex RE2 cannot compile
 };
 
 const std::error_category& error_category();

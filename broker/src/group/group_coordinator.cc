@@ -747,7 +747,7 @@ void group_coordinator::append_locked(const std::shared_ptr<shard>& s, const std
 
 void group_coordinator::consumer_heartbeat(const std::string& group_id, const consumer_heartbeat_request& request,
                                            const topic_lookup& topics, std::int64_t now_ms,
-                                           consumer_heartbeat_callback done) {
+                                           consumer_heartbeat_callback done, const topic_names& all_topics) {
   const auto refuse = [&](std::error_code error, std::string message = {}) {
     consumer_heartbeat_result out;
     out.error = error;
@@ -790,7 +790,8 @@ void group_coordinator::consumer_heartbeat(const std::string& group_id, const co
   }
   std::vector<offsets_log::record> records;
   consumer_heartbeat_result result;
-  if (!guard_group(*s.value(), group_id, [&] { result = g->heartbeat(request, topics, now_ms, records); })) {
+  if (!guard_group(*s.value(), group_id,
+                   [&] { result = g->heartbeat(request, topics, now_ms, records, all_topics); })) {
     refuse(errc::coordinator_not_available);
     return;
   }

@@ -153,7 +153,8 @@ class group_coordinator {
   // `topics` resolves the subscribed topic names; it is called with the shard's lock held.
   using consumer_heartbeat_callback = std::function<void(consumer_heartbeat_result)>;
   void consumer_heartbeat(const std::string& group_id, const consumer_heartbeat_request& request,
-                          const topic_lookup& topics, std::int64_t now_ms, consumer_heartbeat_callback done);
+                          const topic_lookup& topics, std::int64_t now_ms, consumer_heartbeat_callback done,
+                          const topic_names& all_topics = {});
   // ConsumerGroupDescribe: group_id_not_found unless the group is one of the consumer protocol.
   [[nodiscard]] result<consumer_group_description> describe_consumer_group(const std::string& group_id);
 

@@ -110,6 +110,8 @@ std::string_view name(error_code e) {
       return "UNSUPPORTED_ASSIGNOR";
     case error_code::stale_member_epoch:
       return "STALE_MEMBER_EPOCH";
+    case error_code::invalid_regular_expression:
+      return "INVALID_REGULAR_EXPRESSION";
     case error_code::unsupported_for_message_format:
       return "UNSUPPORTED_FOR_MESSAGE_FORMAT";
     case error_code::policy_violation:

@@ -84,6 +84,7 @@ enum class error_code : std::int16_t {
   unreleased_instance_id = 111,
   unsupported_assignor = 112,
   stale_member_epoch = 113,
+  invalid_regular_expression = 128,
 };
 
 [[nodiscard]] constexpr std::int16_t code(error_code e) { return static_cast<std::int16_t>(e); }

@@ -151,6 +151,8 @@ error_code to_kafka_error(const std::error_code& error) {
         return error_code::unsupported_assignor;
       case group::errc::stale_member_epoch:
         return error_code::stale_member_epoch;
+      case group::errc::invalid_regular_expression:
+        return error_code::invalid_regular_expression;
     }
   }
   if (category == txn::error_category()) {

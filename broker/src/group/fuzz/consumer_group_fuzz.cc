@@ -142,6 +142,7 @@ class model {
       request.member_epoch = 0;
       request.rebalance_timeout_ms = rebalance_timeouts[in_.pick(2)];
       request.subscribed_topic_names = subscription().value_or(std::vector<std::string>{"a"});
+      if (in_.pick(3) == 0) request.subscribed_topic_regex = in_.flip() ? "a|c" : "b.*";
       request.owned = topic_id_partitions{};
       static const std::optional<std::string> assignors[] = {std::nullopt, "uniform", "range"};
       request.server_assignor = assignors[in_.pick(3)];
@@ -157,6 +158,7 @@ class model {
           request.member_epoch = c.epoch;
       }
       if (in_.pick(4) == 0) request.subscribed_topic_names = subscription();
+      if (in_.pick(8) == 0) request.subscribed_topic_regex = in_.flip() ? "" : "c";
       if (in_.flip()) request.owned = c.owned;
       if (in_.pick(4) == 0) request.rebalance_timeout_ms = rebalance_timeouts[in_.pick(2)];
     }
@@ -167,8 +169,13 @@ class model {
       if (it == topics_.end()) return std::nullopt;
       return it->second;
     };
+    const topic_names names = [this] {
+      std::vector<std::string> out;
+      for (const auto& [name, topic] : topics_) out.push_back(name);
+      return out;
+    };
     std::vector<stored_record> records;
-    const auto r = group_->heartbeat(request, lookup, now_, records);
+    const auto r = group_->heartbeat(request, lookup, now_, records, names);
     written(records);
     if (r.error == errc::fenced_member_epoch || r.error == errc::unknown_member_id) {
       c.epoch = 0;

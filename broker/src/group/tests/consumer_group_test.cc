@@ -190,8 +190,10 @@ TEST_F(ConsumerGroupTest, RequestsThatBreakTheProtocolAreRefused) {
   EXPECT_NE(refused.error_message.find("uniform"), std::string::npos);
   EXPECT_EQ(send(beat("a", -3)).error, errc::invalid_request);
   r = join("a");
-  r.subscribed_topic_regex = "orders-.*";
-  EXPECT_NE(send(r).error_message.find("SubscribedTopicRegex is not supported"), std::string::npos);
+  r.subscribed_topic_regex = "orders-(";
+  const auto bad_regex = send(r);
+  EXPECT_EQ(bad_regex.error, errc::invalid_regular_expression);
+  EXPECT_NE(bad_regex.error_message.find("orders-("), std::string::npos);
   EXPECT_FALSE(coordinator_->describe_consumer_group("g")) << "a refused join leaves no group behind";
 }
 
@@ -305,4 +307,63 @@ TEST_F(ConsumerGroupTest, MorePartitionsBumpTheEpochAndAreAssigned) {
   EXPECT_EQ(of(grown.assignment).size(), 8U);
 }
 
+}  // namespace ferry::group
+
+namespace ferry::group {
+namespace {
+
+// KIP-848 subscriptions by regular expression: the broker resolves them against the cluster's topics at every
+// heartbeat, so a member gets the topics its whole-name pattern matches (never an internal one), and those
+// created later.
+TEST_F(ConsumerGroupTest, ARegularExpressionSubscribesToTheTopicsItMatchesThoseCreatedLaterToo) {
+  std::map<std::string, topic_metadata> cluster{{"orders-a", {topic_uuid{1}, 3}},
+                                                {"orders-b", {topic_uuid{2}, 2}},
+                                                {"other", {topic_uuid{3}, 1}},
+                                                {"xorders-a", {topic_uuid{4}, 1}},
+                                                {"__consumer_offsets", {topic_uuid{5}, 50}}};
+  const topic_lookup lookup = [&](const std::string& name) -> std::optional<topic_metadata> {
+    const auto it = cluster.find(name);
+    if (it == cluster.end()) return std::nullopt;
+    return it->second;
+  };
+  const topic_names names = [&] {
+    std::vector<std::string> out;
+    for (const auto& [name, t] : cluster) out.push_back(name);
+    return out;
+  };
+  const auto heartbeat = [&](const consumer_heartbeat_request& r) {
+    std::optional<consumer_heartbeat_result> out;
+    coordinator_->consumer_heartbeat(
+        "g", r, lookup, now_ms, [&](consumer_heartbeat_result x) { out = std::move(x); }, names);
+    EXPECT_TRUE(out.has_value());
+    return out.value_or(consumer_heartbeat_result{});
+  };
+  const auto count = [](const std::optional<topic_id_partitions>& a) {
+    std::size_t n = 0;
+    if (a)
+      for (const auto& [topic, ps] : *a) n += ps.size();
+    return n;
+  };
+  auto r = join("a");
+  r.subscribed_topic_names.reset();
+  r.subscribed_topic_regex = "orders-.*|__.*";
+  const auto joined = heartbeat(r);
+  ASSERT_FALSE(joined.error) << joined.error_message;
+  ASSERT_TRUE(joined.assignment);
+  EXPECT_EQ(count(joined.assignment), 5u) << "orders-a and orders-b: not other, xorders-a or an internal topic";
+  EXPECT_FALSE(joined.assignment->contains(topic_uuid{3}));
+  const auto described = coordinator_->describe_consumer_group("g").value();
+  EXPECT_EQ(described.members.at(0).subscribed_topic_regex, "orders-.*|__.*");
+
+  cluster["orders-c"] = {topic_uuid{6}, 2};
+  const auto later = heartbeat(beat("a", joined.member_epoch, joined.assignment));
+  ASSERT_FALSE(later.error);
+  EXPECT_GT(later.member_epoch, joined.member_epoch) << "a new matching topic bumps the group epoch";
+  ASSERT_TRUE(later.assignment);
+  EXPECT_EQ(count(later.assignment), 7u);
+  EXPECT_TRUE(later.assignment->contains(topic_uuid{6}));
+  EXPECT_TRUE(coordinator_->describe_consumer_group("g").value().members.at(0).subscribed_topic_regex);
+}
+
+}  // namespace
 }  // namespace ferry::group

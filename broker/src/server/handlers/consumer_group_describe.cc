@@ -54,6 +54,7 @@ awaitable<p::consumer_group_describe_response> handle_consumer_group_describe(
       member.client_id = m.client_id;
       member.client_host = m.client_host;
       member.subscribed_topic_names = m.subscribed_topic_names;
+      member.subscribed_topic_regex = m.subscribed_topic_regex;
       fill(member.assignment, m.assignment, *view);
       fill(member.target_assignment, m.target_assignment, *view);
     }

@@ -10,8 +10,8 @@ namespace asio = boost::asio;
 
 // The consumer group protocol of Kafka 4 (KIP-848, group/consumer_group.h): one request joins, heartbeats,
 // acknowledges revocations and leaves; the answer waits until what it changed is in __consumer_offsets.
-// Regular expressions for the broker to resolve (v1's SubscribedTopicRegex) are refused with INVALID_REQUEST; the
-// Java client's subscribe(Pattern) resolves its pattern itself and sends names.
+// v1's SubscribedTopicRegex (the Java client's subscribe(SubscriptionPattern)) is resolved here, against the
+// topics of the cluster at each heartbeat (group/topic_regex.h).
 awaitable<p::consumer_group_heartbeat_response> handle_consumer_group_heartbeat(
     request_context& ctx, p::consumer_group_heartbeat_request& request) {
   if (!ctx.broker.config.group_consumer_protocol) {
@@ -31,9 +31,6 @@ awaitable<p::consumer_group_heartbeat_response> handle_consumer_group_heartbeat(
   heartbeat.rebalance_timeout_ms = request.rebalance_timeout_ms;
   heartbeat.subscribed_topic_names = request.subscribed_topic_names;
   heartbeat.subscribed_topic_regex = request.subscribed_topic_regex;
-  // "" drops a regex: with none ever accepted, that leaves the names, or nothing.
-  if (!heartbeat.subscribed_topic_names && request.subscribed_topic_regex == std::string())
-    heartbeat.subscribed_topic_names.emplace();
   heartbeat.server_assignor = request.server_assignor;
   if (request.topic_partitions) {
     heartbeat.owned.emplace();
@@ -55,8 +52,14 @@ awaitable<p::consumer_group_heartbeat_response> handle_consumer_group_heartbeat(
     return group::topic_metadata{topic->topic_id.bytes, static_cast<std::int32_t>(topic->partitions.size())};
   };
   auto reply = std::make_shared<coordinator_reply<group::consumer_heartbeat_result>>(ctx.connection.executor);
+  const group::topic_names all_topics = [view] {
+    std::vector<std::string> names;
+    for (const auto& [name, topic] : view->topics)
+      if (!topic.marked_for_deletion && topic.valid()) names.push_back(name);
+    return names;
+  };
   ctx.broker.groups.consumer_heartbeat(request.group_id, heartbeat, topics, ctx.broker.clock.now_ms(),
-                                       reply->callback());
+                                       reply->callback(), all_topics);
   while (!reply->ready()) co_await reply->timer().async_wait(asio::as_tuple(asio::use_awaitable));
   const auto& result = reply->value();
 
