@@ -313,3 +313,25 @@ def test_small_fetch_sizes_still_get_whole_batches(kc, tmp_path):
     consumed = consume_all(kc.bootstrap, topic, "-X", "message.max.bytes=1000", "-X", "fetch.max.bytes=1024",
                            "-X", "max.partition.fetch.bytes=512")
     check_same_records(produced, consumed)
+
+
+def test_partitions_and_records_right_after_create_topics(kc):
+    """librdkafka's admin and producer right after CreateTopics: CreatePartitions through another broker, and a
+    produce to every partition, find the topic everywhere, because CreateTopics (and CreatePartitions) answer only
+    once every live broker has the partitions and their leaders serve them, as Kafka answers once its brokers have
+    the metadata. Before, they could answer UNKNOWN_TOPIC_OR_PARTITION."""
+    from confluent_kafka.admin import AdminClient, NewPartitions
+    from confluent_kafka.admin import NewTopic as AdminNewTopic
+    first = AdminClient({"bootstrap.servers": kc.address(0)})
+    last = AdminClient({"bootstrap.servers": kc.address(2)})
+    for i in range(8):
+        topic = f"fresh-{i}"
+        first.create_topics([AdminNewTopic(topic, 4, 2)], operation_timeout=30)[topic].result(60)
+        last.create_partitions([NewPartitions(topic, 6)], operation_timeout=30)[topic].result(60)
+        errors = []
+        producer = confluent_kafka.Producer({"bootstrap.servers": kc.address(1), "acks": "all",
+                                             "topic.metadata.refresh.interval.ms": 100000})
+        for p in range(6):
+            producer.produce(topic, value=b"first", partition=p, on_delivery=lambda err, msg: errors.append(err))
+        assert producer.flush(60) == 0
+        assert errors == [None] * 6, errors

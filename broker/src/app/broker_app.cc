@@ -172,9 +172,10 @@ void broker_app::start() {
       [this] { return lag_->committed_partitions(); }, follower::high_watermark_poller::settings{});
   lag_ = std::make_unique<lag::consumer_lag>(*groups_, *watermarks_);
 
-  context_ = std::make_unique<server::broker_context>(
-      server::broker_context{config_, *cluster_, *cluster_, *partitions_, metrics_, *producer_ids_, blocking_pool_,
-                             zookeeper_pool_, clock_, leader_quota_, *groups_, *transactions_, *markers_, *peers_});
+  propagation_ = std::make_unique<server::peer_topic_propagation>(*cluster_, *peers_);
+  context_ = std::make_unique<server::broker_context>(server::broker_context{
+      config_, *cluster_, *cluster_, *partitions_, metrics_, *producer_ids_, blocking_pool_, zookeeper_pool_, clock_,
+      leader_quota_, *groups_, *transactions_, *markers_, *peers_, *propagation_});
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   const net::connection_limits limits{.max_request_bytes = config_.socket_request_max_bytes,

@@ -25,6 +25,7 @@
 #include "server/marker_appender.h"
 #include "server/peer_requests.h"
 #include "server/producer_ids.h"
+#include "server/topic_propagation.h"
 #include "server/txn_marker_sender.h"
 #include "storage/log_cleaner.h"
 #include "storage/log_manager.h"
@@ -97,6 +98,7 @@ class broker_app {
   std::unique_ptr<group::group_coordinator> groups_;
   std::unique_ptr<server::replicated_coordinator_log> txn_log_;
   std::shared_ptr<server::peer_requests> peers_;
+  std::unique_ptr<server::topic_propagation> propagation_;
   std::unique_ptr<server::marker_appender> markers_;
   std::shared_ptr<server::txn_marker_sender> marker_sender_;
   std::unique_ptr<txn::txn_coordinator> transactions_;

@@ -23,6 +23,8 @@
 
 namespace ferry::server {
 
+class topic_propagation;
+
 // The cluster as handlers read it: the latest view of ZooKeeper (coord/cluster_view.h). Thread-safe and
 // non-blocking.
 class cluster_metadata {
@@ -122,6 +124,8 @@ struct broker_context {
   marker_appender& markers;
   // Requests to other brokers: a transactional batch's verification with its transaction coordinator.
   peer_requests& peers;
+  // Whether new partitions reached every broker (topic_propagation.h).
+  topic_propagation& propagation;
 };
 
 // Runs a blocking call on `pool` and resumes the calling coroutine on its own executor.

@@ -1,10 +1,12 @@
 #include "server/handlers/handlers.h"
 #include "server/topic_admin.h"
+#include "server/topic_propagation.h"
 #include "server/view_wait.h"
 
 namespace ferry::server::handlers {
 
-// Grows topics: writes the longer assignment to ZooKeeper and waits for the new partitions' leaders.
+// Grows topics: writes the longer assignment to ZooKeeper, and answers once the partitions are led and known to
+// every live broker.
 awaitable<p::create_partitions_response> handle_create_partitions(request_context& ctx,
                                                                   p::create_partitions_request& request) {
   p::create_partitions_response response;
@@ -31,9 +33,18 @@ awaitable<p::create_partitions_response> handle_create_partitions(request_contex
     // co_await expression twice (a std::string here crashed the broker).
     const std::string& name = wanted.name;
     const std::int32_t count = wanted.count;
-    const bool ready = co_await wait_for_view(
+    const auto timeout = std::chrono::milliseconds(std::max(0, request.timeout_ms));
+    const auto started = std::chrono::steady_clock::now();
+    bool ready = co_await wait_for_view(
         ctx.broker, [&name, count](const coord::cluster_view& v) { return topic_has_leaders(v, name, count); },
-        std::chrono::milliseconds(std::max(0, request.timeout_ms)));
+        timeout);
+    // The new partitions, served where they are led and known everywhere, before the answer.
+    if (ready) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(timeout - (std::chrono::steady_clock::now() - started));
+      ready = co_await ctx.broker.propagation.wait_until_served_everywhere(
+          name, 0, count, std::max(left, std::chrono::milliseconds(0)));
+    }
     if (!ready) out.error_code = ctx.error(p::error_code::request_timed_out);
   }
   co_return response;

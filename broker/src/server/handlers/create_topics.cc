@@ -2,6 +2,7 @@
 #include "server/handlers/handlers.h"
 #include "server/internal_topics.h"
 #include "server/topic_admin.h"
+#include "server/topic_propagation.h"
 #include "server/view_wait.h"
 
 namespace ferry::server::handlers {
@@ -66,9 +67,18 @@ awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, 
       // Capture by reference only: GCC 12 destroys by-value captures of a closure that is an argument inside
       // a co_await expression twice (a std::string here crashed the broker on every CreateTopics).
       const std::string& name = wanted.name;
-      const bool ready = co_await wait_for_view(
-          ctx.broker, [&name](const coord::cluster_view& v) { return topic_has_leaders(v, name, 1); },
-          std::chrono::milliseconds(std::max(0, request.timeout_ms)));
+      const auto timeout = std::chrono::milliseconds(std::max(0, request.timeout_ms));
+      const auto started = std::chrono::steady_clock::now();
+      bool ready = co_await wait_for_view(
+          ctx.broker, [&name](const coord::cluster_view& v) { return topic_has_leaders(v, name, 1); }, timeout);
+      if (ready) {
+        const auto* created = ctx.broker.cluster.view()->find_topic(name);
+        const auto partitions = created == nullptr ? 0 : static_cast<std::int32_t>(created->partitions.size());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            timeout - (std::chrono::steady_clock::now() - started));
+        ready = co_await ctx.broker.propagation.wait_until_served_everywhere(
+            name, 0, partitions, std::max(left, std::chrono::milliseconds(0)));
+      }
       if (!ready) {
         out.error_code = ctx.error(p::error_code::request_timed_out);
         out.error_message = "the topic was created but its leaders were not elected within the timeout";

@@ -5,6 +5,7 @@
 
 #include "coord/cluster_view.h"
 #include "model/ids.h"
+#include "protocol/error_code.h"
 
 namespace ferry::server::handlers {
 
@@ -22,6 +23,13 @@ void point_to_leader(const coord::cluster_view& view, std::string_view listener,
   const bool listed = std::any_of(response.node_endpoints.begin(), response.node_endpoints.end(),
                                   [leader](const auto& e) { return e.node_id == leader; });
   if (!listed) response.node_endpoints.push_back({leader, address->host, address->port, b->second.rack});
+}
+
+// The answer for a partition this broker does not lead: NOT_LEADER_OR_FOLLOWER when the cluster knows it (the client
+// refreshes its metadata and goes to the leader), UNKNOWN_TOPIC_OR_PARTITION when it does not, as Kafka answers.
+[[nodiscard]] inline protocol::error_code not_led_here(const coord::cluster_view& view, const topic_partition& tp) {
+  return view.find_partition(tp) != nullptr ? protocol::error_code::not_leader_or_follower
+                                            : protocol::error_code::unknown_topic_or_partition;
 }
 
 }  // namespace ferry::server::handlers

@@ -1,5 +1,6 @@
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
+#include "server/handlers/leader_hint.h"
 
 namespace ferry::server::handlers {
 namespace {
@@ -57,7 +58,7 @@ awaitable<p::list_offsets_response> handle_list_offsets(request_context& ctx, p:
       out.partition_index = wanted.partition_index;
       const auto part = ctx.broker.partitions.leader_for({topic.name, wanted.partition_index});
       if (!part) {
-        out.error_code = ctx.error(to_kafka_error(part.error()));
+        out.error_code = ctx.error(not_led_here(*ctx.broker.cluster.view(), {topic.name, wanted.partition_index}));
         continue;
       }
       auto& partition = *part.value();

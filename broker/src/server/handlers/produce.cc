@@ -103,7 +103,7 @@ partition_response append_one(request_context& ctx, const std::string& topic, pa
   }
   const auto part = ctx.broker.partitions.leader_for({topic, index});
   if (!part) {
-    out.error_code = ctx.error(to_kafka_error(part.error()));
+    out.error_code = ctx.error(not_led_here(*ctx.broker.cluster.view(), {topic, index}));
     return out;
   }
   auto& partition = *part.value();

@@ -21,6 +21,7 @@
 #include "model/testing/memory_coordinator_log.h"
 #include "server/broker_context.h"
 #include "server/handlers/handlers.h"
+#include "server/topic_propagation.h"
 #include "server/txn_marker_sender.h"
 
 namespace ferry::server::testing {
@@ -32,6 +33,15 @@ namespace p = protocol;
 inline constexpr std::int64_t written = 10;
 
 // The cluster as the test wants it: a view it edits, and the writes handlers make, recorded and applied to it.
+// The handlers' tests run one broker and no network: what it has in its view has reached every broker.
+class local_propagation final : public topic_propagation {
+ public:
+  asio::awaitable<bool> wait_until_served_everywhere(const std::string&, std::int32_t, std::int32_t,
+                                                     std::chrono::milliseconds) override {
+    co_return true;
+  }
+};
+
 class test_cluster final : public cluster_metadata, public cluster_writes {
  public:
   test_cluster() {
@@ -163,7 +173,7 @@ class handlers_test : public ::testing::Test {
     ASSERT_TRUE(transactions_->load(0, clock_.now_ms()));
     context_ = std::make_unique<broker_context>(broker_context{config_, cluster_, cluster_, *partitions_, metrics_,
                                                                *ids_, pool_, pool_, clock_, leader_quota_, groups_,
-                                                               *transactions_, *markers_, *peers_});
+                                                               *transactions_, *markers_, *peers_, propagation_});
   }
   void TearDown() override {
     background_work_.reset();
@@ -294,6 +304,7 @@ class handlers_test : public ::testing::Test {
       background_.get_executor()};
   std::thread background_thread_;
   std::shared_ptr<peer_requests> peers_;
+  local_propagation propagation_;
   std::unique_ptr<marker_appender> markers_;
   std::shared_ptr<txn_marker_sender> marker_sender_;
   model::testing::memory_coordinator_log txn_log_;
