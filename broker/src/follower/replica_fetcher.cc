@@ -217,9 +217,15 @@ bool replica_fetcher::apply(const asked_partition& asked, const partition_data& 
           << partition.id() << ": cannot append what leader " << leader_.id << " sent: " << appended.error().message();
       return false;
     }
-    return true;
+  } else {
+    partition.follow_high_watermark(answer.high_watermark);
   }
-  partition.follow_high_watermark(answer.high_watermark);
+  // The leader's log start moves with DeleteRecords (and retention); this log follows it.
+  if (answer.log_start_offset > partition.log_start_offset()) {
+    if (const auto followed = partition.follow_log_start(answer.log_start_offset); !followed)
+      FERRY_LOG_LIMITED(warn, "follower", 10000) << partition.id() << ": cannot move the log start to the leader's "
+                                                 << answer.log_start_offset << ": " << followed.error().message();
+  }
   return true;
 }
 

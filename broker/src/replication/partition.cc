@@ -274,7 +274,7 @@ result<storage::read_result> partition::read_any_replica(offset from, std::uint6
 }
 
 result<storage::read_result> partition::read_for_follower(broker_id follower, offset from, std::uint64_t max_bytes,
-                                                          std::int64_t now_ms) {
+                                                          std::int64_t now_ms, offset log_start) {
   if (!leader_.load()) return errc::not_leader;
   {
     std::lock_guard lock(followers_mutex_);
@@ -292,6 +292,7 @@ result<storage::read_result> partition::read_for_follower(broker_id follower, of
         progress.last_caught_up_ms = std::max(progress.last_caught_up_ms, progress.last_fetch_ms);
       }
       progress.log_end = from;
+      progress.log_start = log_start;
       progress.leader_end_at_last_fetch = leader_end;
       progress.last_fetch_ms = now_ms;
     }
@@ -341,6 +342,37 @@ result<void> partition::reset_to(offset start) {
 }
 
 result<std::size_t> partition::apply_retention() { return log_->apply_retention(); }
+
+result<offset> partition::delete_records(offset to) {
+  if (!leader_.load()) return errc::not_leader;
+  const offset hw = high_watermark();
+  if (to.value() == -1) to = hw;
+  if (to.value() < 0 || to > hw) return storage::errc::offset_out_of_range;
+  FERRY_TRY(const auto start, log_->advance_log_start(to));
+  notify_waiters();  // consumers reading below it find out
+  return start;
+}
+
+offset partition::low_watermark() const {
+  offset low = log_->log_start_offset();
+  std::lock_guard lock(followers_mutex_);
+  for (const broker_id f : leadership_.isr_followers) {
+    const auto it = followers_.find(f);
+    // A follower that has not said where its log starts holds the low watermark where it is not yet known.
+    if (it == followers_.end() || it->second.log_start.value() < 0)
+      return offset{std::min<std::int64_t>(low.value(), 0)};
+    low = std::min(low, it->second.log_start);
+  }
+  return low;
+}
+
+result<void> partition::follow_log_start(offset leader_log_start) {
+  if (leader_.load()) return errc::not_follower;
+  const offset to = std::min(leader_log_start, high_watermark());
+  if (to <= log_->log_start_offset()) return success();
+  FERRY_TRY(log_->advance_log_start(to));
+  return success();
+}
 
 result<void> partition::flush_by_time() {
   const offset before = high_watermark();

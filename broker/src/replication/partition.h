@@ -134,8 +134,20 @@ class partition {
   // A follower's fetch from `from`: that is where its log ends, so the high watermark may move (waking
   // whoever waits on it); then it reads up to the log end. errc::not_leader when this replica does not lead,
   // or `follower` is not an assigned replica.
+  // `log_start` is where the follower's log starts (Fetch v5+), for low_watermark().
   result<storage::read_result> read_for_follower(broker_id follower, offset from, std::uint64_t max_bytes,
-                                                 std::int64_t now_ms);
+                                                 std::int64_t now_ms, offset log_start = no_offset);
+
+  // DeleteRecords: the log starts at `to` (-1: the high watermark) from now on, here and, as they fetch, on the
+  // followers. errc::not_leader unless this replica leads; storage::errc::offset_out_of_range past the high
+  // watermark. Returns the leader's log start.
+  result<offset> delete_records(offset to);
+  // While it leads: the lowest log start of this replica and the in-sync followers (Kafka's low watermark), what
+  // DeleteRecords waits for.
+  [[nodiscard]] offset low_watermark() const;
+  // Follower side: the leader's log start, as its fetch answers give it; this log starts there too, up to the
+  // high watermark this replica learned.
+  result<void> follow_log_start(offset leader_log_start);
 
   // The ISR this leader wants now, and the state it would replace; nullopt when it wants no change or one
   // is on its way. A follower leaves when it has not been caught up (at the log end) for `lag_max_ms`
@@ -191,6 +203,7 @@ class partition {
     std::int64_t last_caught_up_ms = 0;  // last time it was at the leader's log end
     std::int64_t last_fetch_ms = 0;
     offset leader_end_at_last_fetch{-1};
+    offset log_start{-1};  // where its log starts, as its last fetch said (-1: unknown)
   };
   mutable std::mutex followers_mutex_;
   leadership leadership_;                             // guarded by followers_mutex_

@@ -253,6 +253,10 @@ void partition_manager::checkpoint() {
   for (const auto& p : all()) high_watermarks[p->id()] = p->high_watermark();
   if (auto written = logs_.write_checkpoint(storage::high_watermark_checkpoint, high_watermarks); !written)
     FERRY_LOG(warn, "replication") << "writing the high watermark checkpoint failed: " << written.error().message();
+  storage::offset_map log_starts;
+  for (const auto& p : all()) log_starts[p->id()] = p->log_start_offset();
+  if (auto written = logs_.write_checkpoint(storage::log_start_checkpoint, log_starts); !written)
+    FERRY_LOG(warn, "replication") << "writing the log start offset checkpoint failed: " << written.error().message();
   if (auto written = logs_.checkpoint_recovery_points(); !written)
     FERRY_LOG(warn, "replication") << "writing the recovery point checkpoint failed: " << written.error().message();
 }

@@ -82,6 +82,7 @@ dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
   add(handlers::handle_produce);
   add(handlers::handle_fetch);
   add(handlers::handle_list_offsets);
+  add(handlers::handle_delete_records);
   add(handlers::handle_offset_for_leader_epoch);
   add(handlers::handle_metadata);
   add(handlers::handle_find_coordinator);

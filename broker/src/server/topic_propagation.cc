@@ -20,8 +20,8 @@ constexpr std::chrono::milliseconds recheck{20};
 
 }  // namespace
 
-asio::awaitable<bool> peer_topic_propagation::wait_until_served_everywhere(const std::string& topic,
-                                                                           std::int32_t first, std::int32_t end,
+asio::awaitable<bool> peer_topic_propagation::wait_until_served_everywhere(const std::string& topic, std::int32_t first,
+                                                                           std::int32_t end,
                                                                            std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -41,8 +41,7 @@ asio::awaitable<bool> peer_topic_propagation::wait_until_served_everywhere(const
         part.timestamp = latest;
       }
       const auto answer =
-          co_await peers_.call<p::list_offsets_request, p::list_offsets_response>(info, request,
-                                                                                         list_offsets_version);
+          co_await peers_.call<p::list_offsets_request, p::list_offsets_response>(info, request, list_offsets_version);
       bool served = answer && answer.value().topics.size() == 1 &&
                     answer.value().topics[0].partitions.size() == static_cast<std::size_t>(end - first);
       if (served) {

@@ -103,6 +103,7 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   result<compaction_result> compact(key_offset_map& map, std::size_t io_buffer_bytes) override;
   void update_config(const log_config& config) override;
   result<std::size_t> apply_retention() override;
+  result<offset> advance_log_start(offset to) override;
   std::size_t expire_producers(std::int64_t expiration_ms) override;
   result<void> flush(offset upto) override;
   result<void> maybe_flush_by_time() override;
@@ -169,6 +170,10 @@ class disk_log final : public log, public std::enable_shared_from_this<disk_log>
   result<void> write_epoch_checkpoint();
   // Runs `work` through the background executor, counted so that close() can wait for it.
   void in_background(std::function<void(disk_log&)> work);
+  // Takes the first `count` segments out of the log (never the active one), moves the log start to `start` (or
+  // the new first segment), and deletes their files after file.delete.delay.ms. Holds swap_mutex_.
+  result<void> remove_first_segments(std::size_t count, offset start, std::int64_t delete_delay_ms,
+                                     std::string_view why);
   // An I/O error on this log's files: the dir decides what it means (full, offline).
   std::error_code io_failed(const std::string& what, std::error_code ec) const {
     return dir_->note_io_error(what + " in " + directory_.string(), ec);

@@ -398,10 +398,10 @@ std::size_t disk_log::expire_producers(std::int64_t expiration_ms) {
 }
 
 result<std::size_t> disk_log::apply_retention() {
-  std::vector<std::shared_ptr<segment>> removed;
-  offset start;
-  std::int64_t delete_delay_ms = 0;
   std::lock_guard swap_lock(swap_mutex_);
+  std::size_t expired = 0;
+  std::int64_t delete_delay_ms = 0;
+  offset start;
   {
     std::lock_guard lock(write_mutex_);
     if (closed_ || dir_->offline() || !config_.delete_policy) return 0;
@@ -411,7 +411,6 @@ result<std::size_t> disk_log::apply_retention() {
     for (const auto& seg : segments_) total += seg->committed().size;
     // A prefix of the segments, never the active one, and only sealed ones (a rolled segment is sealed in
     // the background shortly after the roll).
-    std::size_t expired = 0;
     const std::int64_t high_watermark = high_watermark_.load(std::memory_order_acquire);
     for (; expired + 1 < segments_.size() && segments_[expired]->sealed(); ++expired) {
       // Only whole segments below the high watermark (Kafka's deletableSegments): the log start never passes it.
@@ -426,11 +425,51 @@ result<std::size_t> disk_log::apply_retention() {
       total -= at.size;
     }
     if (expired == 0) return 0;
+    start = segments_[expired]->base_offset();
+  }
+  FERRY_TRY(remove_first_segments(expired, start, delete_delay_ms, "retention"));
+  return expired;
+}
+
+result<offset> disk_log::advance_log_start(offset to) {
+  std::lock_guard swap_lock(swap_mutex_);
+  std::size_t below = 0;
+  std::int64_t delete_delay_ms = 0;
+  {
+    std::lock_guard lock(write_mutex_);
+    if (closed_) return errc::log_closed;
+    if (dir_->offline()) return offline_error();
+    to = std::min(to, log_end_offset());
+    if (to <= log_start_offset()) return log_start_offset();
+    delete_delay_ms = config_.file_delete_delay_ms;
+    // Whole segments below the new start go at once; the one it falls inside stays, read from the start on.
+    while (below + 1 < segments_.size() && segments_[below + 1]->base_offset() <= to) ++below;
+    if (below == 0) {
+      log_start_.store(to.value(), std::memory_order_release);
+      std::lock_guard producers_lock(producers_mutex_);
+      producers_.remove_before(to);
+      std::lock_guard epochs_lock(epochs_mutex_);
+      if (epochs_.truncate_from_start(to)) epochs_dirty_ = true;
+      return to;
+    }
+  }
+  FERRY_TRY(remove_first_segments(below, to, delete_delay_ms, "a deletion of records"));
+  return log_start_offset();
+}
+
+result<void> disk_log::remove_first_segments(std::size_t count, offset start, std::int64_t delete_delay_ms,
+                                             std::string_view why) {
+  std::vector<std::shared_ptr<segment>> removed;
+  {
+    std::lock_guard lock(write_mutex_);
+    if (closed_) return errc::log_closed;
+    count = std::min(count, segments_.size() - 1);  // never the active segment
     {
       std::unique_lock segments_lock(segments_mutex_);
-      removed.assign(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(expired));
-      segments_.erase(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(expired));
-      start = segments_.front()->base_offset();
+      removed.assign(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(count));
+      segments_.erase(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(count));
+      // A start moved past the first segment's base (DeleteRecords) stays where it is.
+      start = std::max({start, segments_.front()->base_offset(), log_start_offset()});
       log_start_.store(start.value(), std::memory_order_release);
     }
     {
@@ -440,7 +479,7 @@ result<std::size_t> disk_log::apply_retention() {
     std::lock_guard epochs_lock(epochs_mutex_);
     if (epochs_.truncate_from_start(start)) epochs_dirty_ = true;
   }
-  FERRY_LOG(info, "storage") << directory_.string() << ": retention removed " << removed.size()
+  FERRY_LOG(info, "storage") << directory_.string() << ": " << why << " removed " << removed.size()
                              << " segments; log start offset is now " << start;
   // Outside the lock: renames are metadata work, and the unlinks wait for file.delete.delay.ms. Readers that
   // still hold a removed segment keep its open files either way.
@@ -458,8 +497,7 @@ result<std::size_t> disk_log::apply_retention() {
                     }
                   });
   if (auto pruned = remove_snapshots_outside(start, log_end_offset()); !pruned && outcome) outcome = pruned;
-  if (!outcome) return outcome.error();
-  return removed.size();
+  return outcome;
 }
 
 result<void> disk_log::flush(offset upto) {
@@ -732,6 +770,10 @@ result<std::shared_ptr<log>> open_log(const open_options& options) {
   FERRY_TRY(opened->load_producer_state());
   FERRY_TRY(opened->load_cleaner_state());
   FERRY_TRY(opened->load_leader_epochs(options.needs_recovery ? recovery_point : offset{INT64_MAX}));
+  // Where DeleteRecords moved the log start, inside the first segment (the log-start-offset-checkpoint).
+  if (options.log_start > opened->log_start_offset()) {
+    FERRY_TRY(opened->advance_log_start(options.log_start));
+  }
   return std::shared_ptr<log>(std::move(opened));
 }
 

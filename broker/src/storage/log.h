@@ -200,6 +200,11 @@ class log {
   // one not yet sealed): they leave the log at once and their files are renamed "*.deleted", then removed
   // after file.delete.delay.ms. Returns how many were removed.
   virtual result<std::size_t> apply_retention() = 0;
+  // DeleteRecords (and a follower following its leader's log start): the log starts at `to` from now on (at most
+  // the log end; never moves back), whole segments below it are removed as retention removes them, and reads
+  // below it are out of range. Returns the log start. The start survives restarts through the
+  // log-start-offset-checkpoint (open_options::log_start).
+  virtual result<offset> advance_log_start(offset to) = 0;
   // Forgets producers idle for `expiration_ms` by the clock (producer_state.h remove_expired); how many.
   virtual std::size_t expire_producers(std::int64_t expiration_ms) = 0;
   // Log compaction (cleanup.policy=compact), driven by the log_cleaner. nullopt when the log is not compacted
@@ -241,6 +246,8 @@ struct open_options {
   // shutdown it is the log end (anything past it, such as bytes appended by hand, is cut); unknown after a
   // crash, 0; unknown after a clean shutdown, everything.
   offset recovery_point{INT64_MAX};
+  // From the log dir's log-start-offset-checkpoint: where DeleteRecords moved the log start (-1: unknown).
+  offset log_start{-1};
   background* work = nullptr;          // nullptr: work runs inline
   std::shared_ptr<log_dir_state> dir;  // nullptr: a dir state of its own
   // Called on the background executor, holding no lock of the log, after a rolled segment was sealed and

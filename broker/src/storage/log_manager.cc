@@ -114,6 +114,17 @@ result<void> log_manager::open_dir(std::size_t dir) {
                                    << " is unreadable; recovering every segment of its logs";
     }
   }
+  offset_map log_starts;
+  {
+    FERRY_TRY(const auto text, read_small_file(fs, root / log_start_checkpoint));
+    if (text) {
+      if (auto decoded = decode_offset_checkpoint(*text))
+        log_starts = std::move(decoded).value();
+      else
+        FERRY_LOG(warn, "storage") << (root / log_start_checkpoint).string()
+                                   << " is unreadable; its logs start at their first segments";
+    }
+  }
   FERRY_TRY(const auto names, fs.list(root));
   for (const auto& name : names) {
     if (name.ends_with(delete_suffix)) {
@@ -132,6 +143,7 @@ result<void> log_manager::open_dir(std::size_t dir) {
       return std::make_error_code(std::errc::file_exists);
     }
     const auto point = recovery_points.find(*tp);
+    const auto start = log_starts.find(*tp);
     FERRY_TRY(auto opened, open_log({.fs = options_.fs,
                                      .clock = options_.clock,
                                      .directory = root / name,
@@ -140,6 +152,7 @@ result<void> log_manager::open_dir(std::size_t dir) {
                                      .recovery_point = point != recovery_points.end() ? point->second
                                                        : clean                        ? offset{INT64_MAX}
                                                                                       : offset{0},
+                                     .log_start = start != log_starts.end() ? start->second : offset{-1},
                                      .work = options_.work,
                                      .dir = dirs_[dir],
                                      .on_recovery_point_moved = [this] { checkpoint_recovery_point_moved(); }}));

@@ -168,8 +168,9 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
           wanted.partition_max_bytes > 0 ? static_cast<std::uint64_t>(wanted.partition_max_bytes) : 0, budget);
       if (pass.bytes > 0 && limit == 0) continue;
       const std::uint64_t max_bytes = std::max<std::uint64_t>(limit, 1);
-      auto read = from_follower ? partition.read_for_follower(replica, wanted.fetch_offset, max_bytes,
-                                                              steady_ms(ctx.broker.clock.steady_now()))
+      auto read = from_follower
+                      ? partition.read_for_follower(replica, wanted.fetch_offset, max_bytes,
+                                                    steady_ms(ctx.broker.clock.steady_now()), wanted.log_start_offset)
                   : any_replica ? partition.read_any_replica(wanted.fetch_offset, max_bytes, level)
                                 : partition.read(wanted.fetch_offset, max_bytes, level);
       // A throttled replica out of the ISR gets no records while the leader's throttle rate is exceeded, as from

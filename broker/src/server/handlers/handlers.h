@@ -40,6 +40,7 @@ namespace p = protocol;
 awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_request& request);
 awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request& request);
 awaitable<p::list_offsets_response> handle_list_offsets(request_context& ctx, p::list_offsets_request& request);
+awaitable<p::delete_records_response> handle_delete_records(request_context& ctx, p::delete_records_request& request);
 awaitable<p::elect_leaders_response> handle_elect_leaders(request_context& ctx, p::elect_leaders_request& request);
 awaitable<p::offset_for_leader_epoch_response> handle_offset_for_leader_epoch(
     request_context& ctx, p::offset_for_leader_epoch_request& request);
