@@ -15,6 +15,10 @@ and faults injected one after another:
   empty-disk       a broker SIGKILLed, its log dir emptied, restarted: it must never lead before it caught up
   rolling-restart  each broker in turn SIGTERMed (controlled shutdown) and started again
 
+All along, retention and compaction run on two more topics (tests/faults/upkeep.py): one whose segments expire
+within seconds, and a compacted one whose keys are overwritten; at the end every key of the compacted topic must
+read back with its last acknowledged value or a later one, and their replicas must be back in the ISR too.
+
 After each fault the checker waits until every replica is in sync again. At the end it reads every partition
 and prints what was sent, acknowledged, lost, duplicated, reordered and served differently than stored, and
 whether all replicas are byte-identical; it exits 1 if anything is off. It also prints how many records the
@@ -47,6 +51,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 import conftest  # noqa: E402  (the integration tests' cluster driver: scripts/local-cluster underneath)
 import history  # noqa: E402
+import upkeep  # noqa: E402
 from network import LoopbackCut  # noqa: E402
 
 TOPIC = "faults"
@@ -72,9 +77,9 @@ class Checker:
     def live(self):
         return [b for b in range(self.c.brokers) if self.c.pid(b) is not None and b != self.cut.cut_broker]
 
-    def topic_state(self, broker):
+    def topic_state(self, broker, topic=TOPIC):
         try:
-            status, body = self.c.admin(broker, f"/v1/topics/{TOPIC}")
+            status, body = self.c.admin(broker, f"/v1/topics/{topic}")
         except OSError:
             return None
         return body["partitions"] if status == 200 else None
@@ -107,6 +112,15 @@ class Checker:
                 return False
             if not states[leader][p]["local"]["leader"]:
                 return False
+        return True
+
+    def upkeep_in_sync(self):
+        """Every replica of the retained and compacted topics in every broker's view of their ISRs."""
+        for topic in upkeep.TOPIC_CONFIGS:
+            for b in range(self.c.brokers):
+                state = self.topic_state(b, topic)
+                if state is None or any(sorted(p["isr"]) != [0, 1, 2] for p in state):
+                    return False
         return True
 
     def settled(self):
@@ -296,9 +310,9 @@ def run(args):
     rng = random.Random(args.seed)
     log(f"seed {args.seed}; build {conftest.BUILD_DIR}")
     cluster = conftest.Cluster(3, overrides=[f"zookeeper.session.timeout.ms={SESSION_TIMEOUT_MS}",
-                                             "replica.lag.time.max.ms=10000"])
+                                             "replica.lag.time.max.ms=10000", *upkeep.BROKER_SETTINGS])
     cut = LoopbackCut(cluster.zk_port, {b: cluster.base_port + b for b in range(3)})
-    producers, reader, counts = None, None, None
+    producers, reader, counts, load = None, None, None, None
     try:
         cluster.up()
         checker = Checker(cluster, cut, rng)
@@ -309,6 +323,8 @@ def run(args):
         create_topic(cluster)
         for p in range(PARTITIONS):
             cluster.leader(TOPIC, p)
+        upkeep.create_topics(cluster)
+        load = upkeep.Load(cluster.bootstrap)
         producers = history.Producers(3, cluster.bootstrap, TOPIC, PARTITIONS, args.rate, cluster.data,
                                       client_debug=args.client_debug)
         reader = history.Reader(cluster.bootstrap, TOPIC, os.path.join(cluster.data, "reader.log"))
@@ -321,6 +337,7 @@ def run(args):
             log(f"{len(checker.injected)} faults injected; {producers.acknowledged()} records acknowledged so far")
         log("stopping the producers")
         producers.stop()
+        load.stop()
         conftest.wait_until(checker.settled, timeout=180, interval=0.2, what="every replica at the same end")
         final = history.read_all(cluster.bootstrap, TOPIC, PARTITIONS)
         # The reader has seen up to the end before it stops.
@@ -334,6 +351,10 @@ def run(args):
             raise
         reader.stop()
         counts, examples = history.check(producers.records, reader, final)
+        conftest.wait_until(checker.upkeep_in_sync, timeout=180, interval=0.2,
+                            what="every replica of the retained and compacted topics in sync")
+        upkeep_counts, examples["compacted"] = upkeep.check(cluster.bootstrap, load)
+        counts.update(upkeep_counts)
         digests = replica_digests(cluster)
         differing = [p for p, by_broker in digests.items() if len(set(by_broker.values())) != 1]
         counts["partitions with differing replicas"] = len(differing)
@@ -349,6 +370,8 @@ def run(args):
             reader.proc.kill()
         if producers is not None:
             producers.stop()
+        if load is not None:
+            load.stop()
         for b in range(3):
             pid = cluster.pid(b)
             if pid is not None:
@@ -365,7 +388,9 @@ def run(args):
         return 1
     # Records a producer gave up on are not a violation: they were never acknowledged, and stored at most once.
     bad = {k: v for k, v in counts.items() if k in ("lost", "duplicated", "reordered", "divergent", "unanswered",
-                                                     "producers stopped", "partitions with differing replicas") and v}
+                                                     "producers stopped", "partitions with differing replicas",
+                                                     "compacted keys older than acknowledged",
+                                                     "upkeep that never ran") and v}
     if bad or counts["acknowledged"] == 0:
         log(f"FAILED: {bad or 'nothing was acknowledged'}; the brokers' logs and data are in {cluster.data}")
         return 1
