@@ -32,6 +32,7 @@ class MemberProcess:
         self.lock = threading.Lock()
         self.assignments = []  # every assignment it reported, in order
         self.records = {}  # (partition, offset) -> value
+        self.topics = set()  # the topics it read records of (from members that name them)
         self.errors = []
         self.closed = threading.Event()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -48,6 +49,8 @@ class MemberProcess:
                     self.assignments.append(frozenset(event["partitions"]))
                 elif event["check"] == "record":
                     self.records.setdefault((event["partition"], event["offset"]), event["value"])
+                    if "topic" in event:
+                        self.topics.add(event["topic"])
                 elif event["check"] == "error":
                     self.errors.append(event["error"])
                 elif event["check"] == "closed":
@@ -79,9 +82,12 @@ class MemberProcess:
 
 
 def java_member(classpath, bootstrap, topic, group, name, assignor, instance_id=None, session_timeout_ms=6000,
-                group_protocol="classic"):
+                group_protocol="classic", topic_pattern=None):
+    """A ferry.GroupMember subscribed to `topic`, or with `topic_pattern` (and topic None) to a regular expression
+    the broker resolves (group_protocol "consumer" only)."""
+    subscription = ["--topic", topic] if topic_pattern is None else ["--topic-pattern", topic_pattern]
     cmd = ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath, "ferry.GroupMember",
-           "--bootstrap", bootstrap, "--topic", topic, "--group", group, "--assignor", assignor,
+           "--bootstrap", bootstrap, *subscription, "--group", group, "--assignor", assignor,
            "--session-timeout-ms", str(session_timeout_ms), "--group-protocol", group_protocol]
     if instance_id:
         cmd += ["--instance-id", instance_id]

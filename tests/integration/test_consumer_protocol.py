@@ -2,23 +2,30 @@
 newest tested version) and confluent-kafka-python (its bundled librdkafka): the broker's uniform and range
 assignors through the membership scenario of group_members.py with an at-least-once check; a coordinator killed under a live group hands it to the next
 leader of its __consumer_offsets partition, which reads the group back and keeps its committed offsets; and
-kafka-consumer-groups.sh lists and describes the group through ListGroups v5 and ConsumerGroupDescribe.
+kafka-consumer-groups.sh lists and describes the group through ListGroups v5 and ConsumerGroupDescribe; and members
+subscribed by regular expression (SubscribedTopicRegex, resolved by the broker), from the Java consumer's
+SubscriptionPattern and franz-go's next-gen consumer, get the matching topics, a matching topic created later, never
+an internal topic, and an expression the broker cannot compile is refused as INVALID_REGULAR_EXPRESSION.
 """
 import os
 import shutil
+import subprocess
 import tempfile
 
 import pytest
-from kafka import KafkaAdminClient
+from kafka import KafkaAdminClient, KafkaProducer
 
-from conftest import (JAVA_CLIENT_VERSIONS, java_checks_classpath, kafka_tool, offsets_partition, started_cluster,
+from conftest import (JAVA_CLIENT_VERSIONS, SOURCE_DIR, create_spread_topic, java_checks_classpath, kafka_tool,
+                      offsets_partition, started_cluster,
                       wait_until)
-from group_members import (CONFLUENT_PYTHON, NumberedProducer, check_membership, confluent_member, java_member,
+from group_members import (CONFLUENT_PYTHON, MemberProcess, NumberedProducer, check_membership, confluent_member,
+                           java_member,
                            wait_covering)
 
 PARTITIONS = 6
 OFFSETS_PARTITIONS = 10
 SESSION_TIMEOUT_S = 6
+GO = shutil.which("go") or "/usr/local/go/bin/go"
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +47,15 @@ def java_classpath():
         yield java_checks_classpath(JAVA_CLIENT_VERSIONS[-1], out_dir)
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def franz_regex(tmp_path_factory):
+    """tests/go/franz-regex built (offline: scripts/install-deps fetched its modules)."""
+    binary = str(tmp_path_factory.mktemp("franz-regex") / "franz-regex")
+    subprocess.run([GO, "build", "-o", binary, "."], cwd=os.path.join(SOURCE_DIR, "tests", "go", "franz-regex"),
+                   check=True, timeout=600, env={**os.environ, "GOPROXY": "off"})
+    return binary
 
 
 def member(cluster, classpath, topic, group, assignor):
@@ -168,3 +184,65 @@ def test_kafka_consumer_groups_lists_and_describes_the_group(cluster, java_class
         producer.stopping.set()
         for m in members.values():
             m.cleanup()
+
+
+def write_one_record_per_partition(cluster, topic, partitions):
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all")
+    try:
+        for p in range(partitions):
+            producer.send(topic, value=f"{topic}/{p}".encode(), partition=p)
+        producer.flush(timeout=60)
+    finally:
+        producer.close()
+
+
+def pattern_member(client, cluster, java_classpath, franz_regex, group, pattern):
+    if client == "java":
+        return java_member(java_classpath, cluster.bootstrap, None, group, "pattern", "uniform",
+                           group_protocol="consumer", topic_pattern=pattern)
+    return MemberProcess("pattern", [franz_regex, cluster.bootstrap, group, pattern])
+
+
+@pytest.mark.parametrize("client", ["java", "franz-go"])
+def test_a_pattern_subscription_gets_the_matching_topics_and_those_created_later(cluster, java_classpath,
+                                                                                franz_regex, client):
+    prefix = f"rx-{client}"
+    group = f"{prefix}-group"
+    matching, other = [f"{prefix}-a", f"{prefix}-b"], f"{prefix}x-other"
+    for topic in (*matching, other):
+        create_spread_topic(cluster, topic, 2)
+        write_one_record_per_partition(cluster, topic, 2)
+    # __consumer_offsets matches by name, and holds records (this member's own commits), but internal topics are
+    # never part of a pattern's topics. franz-go matches anywhere in a name and sends .*(?:PATTERN).*, which the
+    # broker matches whole, as Kafka does; the Java client sends the pattern as it is.
+    m = pattern_member(client, cluster, java_classpath, franz_regex, group, f"{prefix}-.*|__consumer_offsets")
+    try:
+        wait_until(lambda: m.topics >= set(matching), timeout=60, what=f"{client} reading {matching}", interval=0.2)
+        # Only a group of the consumer protocol has a pattern the broker resolves (franz-go falls back to the
+        # classic protocol, matching on the client, when the broker does not offer it).
+        listed = kafka_tool("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server",
+                            cluster.bootstrap, "--list", "--type", "consumer")
+        assert group in listed.stdout.split(), listed.stdout + listed.stderr
+
+        later = f"{prefix}-c"
+        create_spread_topic(cluster, later, 2)
+        write_one_record_per_partition(cluster, later, 2)
+        wait_until(lambda: later in m.topics, timeout=60, what=f"{client} reading {later}, created later",
+                   interval=0.2)
+        m.stop()
+        assert m.topics == {*matching, later}, m.topics
+        assert not m.errors, m.diagnostics()
+    finally:
+        m.cleanup()
+
+
+def test_a_pattern_the_broker_cannot_compile_is_refused(cluster, java_classpath, franz_regex):
+    # RE2 has no backreferences; Kafka (RE2/J) refuses them with INVALID_REGULAR_EXPRESSION, which the Java
+    # consumer raises from poll as InvalidRegularExpression.
+    m = pattern_member("java", cluster, java_classpath, franz_regex, "rx-invalid", r"(rx)-\1")
+    try:
+        wait_until(lambda: m.errors, timeout=60, what="the member's error")
+        assert "InvalidRegularExpression" in m.errors[0], m.diagnostics()
+        assert m.closed.wait(30) and not m.topics
+    finally:
+        m.cleanup()

@@ -121,8 +121,10 @@ std::string classic_group::broken_invariant() const {
     if (!members_.contains(id)) return "pending sync " + id + " is not a member";
   for (const auto& [instance, id] : static_members_) {
     const auto found = members_.find(id);
-    if (found == members_.end()) return "static member " + instance + " maps to " + id + ", not a member";
-    if (found->second.instance_id != instance) return "static member " + instance + " maps to " + id + " of another";
+    if (found == members_.end())
+      return std::string("static member ").append(instance).append(" maps to ").append(id).append(", not a member");
+    if (found->second.instance_id != instance)
+      return std::string("static member ").append(instance).append(" maps to ").append(id).append(" of another");
   }
   for (const auto& [id, m] : members_) {
     if (m.id != id) return "member " + m.id + " is kept as " + id;
@@ -619,15 +621,16 @@ std::error_code classic_group::leave(const std::string& member_id, const std::op
   return {};
 }
 
-void classic_group::remove_member(std::string member_id) {
+void classic_group::remove_member(const std::string& member_id) {
   auto node = members_.extract(member_id);
   if (node.empty()) return;
+  // Only the extracted member's own id from here: member_id may be the static-member entry erased below.
   member& m = node.mapped();
   if (m.awaiting_join) m.awaiting_join({.error = errc::unknown_member_id, .member_id = m.id});
   if (m.awaiting_sync) m.awaiting_sync({.error = errc::unknown_member_id});
   if (m.instance_id) static_members_.erase(*m.instance_id);
-  pending_sync_.erase(member_id);
-  if (leader_ == member_id) leader_ = members_.empty() ? std::string() : members_.begin()->first;
+  pending_sync_.erase(m.id);
+  if (leader_ == m.id) leader_ = members_.empty() ? std::string() : members_.begin()->first;
 }
 
 void classic_group::tick(std::int64_t now_ms) {

@@ -224,8 +224,8 @@ class classic_group {
   [[nodiscard]] std::string select_protocol() const;
   [[nodiscard]] std::int32_t rebalance_timeout_ms() const;
   void complete_sync(std::error_code error);
-  // By value: callers pass ids that live in the tables this changes (static_members_, pending_sync_).
-  void remove_member(std::string member_id);
+  // Callers pass ids that live in the tables this changes (static_members_, pending_sync_): see the definition.
+  void remove_member(const std::string& member_id);
   void enter(group_state next, std::int64_t now_ms);
   void touch(member& m, std::int64_t now_ms) const;
   [[nodiscard]] bool fenced(const std::string& member_id, const std::optional<std::string>& instance_id) const;

@@ -119,8 +119,10 @@ std::string consumer_group::broken_invariant() const {
   if (assignment_epoch_ > epoch_) return "the target's epoch is ahead of the group's";
   for (const auto& [instance, id] : static_members_) {
     const auto found = members_.find(id);
-    if (found == members_.end()) return "static member " + instance + " maps to " + id + ", not a member";
-    if (found->second.instance_id != instance) return "static member " + instance + " maps to " + id + " of another";
+    if (found == members_.end())
+      return std::string("static member ").append(instance).append(" maps to ").append(id).append(", not a member");
+    if (found->second.instance_id != instance)
+      return std::string("static member ").append(instance).append(" maps to ").append(id).append(" of another");
   }
   for (const auto& [id, t] : target_)
     if (!members_.contains(id)) return "a target for " + id + ", not a member";

@@ -163,7 +163,7 @@ class model {
                          .require_known_member_id = in_.flip(),
                          .supports_skip_assignment = in_.flip()};
     client* self = &c;
-    group_->join(request, now_, once<join_result>([self](join_result r) {
+    group_->join(request, now_, once<join_result>([self](const join_result& r) {
                    if (r.error == errc::member_id_required) {
                      self->member_id = r.member_id;
                      self->known_ids.push_back(r.member_id);
@@ -190,7 +190,7 @@ class model {
     if (c.leader)
       for (const auto& m : c.members) request.assignments.emplace_back(m, std::vector<std::byte>{std::byte{1}});
     client* self = &c;
-    group_->sync(request, now_, once<sync_result>([self](sync_result r) {
+    group_->sync(request, now_, once<sync_result>([self](const sync_result& r) {
                    if (r.error == errc::unknown_member_id || r.error == errc::fenced_instance_id)
                      self->member_id.clear();
                  }));

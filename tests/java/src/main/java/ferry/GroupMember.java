@@ -30,20 +30,22 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  *
  * <pre>
  * {"check": "assigned", "partitions": [0, 3]}          after every rebalance callback: the whole assignment
- * {"check": "record", "partition": 3, "offset": 17, "value": "..."}
+ * {"check": "record", "topic": "t", "partition": 3, "offset": 17, "value": "..."}
  * {"check": "commit_refused", "error": "..."}        a commit refused during a rebalance (it retries next poll)
  * {"check": "error", "error": "..."}
  * {"check": "closed"}
  * </pre>
  *
  * <pre>
- * java -cp CLASSES:DEPS ferry.GroupMember --bootstrap HOST:PORT,... --topic T --group G --assignor range|cooperative-sticky
- *     [--instance-id ID] [--session-timeout-ms MS] [--group-protocol classic|consumer]
+ * java -cp CLASSES:DEPS ferry.GroupMember --bootstrap HOST:PORT,... --topic T|--topic-pattern REGEX --group G
+ *     --assignor range|cooperative-sticky [--instance-id ID] [--session-timeout-ms MS] [--group-protocol classic|consumer]
  * </pre>
  *
  * With {@code --group-protocol consumer} (KIP-848) the broker assigns: {@code --assignor} names its server
  * assignor (uniform or range), and the session timeout is the broker's, so {@code --session-timeout-ms} is not
- * sent.
+ * sent. {@code --topic-pattern} subscribes with a {@code SubscriptionPattern} (kafka-clients 4.0 and later, the
+ * consumer protocol only), a regular expression the broker resolves against every topic, including topics created
+ * later.
  */
 public final class GroupMember {
     private GroupMember() {}
@@ -51,6 +53,7 @@ public final class GroupMember {
     public static void main(String[] args) throws Exception {
         String bootstrap = null;
         String topic = null;
+        String topicPattern = null;
         String group = null;
         String assignor = "range";
         String instanceId = null;
@@ -60,6 +63,7 @@ public final class GroupMember {
             switch (args[i]) {
                 case "--bootstrap": bootstrap = args[i + 1]; break;
                 case "--topic": topic = args[i + 1]; break;
+                case "--topic-pattern": topicPattern = args[i + 1]; break;
                 case "--group": group = args[i + 1]; break;
                 case "--assignor": assignor = args[i + 1]; break;
                 case "--instance-id": instanceId = args[i + 1]; break;
@@ -68,8 +72,8 @@ public final class GroupMember {
                 default: throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        if (bootstrap == null || topic == null || group == null) {
-            throw new IllegalArgumentException("--bootstrap, --topic and --group are required");
+        if (bootstrap == null || (topic == null) == (topicPattern == null) || group == null) {
+            throw new IllegalArgumentException("--bootstrap, --group and one of --topic and --topic-pattern are required");
         }
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -102,7 +106,7 @@ public final class GroupMember {
 
         try (KafkaConsumer<byte[], byte[]> consumer =
                      new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+            ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
                 @Override
                 public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                     report(consumer, partitions, false);
@@ -117,12 +121,17 @@ public final class GroupMember {
                 public void onPartitionsLost(Collection<TopicPartition> partitions) {
                     report(consumer, partitions, false);
                 }
-            });
+            };
+            if (topicPattern != null) {
+                subscribeToPattern(consumer, topicPattern, listener);
+            } else {
+                consumer.subscribe(List.of(topic), listener);
+            }
             while (!stopping.get()) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
                 for (ConsumerRecord<byte[], byte[]> r : records) {
-                    emit("record", "partition", r.partition(), "offset", r.offset(),
-                            "value", new String(r.value(), StandardCharsets.UTF_8));
+                    emit("record", "topic", r.topic(), "partition", r.partition(), "offset", r.offset(),
+                            "value", r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8));
                 }
                 if (!records.isEmpty()) commit(consumer);
             }
@@ -140,6 +149,15 @@ public final class GroupMember {
         } catch (RebalanceInProgressException | CommitFailedException e) {
             emit("commit_refused", "error", e.toString());
         }
+    }
+
+    // SubscriptionPattern is new in kafka-clients 4.0, and this source also builds against 3.9: found at run time.
+    private static void subscribeToPattern(KafkaConsumer<byte[], byte[]> consumer, String regex,
+                                           ConsumerRebalanceListener listener) throws ReflectiveOperationException {
+        Class<?> patternClass = Class.forName("org.apache.kafka.clients.consumer.SubscriptionPattern");
+        Object pattern = patternClass.getConstructor(String.class).newInstance(regex);
+        KafkaConsumer.class.getMethod("subscribe", patternClass, ConsumerRebalanceListener.class)
+                .invoke(consumer, pattern, listener);
     }
 
     private static String assignorClass(String name) {
