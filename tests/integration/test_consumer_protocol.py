@@ -16,11 +16,9 @@ import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 
 from conftest import (JAVA_CLIENT_VERSIONS, SOURCE_DIR, create_spread_topic, java_checks_classpath, kafka_tool,
-                      offsets_partition, started_cluster,
-                      wait_until)
+                      offsets_partition, started_cluster, wait_until)
 from group_members import (CONFLUENT_PYTHON, MemberProcess, NumberedProducer, check_membership, confluent_member,
-                           java_member,
-                           wait_covering)
+                           java_member, wait_covering)
 
 PARTITIONS = 6
 OFFSETS_PARTITIONS = 10
@@ -236,10 +234,10 @@ def test_a_pattern_subscription_gets_the_matching_topics_and_those_created_later
         m.cleanup()
 
 
-def test_a_pattern_the_broker_cannot_compile_is_refused(cluster, java_classpath, franz_regex):
+def test_a_pattern_the_broker_cannot_compile_is_refused(cluster, java_classpath):
     # RE2 has no backreferences; Kafka (RE2/J) refuses them with INVALID_REGULAR_EXPRESSION, which the Java
     # consumer raises from poll as InvalidRegularExpression.
-    m = pattern_member("java", cluster, java_classpath, franz_regex, "rx-invalid", r"(rx)-\1")
+    m = pattern_member("java", cluster, java_classpath, None, "rx-invalid", r"(rx)-\1")
     try:
         wait_until(lambda: m.errors, timeout=60, what="the member's error")
         assert "InvalidRegularExpression" in m.errors[0], m.diagnostics()
