@@ -175,13 +175,16 @@ def broker_statefulset(replicas):
                                   "spec": {"containers": [{"name": "broker", "image": "ferry:unused"}]}}}}
 
 
-def scale_guard():
-    """operator/deploy/broker-scale-guard.yaml, bound to this test's StatefulSet in the default namespace."""
+def scale_guard(namespace="default", name=STATEFULSET):
+    """operator/deploy/broker-scale-guard.yaml, bound to the StatefulSet `name` in `namespace` (by default this
+    test's)."""
     with open(os.path.join(DEPLOY, "broker-scale-guard.yaml")) as f:
         policy, binding = yaml.safe_load_all(f)
-    binding["spec"]["paramRef"]["namespace"] = "default"
-    binding["spec"]["matchResources"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] = "default"
-    binding["spec"]["matchResources"]["resourceRules"][0]["resourceNames"] = [STATEFULSET]
+    binding["metadata"]["name"] = f"ferry-broker-scale-guard-{namespace}"
+    binding["spec"]["paramRef"]["namespace"] = namespace
+    binding["spec"]["paramRef"]["name"] = name
+    binding["spec"]["matchResources"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] = namespace
+    binding["spec"]["matchResources"]["resourceRules"][0]["resourceNames"] = [name]
     return policy, binding
 
 
@@ -263,3 +266,28 @@ def test_a_scale_down_drains_the_leaving_broker_first(kube, ferry, operator):
     assert annotation(kube, "ferry.dev/replica-floor") == "3"
     refusal = kube.kubectl("scale", "statefulset", STATEFULSET, "-n", "default", "--replicas=1", check=False)
     assert "brokers 1 to 2 still hold partition replicas" in refusal.stderr, refusal.stderr
+
+
+def test_a_malformed_replica_floor_neither_locks_the_statefulset_nor_its_fix(kube):
+    """A ferry.dev/replica-floor that is not a number counts as 0: the guard's parameter is the stored
+    StatefulSet, so failing on it would refuse every update (helm upgrade, the operator's, and the fix of the
+    annotation itself) until the policy was deleted. No operator watches this StatefulSet."""
+    ns, name = "g-" + uuid.uuid4().hex[:8], "guarded-broker"
+    kube.kubectl("create", "namespace", ns)
+    sts = broker_statefulset(3)
+    sts["metadata"] = {"name": name, "namespace": ns, "annotations": {"ferry.dev/replica-floor": "3"}}
+    kube.apply(*scale_guard(ns, name), sts)
+
+    def scale(replicas, *extra):
+        return kube.kubectl("scale", "statefulset", name, "-n", ns, f"--replicas={replicas}", *extra, check=False)
+    wait_until(lambda: scale(2, "--dry-run=server").returncode != 0, timeout=60,
+               what="the API server to enforce the scale-down guard")
+
+    kube.kubectl("annotate", "--overwrite", "statefulset", name, "-n", ns, "ferry.dev/replica-floor=three")
+    result = scale(2)
+    assert result.returncode == 0, result.stderr
+    # The fix goes through, and the guard holds again.
+    kube.kubectl("annotate", "--overwrite", "statefulset", name, "-n", ns, "ferry.dev/replica-floor=2")
+    refused = scale(1)
+    assert refused.returncode != 0 and "broker 1 still holds partition replicas" in refused.stderr, refused.stderr
+    assert kube.get("statefulset", name, ns)["spec"]["replicas"] == 2

@@ -28,6 +28,36 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/*
+Labels of one component's pods: (dict "root" $ "component" "broker"). Only labels that stay the same from one
+chart version to the next (no helm.sh/chart, no app.kubernetes.io/version), so that a chart upgrade changing
+nothing about a component does not restart it.
+*/}}
+{{- define "ferry.podLabels" -}}
+{{ include "ferry.selectorLabels" . }}
+ferry.dev/cluster: {{ include "ferry.clusterName" .root }}
+{{- with .root.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/*
+A component's topologySpreadConstraints: (dict "root" $ "component" "broker" "constraints" list). A constraint
+without a labelSelector selects the component's pods.
+*/}}
+{{- define "ferry.topologySpreadConstraints" -}}
+{{- $selector := include "ferry.selectorLabels" . | fromYaml -}}
+{{- $out := list -}}
+{{- range .constraints -}}
+{{- $c := deepCopy . -}}
+{{- if not (hasKey $c "labelSelector") -}}
+{{- $_ := set $c "labelSelector" (dict "matchLabels" $selector) -}}
+{{- end -}}
+{{- $out = append $out $c -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
 {{- define "ferry.image" -}}
 {{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}
 {{- end -}}
