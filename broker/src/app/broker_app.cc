@@ -130,6 +130,7 @@ void broker_app::start() {
        .endpoints = advertised_endpoints(config_.listeners),
        .rack = config_.rack.empty() ? std::nullopt : std::optional<std::string>(config_.rack),
        .unclean_leader_election_default = config_.topic_defaults.unclean_leader_election_enable,
+       .delete_topic_enable = config_.delete_topic_enable,
        .auto_leader_rebalance = config_.auto_leader_rebalance_enable,
        .leader_imbalance_check_interval = std::chrono::seconds(config_.leader_imbalance_check_interval_seconds),
        .leader_imbalance_percentage = config_.leader_imbalance_per_broker_percentage,

@@ -69,7 +69,8 @@ result<std::unique_ptr<cluster_registry>> cluster_registry::start(registry_optio
   auto sink = [r = self.get()](task t, std::string fired) { r->enqueue(std::move(t), std::move(fired)); };
   self->table_ = std::make_unique<metadata_table>(*self->session_, sink);
   self->controller_ = std::make_unique<controller>(*self->session_, *self->table_, self->options_.id,
-                                                   self->options_.unclean_leader_election_default, sink);
+                                                   self->options_.unclean_leader_election_default,
+                                                   self->options_.delete_topic_enable, sink);
   self->configs_ = std::make_unique<config_store>(*self->session_);
   self->topics_ = std::make_unique<topic_store>(*self->session_, *self->configs_);
 

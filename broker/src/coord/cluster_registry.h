@@ -36,6 +36,8 @@ struct registry_options {
   std::vector<layout::endpoint> endpoints;  // advertised listeners, the inter-broker one first (broker_endpoint)
   std::optional<std::string> rack;
   bool unclean_leader_election_default = false;  // unclean.leader.election.enable, for the controller
+  // delete.topic.enable, for the controller: when false it removes deletion markers and keeps their topics.
+  bool delete_topic_enable = true;
   // While this broker is the controller: auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds
   // and leader.imbalance.per.broker.percentage (controller::balance_leaders).
   bool auto_leader_rebalance = true;

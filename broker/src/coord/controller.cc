@@ -147,7 +147,7 @@ result<void> controller::reconcile() {
 
   const std::vector<std::string> doomed(table_.deletion_markers().begin(), table_.deletion_markers().end());
   for (const auto& name : doomed) {
-    FERRY_TRY(delete_topic_nodes(name));
+    FERRY_TRY(delete_topic_enable_ ? delete_topic_nodes(name) : refuse_deletion(name));
     table_.forget_deletion_marker(name);
   }
 
@@ -271,6 +271,17 @@ result<void> controller::delete_topic_nodes(const std::string& name) {
     FERRY_TRY(controller_write(std::move(ops)));
   }
   FERRY_LOG(info, "coord") << "deleted topic " << name;
+  return success();
+}
+
+result<void> controller::refuse_deletion(const std::string& name) {
+  auto removed = controller_write({zk_op::remove(layout::delete_topic_path(name))});
+  if (!removed && removed.error() != errc::no_node) return removed.error();
+  // What refresh_deletions would read next: the topic is served and elected for again from this pass on.
+  if (auto topic = table_.model().topics.find(name); topic != table_.model().topics.end())
+    topic->second.marked_for_deletion = false;
+  FERRY_LOG(warn, "coord") << "not deleting topic " << name << " since delete.topic.enable is false: removed "
+                           << layout::delete_topic_path(name);
   return success();
 }
 

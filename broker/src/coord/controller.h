@@ -37,7 +37,8 @@ struct election_counts {
 // ephemeral /controller (bumping /controller_epoch in the same multi-op) holds the role until its session
 // ends. While it does, reconcile() runs after every change the worker reads:
 //   - topics written without a topic id get one;
-//   - topics marked in /admin/delete_topics lose their znodes (the marker last);
+//   - topics marked in /admin/delete_topics lose their znodes (the marker last), or with delete.topic.enable
+//     false keep them and only lose the marker, as Kafka's processTopicDeletion does;
 //   - new partitions get a state znode, led by their first live replica (NewPartition -> OnlinePartition);
 //   - a partition whose leader died gets the next live in-sync replica, or with unclean.leader.election.enable
 //     any live replica, and dead followers leave the ISR;
@@ -53,11 +54,12 @@ struct election_counts {
 class controller {
  public:
   controller(zk_session& session, metadata_table& table, broker_id self, bool unclean_election_default,
-             task_sink enqueue)
+             bool delete_topic_enable, task_sink enqueue)
       : session_(session),
         table_(table),
         self_(self),
         unclean_election_default_(unclean_election_default),
+        delete_topic_enable_(delete_topic_enable),
         enqueue_(std::move(enqueue)) {}
 
   [[nodiscard]] bool is_active() const { return active_.load(); }
@@ -99,6 +101,8 @@ class controller {
   result<void> controller_write(std::vector<zk_op> ops, std::size_t* failed_op = nullptr);
   result<void> assign_topic_id(const std::string& name);
   result<void> delete_topic_nodes(const std::string& name);
+  // delete.topic.enable is false: removes the marker of `name` and keeps the topic.
+  result<void> refuse_deletion(const std::string& name);
   result<void> create_partition_states(const std::string& name, const std::vector<partition_id>& missing);
   // What the election rules make of a partition's state, or nullopt when it stays as it is.
   [[nodiscard]] std::optional<state_update> next_state(const std::string& name, partition_id p,
@@ -118,6 +122,7 @@ class controller {
   metadata_table& table_;
   const broker_id self_;
   const bool unclean_election_default_;  // the broker's unclean.leader.election.enable
+  const bool delete_topic_enable_;       // the broker's delete.topic.enable
   const task_sink enqueue_;
   std::atomic<bool> active_{false};
   std::atomic<std::uint64_t> elections_{0};
