@@ -1,7 +1,9 @@
 """ConsumerGroup resources against a real kube-apiserver and a real Ferry cluster, with kafka-python as the
 group's client: the status reports the group's state, members, protocol and lag, refreshed at a bounded rate;
-spec.resetOffsets is applied once, only while the group has no members (to earliest, latest, a timestamp or
-explicit offsets): while it has some, a condition says the reset waits, and it is applied when they leave."""
+spec.resetOffsets is a one-shot request (requestId, notAfter) applied at most once, only while the group has no
+members (to earliest, latest, a timestamp or explicit offsets): while it has some, a condition says the reset
+waits, and it is applied when they leave, unless notAfter has passed first. A re-created resource (no status)
+does not apply its request again."""
 import datetime
 import json
 import time
@@ -54,12 +56,18 @@ def ns(kube, operator):
     return name
 
 
-def consumer_group(name, ns, group_id=None, reset=None):
+def in_seconds(seconds):
+    """An RFC 3339 time (UTC, whole seconds) `seconds` from now."""
+    at = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def consumer_group(name, ns, group_id=None, reset=None, request_id="r1", not_after=None):
     spec = {}
     if group_id:
         spec["groupId"] = group_id
     if reset is not None:
-        spec["resetOffsets"] = {"topics": reset}
+        spec["resetOffsets"] = {"requestId": request_id, "notAfter": not_after or in_seconds(600), "topics": reset}
     return {"apiVersion": "ferry.dev/v1alpha1", "kind": "ConsumerGroup",
             "metadata": {"name": name, "namespace": ns, "labels": {"ferry.dev/cluster": "it"}}, "spec": spec}
 
@@ -158,9 +166,11 @@ def test_a_reset_waits_for_an_empty_group(kube, ferry, ns):
     consumer = member(ferry, topic, group)
     consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(5, "") for p in range(2)})
     try:
-        kube.apply(consumer_group("reader", ns, group_id=group, reset=[{"topic": topic, "to": "earliest"}]))
+        kube.apply(consumer_group("reader", ns, group_id=group, reset=[{"topic": topic, "to": "earliest"}],
+                                  request_id="first"))
         refused = wait_condition(kube, "reader", ns, "OffsetsReset", "False", "GroupActive")
-        assert "1 members" in refused["message"] and "waiting for its consumers" in refused["message"], refused
+        assert "1 members" in refused["message"] and "waits for its consumers" in refused["message"], refused
+        assert "resetOffsets" not in status(kube, "reader", ns), "a waiting request is not recorded yet"
         # Refused while the consumer is there, however often the status is refreshed meanwhile.
         wait_status(kube, "reader", ns, lambda s: s.get("state") == "Stable" and s["lag"]["total"] == 30,
                     "a refreshed status of the active group")
@@ -176,8 +186,11 @@ def test_a_reset_waits_for_an_empty_group(kube, ferry, ns):
     wait_status(kube, "reader", ns, lambda s: s["lag"]["total"] == 40, "the whole topic as lag after a reset to earliest")
     assert "OffsetsReset" in [e["reason"] for e in kube.events(ns, "reader")]
 
-    kube.apply(consumer_group("reader", ns, group_id=group, reset=[{"topic": topic, "to": "latest"}]))
-    wait_status(kube, "reader", ns, lambda s: s.get("resetOffsets", {}).get("generation") == 2, "the second reset")
+    assert status(kube, "reader", ns)["resetOffsets"]["requestId"] == "first"
+    kube.apply(consumer_group("reader", ns, group_id=group, reset=[{"topic": topic, "to": "latest"}],
+                              request_id="second"))
+    wait_status(kube, "reader", ns, lambda s: s.get("resetOffsets", {}).get("requestId") == "second", "the second reset")
+    assert status(kube, "reader", ns)["resetOffsets"]["outcome"] == "Applied"
     assert committed(ferry, group) == {(topic, 0): 20, (topic, 1): 20}
     wait_status(kube, "reader", ns, lambda s: s["lag"]["total"] == 0, "no lag after a reset to latest")
 
@@ -200,29 +213,53 @@ def test_reset_to_a_timestamp_and_to_explicit_offsets(kube, ferry, ns):
     def rfc3339(ms):
         return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
-    kube.apply(consumer_group("batch", ns, group_id=group, reset=[
+    kube.apply(consumer_group("batch", ns, group_id=group, request_id="first", reset=[
         {"topic": timed, "to": "timestamp", "timestamp": rfc3339(base + 5500)},
         {"topic": other, "to": "offsets", "offsets": [{"partition": 1, "offset": 7}]}]))
     wait_condition(kube, "batch", ns, "OffsetsReset", "True", "OffsetsReset")
     assert committed(ferry, group) == {(timed, 0): 6, (other, 1): 7}, "the first record at or after the time"
 
-    kube.apply(consumer_group("batch", ns, group_id=group, reset=[
+    kube.apply(consumer_group("batch", ns, group_id=group, request_id="second", reset=[
         {"topic": timed, "to": "timestamp", "timestamp": rfc3339(base + 60_000)}]))
-    wait_status(kube, "batch", ns, lambda s: s.get("resetOffsets", {}).get("generation") == 2, "the second reset")
+    wait_status(kube, "batch", ns, lambda s: s.get("resetOffsets", {}).get("requestId") == "second", "the second reset")
     assert committed(ferry, group)[(timed, 0)] == 10, "after the last record: the log end"
 
 
 def test_bad_requests_are_refused_with_a_reason(kube, ferry, ns):
     kube.apply(consumer_group("ghost", ns, reset=[{"topic": "no-such-topic", "to": "earliest"}]))
     refused = wait_condition(kube, "ghost", ns, "OffsetsReset", "False", "InvalidReset")
-    assert "topic no-such-topic does not exist" in refused["message"], refused
+    assert "request r1: topic no-such-topic does not exist" in refused["message"], refused
     s = wait_status(kube, "ghost", ns, lambda s: s if s.get("state") else None, "the group's state")
     assert s["state"] == "Dead" and s["members"] == 0, s
+    assert (s["resetOffsets"]["requestId"], s["resetOffsets"]["outcome"]) == ("r1", "Invalid"), s
     assert "does not exist" in condition(kube, "ghost", ns, "Ready")["message"]
+
+    # A reset is a request for now: notAfter at most 24 h ahead, and one already past is never applied.
+    kube.apply(consumer_group("later", ns, reset=[{"topic": "t", "to": "earliest"}], not_after=in_seconds(48 * 3600)))
+    far = wait_condition(kube, "later", ns, "OffsetsReset", "False", "InvalidReset")
+    assert "more than 24 h ahead" in far["message"], far
+    kube.apply(consumer_group("late", ns, reset=[{"topic": "t", "to": "earliest"}], request_id="2020-01-01",
+                              not_after="2020-01-01T00:00:00Z"))
+    late = wait_condition(kube, "late", ns, "OffsetsReset", "False", "ResetExpired")
+    assert "request 2020-01-01 expired at 2020-01-01T00:00:00Z" in late["message"], late
+    assert status(kube, "late", ns)["resetOffsets"]["outcome"] == "Expired"
 
     # What the schema can check, the API server refuses.
     bad = kube.apply(consumer_group("bad", ns, reset=[{"topic": "t", "to": "timestamp"}]), check=False)
     assert bad.returncode != 0 and "to=timestamp needs timestamp" in bad.stderr, bad.stderr
+    for missing in ("requestId", "notAfter"):
+        unnamed = consumer_group("unnamed", ns, reset=[{"topic": "t", "to": "earliest"}])
+        del unnamed["spec"]["resetOffsets"][missing]
+        bad = kube.apply(unnamed, check=False)
+        assert bad.returncode != 0 and f"spec.resetOffsets.{missing}: Required value" in bad.stderr, bad.stderr
+    bad = kube.apply(consumer_group("zoned", ns, reset=[{"topic": "t", "to": "earliest"}],
+                                    not_after="2026-12-01T10:00:00+01:00"), check=False)
+    assert bad.returncode != 0 and "spec.resetOffsets.notAfter" in bad.stderr, bad.stderr
+    # A request is applied at most once: changing it needs a new requestId.
+    changed = kube.kubectl("patch", "fcg", "ghost", "-n", ns, "--type", "merge", "-p",
+                           json.dumps({"spec": {"resetOffsets": {"topics": [{"topic": "t", "to": "latest"}]}}}),
+                           check=False)
+    assert changed.returncode != 0 and "a changed reset needs a new requestId" in changed.stderr, changed.stderr
     kube.apply(consumer_group("renamed", ns, group_id="first"))
     changed = kube.kubectl("patch", "fcg", "renamed", "-n", ns, "--type", "merge", "-p",
                            json.dumps({"spec": {"groupId": "second"}}), check=False)
@@ -244,3 +281,61 @@ def test_a_consumer_protocol_group_is_described_and_guarded(kube, ferry, ns):
     finally:
         m.stop()
         m.cleanup()
+
+
+def test_a_recreated_resource_does_not_apply_its_reset_again(kube, ferry, ns):
+    topic, group = "replay-" + ns, "restored-" + ns
+    create_topic(ferry, topic, 2)
+    produce(ferry, topic, 20, 2)
+    consumer = member(ferry, topic, group)
+    consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(5, "") for p in range(2)})
+    consumer.close()
+    manifest = consumer_group("restored", ns, group_id=group, reset=[{"topic": topic, "to": "earliest"}],
+                              request_id="INC-1234")
+    kube.apply(manifest)
+    wait_condition(kube, "restored", ns, "OffsetsReset", "True", "OffsetsReset")
+    assert committed(ferry, group) == {(topic, 0): 0, (topic, 1): 0}
+
+    # The group moves on (a consumer commits partition 0 and leaves), then the resource is deleted and created
+    # again from the same manifest, as a backup restore or a GitOps replace does: no status, generation 1, the
+    # group empty, notAfter not yet passed.
+    consumer = member(ferry, topic, group)
+    consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(12, "")})
+    consumer.close()
+    first = kube.get("consumergroup", "restored", ns)["metadata"]["uid"]
+    kube.kubectl("delete", "fcg", "restored", "-n", ns)
+    kube.apply(manifest)
+    assert kube.get("consumergroup", "restored", ns)["metadata"]["uid"] != first
+    again = wait_condition(kube, "restored", ns, "OffsetsReset", "True", "AlreadyApplied")
+    assert "request INC-1234 was applied before" in again["message"], again
+    record = status(kube, "restored", ns)["resetOffsets"]
+    assert (record["requestId"], record["outcome"]) == ("INC-1234", "AlreadyApplied"), record
+    assert committed(ferry, group) == {(topic, 0): 12, (topic, 1): 0}, "not rewound again"
+    wait_status(kube, "restored", ns, lambda s: s.get("state") == "Empty", "the group observed")
+    assert committed(ferry, group) == {(topic, 0): 12, (topic, 1): 0}
+
+
+def test_a_waiting_reset_expires_at_its_deadline(kube, ferry, ns):
+    topic, group = "late-" + ns, "busy-" + ns
+    create_topic(ferry, topic, 2)
+    produce(ferry, topic, 10, 2)
+    consumer = member(ferry, topic, group)
+    consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(4, "") for p in range(2)})
+    try:
+        kube.apply(consumer_group("busy", ns, group_id=group, reset=[{"topic": topic, "to": "earliest"}],
+                                  request_id="late-1", not_after=in_seconds(10)))
+        wait_condition(kube, "busy", ns, "OffsetsReset", "False", "GroupActive")
+        # Looked at again when notAfter comes, whatever the status refresh interval.
+        expired = wait_condition(kube, "busy", ns, "OffsetsReset", "False", "ResetExpired", timeout=10 + 15)
+        assert "request late-1 expired" in expired["message"], expired
+        assert "the group had members until then" in expired["message"], expired
+    finally:
+        consumer.close()
+    # The group is empty now: a reset still waiting would be applied at this refresh.
+    wait_status(kube, "busy", ns, lambda s: s.get("state") == "Empty" and s.get("members") == 0,
+                "the emptied group's status", timeout=3 * STATUS_INTERVAL + 30)
+    assert committed(ferry, group) == {(topic, 0): 4, (topic, 1): 4}, "an expired reset is never applied"
+    record = status(kube, "busy", ns)["resetOffsets"]
+    assert (record["requestId"], record["outcome"]) == ("late-1", "Expired"), record
+    assert condition(kube, "busy", ns, "OffsetsReset")["reason"] == "ResetExpired"
+    assert "ResetExpired" in [e["reason"] for e in kube.events(ns, "busy")]

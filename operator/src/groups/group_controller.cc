@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "kube/conditions.h"
+#include "kube/time_format.h"
 #include "protocol/error_code.h"
 
 namespace ferry::groups {
@@ -17,17 +18,20 @@ constexpr auto cluster_retry = 5s;
 
 std::int64_t generation_of(const json& resource) { return resource["metadata"].value("generation", std::int64_t{0}); }
 
-// The generation whose resetOffsets was applied (or refused) already.
-std::int64_t reset_generation_of(const json& resource) {
-  const auto status = resource.find("status");
-  if (status == resource.end() || !status->is_object()) return -1;
-  const auto reset = status->find("resetOffsets");
-  if (reset == status->end() || !reset->is_object()) return -1;
-  const auto generation = reset->find("generation");
-  return generation != reset->end() && generation->is_number_integer() ? generation->get<std::int64_t>() : -1;
+constexpr std::string_view group_active = "GroupActive";
+
+// status.resetOffsets.outcome for a final OffsetsReset reason.
+std::string_view outcome_of(std::string_view reason) {
+  if (reason == "OffsetsReset") return "Applied";
+  if (reason == "AlreadyApplied") return "AlreadyApplied";
+  if (reason == "ResetExpired") return "Expired";
+  return "Invalid";
 }
 
-constexpr std::string_view group_active = "GroupActive";
+// How long until a waiting request expires (the requeue that notices it), rounded up.
+std::chrono::milliseconds until(kube::system_time deadline, kube::system_time now) {
+  return std::max(std::chrono::ceil<std::chrono::milliseconds>(deadline - now), std::chrono::milliseconds(1));
+}
 
 // Whether this generation's reset was already found waiting for the group to have no members.
 bool waiting_for_empty_group(const json& resource, std::int64_t generation) {
@@ -71,24 +75,34 @@ json lag_json(const lag_summary& lag) {
 }  // namespace
 
 std::optional<group_controller::reset_outcome> group_controller::reset_offsets(group_admin& admin,
-                                                                               const group_spec_reading& read,
+                                                                               const group_spec& spec,
                                                                                const coord::cluster_view& view) {
-  if (!read.reset_error.empty()) return reset_outcome{false, "InvalidReset", read.reset_error};
-  const auto& group = read.spec.group_id;
-  const auto active_message = [&](const std::string& why) {
-    return "group " + group + why +
-           ": offsets are reset only while it has no members; waiting for its consumers "
-           "to stop (the reset is applied then, once)";
-  };
+  const auto& group = spec.group_id;
+  const auto& request = spec.request_id;
   auto described = admin.describe(group);
   if (!described) return std::nullopt;
+  // Applied before, by this resource or by one deleted since (restored, replaced, re-applied): never again.
+  auto committed = admin.committed(group);
+  if (!committed) return std::nullopt;
+  if (marked_applied(committed.value(), request)) {
+    return reset_outcome{true, "AlreadyApplied",
+                         "request " + request +
+                             " was applied before (its mark is in the group's committed offsets); "
+                             "it is not applied again"};
+  }
+  const auto active_message = [&](const std::string& why) {
+    return "group " + group + why + ": offsets are reset only while it has no members; request " + request +
+           " waits for its consumers to stop until " + kube::format_time(*spec.not_after) + ", then expires";
+  };
   if (described.value().members > 0) {
     return reset_outcome{false, std::string(group_active),
                          active_message(" is " + described.value().state + " with " +
                                         std::to_string(described.value().members) + " members")};
   }
-  auto planned = plan_reset(read.spec.reset, view);
-  if (auto* error = std::get_if<std::string>(&planned)) return reset_outcome{false, "InvalidReset", *error};
+  auto planned = plan_reset(spec.reset, view);
+  if (auto* error = std::get_if<std::string>(&planned)) {
+    return reset_outcome{false, "InvalidReset", "request " + request + ": " + *error};
+  }
   const auto& lookup = std::get<reset_lookup>(planned);
   std::map<topic_partition, std::int64_t> offsets = lookup.explicit_offsets;
   if (!lookup.timestamps.empty()) {
@@ -96,16 +110,16 @@ std::optional<group_controller::reset_outcome> group_controller::reset_offsets(g
     if (!found) return std::nullopt;
     offsets.merge(found.value());
   }
-  if (auto committed = admin.commit(group, offsets); !committed) {
-    if (refused_because_active(committed.error())) {
+  if (auto done = admin.commit(group, offsets, reset_marker(request)); !done) {
+    if (refused_because_active(done.error())) {
       return reset_outcome{false, std::string(group_active), active_message(" gained members before the commit")};
     }
-    FERRY_LOG(warn, "groups") << "resetting offsets of group " << group << ": " << committed.error().message();
+    FERRY_LOG(warn, "groups") << "resetting offsets of group " << group << ": " << done.error().message();
     return std::nullopt;
   }
-  return reset_outcome{
-      true, "OffsetsReset",
-      "committed offsets of " + std::to_string(offsets.size()) + " partitions of " + topics_of(read.spec.reset)};
+  return reset_outcome{true, "OffsetsReset",
+                       "request " + request + ": committed offsets of " + std::to_string(offsets.size()) +
+                           " partitions of " + topics_of(spec.reset)};
 }
 
 result<group_controller::observation> group_controller::observe(group_admin& admin, const std::string& group,
@@ -133,16 +147,25 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
   const json& resource = *object;
   const auto generation = generation_of(resource);
   const auto read = read_group_spec(resource);
-  const bool reset_pending =
-      (!read.spec.reset.empty() || !read.reset_error.empty()) && reset_generation_of(resource) != generation;
-  if (!reset_pending || waiting_for_empty_group(resource, generation)) {
+  const auto now = std::chrono::system_clock::now();
+  using step = reset_verdict::step;
+  const auto verdict = judge_reset(read, read_reset_record(resource), generation, now);
+  const bool reset_pending = verdict.what != step::none && verdict.what != step::recorded;
+  // A request waiting for the group to empty is looked at again at each refresh, and when its notAfter comes.
+  auto next_look = std::chrono::duration_cast<std::chrono::milliseconds>(options_.status_interval);
+  const auto look_by_expiry = [&](std::chrono::milliseconds wait) {
+    return std::min(wait, until(*read.spec.not_after, now));
+  };
+  const bool waiting = verdict.what == step::apply && waiting_for_empty_group(resource, generation);
+  if (!reset_pending || waiting) {
     // Status refreshes (and the checks of a reset waiting for the group to empty) are bounded whatever queues the
     // key, including the watch event of our own status write.
     std::lock_guard lock(refreshed_mutex_);
     const auto last = refreshed_.find(key);
     if (last != refreshed_.end() && clock::now() - last->second < options_.status_interval) {
-      return {.requeue_after = std::chrono::duration_cast<std::chrono::milliseconds>(options_.status_interval -
-                                                                                     (clock::now() - last->second))};
+      const auto rest =
+          std::chrono::ceil<std::chrono::milliseconds>(options_.status_interval - (clock::now() - last->second));
+      return {.requeue_after = waiting ? look_by_expiry(rest) : rest};
     }
   }
 
@@ -159,6 +182,30 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
     conditions.push_back(condition);
     status["conditions"] = conditions;
   };
+  // The outcome as a condition and an Event (a request still waiting is announced once); a final one is recorded,
+  // and the request is never looked at again.
+  const auto conclude = [&](const reset_outcome& outcome) {
+    const bool still_waiting = outcome.reason == group_active;
+    if (!still_waiting || !waiting) {
+      events_.record(resource, outcome.done ? kube::event_recorder::type::normal : kube::event_recorder::type::warning,
+                     outcome.reason, "ResetOffsets", outcome.message);
+    }
+    set_condition(kube::make_condition(old_conditions, "OffsetsReset", outcome.done, outcome.reason, outcome.message,
+                                       generation));
+    if (still_waiting) {
+      next_look = look_by_expiry(next_look);
+      return;
+    }
+    status["resetOffsets"] = {{"requestId", read.spec.request_id},
+                              {"outcome", outcome_of(outcome.reason)},
+                              {"time", kube::format_time(now)},
+                              {"generation", generation}};
+  };
+  if (verdict.what == step::refuse) conclude({false, "InvalidReset", verdict.message});
+  if (verdict.what == step::expire) {
+    const bool had_members = waiting_for_empty_group(resource, generation);
+    conclude({false, "ResetExpired", verdict.message + (had_members ? "; the group had members until then" : "")});
+  }
 
   if (!cluster_.connected() || !cluster_.ready()) {
     set_condition(kube::make_condition(old_conditions, "Ready", false, "ClusterUnavailable",
@@ -168,8 +215,8 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
   const auto view = cluster_.view();
   auto admin = admin_(view);
 
-  if (reset_pending) {
-    const auto outcome = reset_offsets(*admin, read, *view);
+  if (verdict.what == step::apply) {
+    const auto outcome = reset_offsets(*admin, read.spec, *view);
     if (!outcome) {
       set_condition(kube::make_condition(old_conditions, "OffsetsReset", false, "Retrying",
                                          "the group's coordinator or a partition leader did not answer; trying again",
@@ -177,15 +224,7 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
       write_status(resource, status);
       return {.failed = true};
     }
-    // A reset refused because the group has members stays pending: it is applied once they have left.
-    const bool waiting = outcome->reason == group_active;
-    if (!waiting || !waiting_for_empty_group(resource, generation)) {
-      events_.record(resource, outcome->done ? kube::event_recorder::type::normal : kube::event_recorder::type::warning,
-                     outcome->reason, "ResetOffsets", outcome->message);
-    }
-    set_condition(kube::make_condition(old_conditions, "OffsetsReset", outcome->done, outcome->reason, outcome->message,
-                                       generation));
-    if (!waiting) status["resetOffsets"] = {{"generation", generation}};
+    conclude(*outcome);
   }
 
   auto observed = observe(*admin, read.spec.group_id, *view);
@@ -193,7 +232,7 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
     set_condition(kube::make_condition(
         old_conditions, "Ready", false, "GroupUnavailable",
         "cannot describe group " + read.spec.group_id + ": " + observed.error().message(), generation));
-    return {.failed = !write_status(resource, status), .requeue_after = options_.status_interval};
+    return {.failed = !write_status(resource, status), .requeue_after = next_look};
   }
   const auto& group = observed.value().group;
   const auto& lag = observed.value().lag;
@@ -214,7 +253,7 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
     std::lock_guard lock(refreshed_mutex_);
     refreshed_[key] = clock::now();
   }
-  return {.failed = !write_status(resource, status), .requeue_after = options_.status_interval};
+  return {.failed = !write_status(resource, status), .requeue_after = next_look};
 }
 
 bool group_controller::write_status(const json& resource, const json& status) {

@@ -15,7 +15,7 @@
 #include "kube/api_client.h"
 #include "kube/controller.h"
 #include "kube/event_recorder.h"
-#include "kube/informer.h"
+#include "kube/informer_group.h"
 
 namespace ferry::groups {
 
@@ -27,10 +27,11 @@ struct group_controller_options {
 
 // Reconciles ConsumerGroup resources (consumergroups.ferry.dev). Groups come into being when clients join, so
 // the resource observes and commands without owning the group: its status reports the group's state, members,
-// protocol and lag, refreshed at most once per status_interval; spec.resetOffsets is applied once per
-// generation, only while the group has no members (while it has some, the reset waits, checked at each
-// refresh), and its outcome is the OffsetsReset condition. Deleting the
-// resource leaves the group alone.
+// protocol and lag, refreshed at most once per status_interval. spec.resetOffsets is a one-shot request
+// (requestId, notAfter): applied at most once, only while the group has no members (while it has some, it waits,
+// checked at each refresh, until notAfter); its outcome is the OffsetsReset condition, and a final one is recorded
+// in status.resetOffsets. The reset's commits carry the request as metadata, so that a recreated resource (no
+// status) finds it applied. Deleting the resource leaves the group alone.
 class group_controller {
  public:
   using admin_factory = std::function<std::unique_ptr<group_admin>(std::shared_ptr<const coord::cluster_view>)>;
@@ -39,18 +40,20 @@ class group_controller {
                    admin_factory admin, group_controller_options options)
       : api_(api), events_(events), cluster_(cluster), admin_(std::move(admin)), options_(options) {}
 
-  void set_informer(kube::informer& groups) { groups_ = &groups; }
+  void set_informer(kube::informer_group& groups) { groups_ = &groups; }
   kube::reconcile_result reconcile(const std::string& key);
 
  private:
-  // The outcome of applying spec.resetOffsets; nullopt when it must be tried again (the cluster did not answer).
+  // The outcome of a reset request: the OffsetsReset condition. Every reason but GroupActive is final.
   struct reset_outcome {
     bool done = false;
     std::string reason;
     std::string message;
   };
-  std::optional<reset_outcome> reset_offsets(group_admin& admin, const group_spec_reading& read,
-                                             const coord::cluster_view& view);
+  // Applies an accepted request (judge_reset's step::apply); nullopt when it must be tried again (the cluster did
+  // not answer).
+  static std::optional<reset_outcome> reset_offsets(group_admin& admin, const group_spec& spec,
+                                                    const coord::cluster_view& view);
   struct observation {
     group_description group;
     lag_summary lag;
@@ -64,7 +67,7 @@ class group_controller {
   coord::cluster_observer& cluster_;
   const admin_factory admin_;
   const group_controller_options options_;
-  kube::informer* groups_ = nullptr;
+  kube::informer_group* groups_ = nullptr;
 
   std::mutex refreshed_mutex_;
   std::map<std::string, std::chrono::steady_clock::time_point> refreshed_;  // by key

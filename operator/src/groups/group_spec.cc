@@ -1,8 +1,7 @@
 #include "groups/group_spec.h"
 
+#include <algorithm>
 #include <chrono>
-
-#include "kube/time_format.h"
 
 namespace ferry::groups {
 namespace {
@@ -62,6 +61,20 @@ group_spec_reading read_group_spec(const json& resource) {
   if (spec.group_id.empty()) spec.group_id = string_at(resource["metadata"], "name");
   const auto reset = spec_json.find("resetOffsets");
   if (reset == spec_json.end()) return read;
+  spec.asks_reset = true;
+  spec.request_id = string_at(*reset, "requestId");
+  spec.not_after = kube::parse_time(string_at(*reset, "notAfter"));
+  if (spec.request_id.empty() || spec.request_id.size() > max_request_id_length) {
+    read.reset_error = "resetOffsets needs a requestId of 1 to " + std::to_string(max_request_id_length) +
+                       " characters naming this one request (a date, a ticket), applied at most once";
+    return read;
+  }
+  if (!spec.not_after) {
+    read.reset_error =
+        "resetOffsets needs notAfter, an RFC 3339 time such as 2026-12-01T10:00:00Z after which the request is "
+        "dropped if it could not be applied";
+    return read;
+  }
   if (!reset->is_object() || !reset->contains("topics") || !(*reset)["topics"].is_array() ||
       (*reset)["topics"].empty()) {
     read.reset_error = "resetOffsets must list topics";
@@ -77,6 +90,51 @@ group_spec_reading read_group_spec(const json& resource) {
     spec.reset.push_back(std::get<topic_reset>(std::move(topic)));
   }
   return read;
+}
+
+reset_record read_reset_record(const json& resource) {
+  reset_record record;
+  const auto status = resource.find("status");
+  if (status == resource.end() || !status->is_object()) return record;
+  const auto reset = status->find("resetOffsets");
+  if (reset == status->end() || !reset->is_object()) return record;
+  record.request_id = string_at(*reset, "requestId");
+  const auto generation = reset->find("generation");
+  if (generation != reset->end() && generation->is_number_integer())
+    record.generation = generation->get<std::int64_t>();
+  return record;
+}
+
+reset_verdict judge_reset(const group_spec_reading& read, const reset_record& record, std::int64_t generation,
+                          kube::system_time now) {
+  using step = reset_verdict::step;
+  const auto& spec = read.spec;
+  if (!spec.asks_reset) return {};
+  // A request without an id (refused as invalid, or applied before ids existed) is told apart by its generation.
+  const bool judged = spec.request_id.empty() ? record.request_id.empty() && record.generation == generation
+                                              : record.request_id == spec.request_id;
+  if (judged) return {step::recorded, {}};
+  if (!read.reset_error.empty()) return {step::refuse, read.reset_error};
+  const auto& request = spec.request_id;
+  if (now >= *spec.not_after) {
+    return {step::expire, "request " + request + " expired at " + kube::format_time(*spec.not_after) +
+                              " before it could be applied; a new reset needs a new requestId and notAfter"};
+  }
+  if (*spec.not_after - now > max_reset_wait) {
+    return {step::refuse, "request " + request + ": notAfter " + kube::format_time(*spec.not_after) + " is more than " +
+                              std::to_string(max_reset_wait.count()) +
+                              " h ahead; a reset is a request for now, not standing configuration"};
+  }
+  return {step::apply, {}};
+}
+
+std::string reset_marker(std::string_view request_id) {
+  return "ferry-operator resetOffsets requestId=" + std::string(request_id);
+}
+
+bool marked_applied(const std::map<topic_partition, committed_offset>& committed, std::string_view request_id) {
+  const auto marker = reset_marker(request_id);
+  return std::any_of(committed.begin(), committed.end(), [&](const auto& c) { return c.second.metadata == marker; });
 }
 
 std::variant<reset_lookup, std::string> plan_reset(const std::vector<topic_reset>& reset,
@@ -102,13 +160,13 @@ std::variant<reset_lookup, std::string> plan_reset(const std::vector<topic_reset
   return lookup;
 }
 
-lag_summary summarize_lag(const std::map<topic_partition, std::int64_t>& committed,
+lag_summary summarize_lag(const std::map<topic_partition, committed_offset>& committed,
                           const std::map<topic_partition, std::int64_t>& ends) {
   lag_summary summary;
   for (const auto& [tp, at] : committed) {
     const auto end = ends.find(tp);
     if (end == ends.end()) continue;
-    const auto lag = std::max<std::int64_t>(0, end->second - at);
+    const auto lag = std::max<std::int64_t>(0, end->second - at.offset);
     ++summary.partitions;
     summary.total += lag;
     if (!summary.worst || lag > summary.worst->second) summary.worst = std::pair{tp, lag};

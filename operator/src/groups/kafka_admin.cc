@@ -151,7 +151,7 @@ result<group_description> kafka_admin::describe(const std::string& group) {
   return group_description{found.group_state, "consumer", found.assignor_name, found.members.size()};
 }
 
-result<std::map<topic_partition, std::int64_t>> kafka_admin::committed(const std::string& group) {
+result<std::map<topic_partition, committed_offset>> kafka_admin::committed(const std::string& group) {
   auto at = coordinator(group);
   if (!at) return at.error();
   p::offset_fetch_request request;
@@ -162,12 +162,13 @@ result<std::map<topic_partition, std::int64_t>> kafka_admin::committed(const std
     if (coordinator_moved(answer.value().error_code)) coordinators_.erase(group);
     return kafka_error(answer.value().error_code);
   }
-  std::map<topic_partition, std::int64_t> offsets;
+  std::map<topic_partition, committed_offset> offsets;
   for (const auto& topic : answer.value().topics) {
     for (const auto& partition : topic.partitions) {
       if (partition.error_code != 0) return kafka_error(partition.error_code);
       if (partition.committed_offset.value() >= 0) {
-        offsets[{topic.name, partition.partition_index}] = partition.committed_offset.value();
+        offsets[{topic.name, partition.partition_index}] = {partition.committed_offset.value(),
+                                                            partition.metadata.value_or("")};
       }
     }
   }
@@ -225,7 +226,8 @@ result<std::map<topic_partition, std::int64_t>> kafka_admin::list_offsets(
   return found;
 }
 
-result<void> kafka_admin::commit(const std::string& group, const std::map<topic_partition, std::int64_t>& offsets) {
+result<void> kafka_admin::commit(const std::string& group, const std::map<topic_partition, std::int64_t>& offsets,
+                                 const std::string& metadata) {
   auto at = coordinator(group);
   if (!at) return at.error();
   p::offset_commit_request request;
@@ -234,7 +236,7 @@ result<void> kafka_admin::commit(const std::string& group, const std::map<topic_
   for (const auto& [tp, at_offset] : offsets) {
     if (request.topics.empty() || request.topics.back().name != tp.topic) request.topics.emplace_back().name = tp.topic;
     request.topics.back().partitions.push_back(
-        {.partition_index = tp.partition, .committed_offset = offset{at_offset}});
+        {.partition_index = tp.partition, .committed_offset = offset{at_offset}, .committed_metadata = metadata});
   }
   auto answer = call<p::offset_commit_response>(at.value(), request, offset_commit_version);
   if (!answer) return answer.error();

@@ -23,10 +23,11 @@ class kafka_admin final : public group_admin {
       : view_(std::move(view)), timeout_(timeout) {}
 
   result<group_description> describe(const std::string& group) override;
-  result<std::map<topic_partition, std::int64_t>> committed(const std::string& group) override;
+  result<std::map<topic_partition, committed_offset>> committed(const std::string& group) override;
   result<std::map<topic_partition, std::int64_t>> list_offsets(
       const std::map<topic_partition, std::int64_t>& timestamps) override;
-  result<void> commit(const std::string& group, const std::map<topic_partition, std::int64_t>& offsets) override;
+  result<void> commit(const std::string& group, const std::map<topic_partition, std::int64_t>& offsets,
+                      const std::string& metadata) override;
 
  private:
   struct address {

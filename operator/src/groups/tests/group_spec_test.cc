@@ -2,12 +2,24 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace ferry::groups {
 namespace {
 
 using json = nlohmann::json;
 
 json resource(const json& spec) { return {{"metadata", {{"name", "orders-app"}}}, {"spec", spec}}; }
+
+// A reset request of `topics` (a JSON array), named and bounded as the schema requires.
+json reset_of(const std::string& topics, const std::string& request_id = "2026-12-01",
+              const std::string& not_after = "2026-12-01T10:00:00Z") {
+  return {{"requestId", request_id}, {"notAfter", not_after}, {"topics", json::parse(topics)}};
+}
+
+kube::system_time at(const std::string& time) { return *kube::parse_time(time); }
 
 coord::cluster_view view_with(const std::string& topic, int partitions) {
   coord::cluster_view view;
@@ -24,11 +36,14 @@ TEST(ReadGroupSpec, GroupIdDefaultsToTheName) {
 }
 
 TEST(ReadGroupSpec, ReadsEveryKindOfReset) {
-  const auto read = read_group_spec(resource(json::parse(R"({"resetOffsets": {"topics": [
+  const auto read = read_group_spec(resource({{"resetOffsets", reset_of(R"([
       {"topic": "a", "to": "earliest"}, {"topic": "b", "to": "latest"},
       {"topic": "c", "to": "timestamp", "timestamp": "2026-12-01T10:00:00Z"},
-      {"topic": "d", "to": "offsets", "offsets": [{"partition": 1, "offset": 42}]}]}})")));
+      {"topic": "d", "to": "offsets", "offsets": [{"partition": 1, "offset": 42}]}])")}}));
   ASSERT_TRUE(read.reset_error.empty()) << read.reset_error;
+  EXPECT_TRUE(read.spec.asks_reset);
+  EXPECT_EQ(read.spec.request_id, "2026-12-01");
+  EXPECT_EQ(read.spec.not_after, at("2026-12-01T10:00:00Z"));
   ASSERT_EQ(read.spec.reset.size(), 4U);
   EXPECT_EQ(read.spec.reset[0].target, topic_reset::to::earliest);
   EXPECT_EQ(read.spec.reset[1].target, topic_reset::to::latest);
@@ -37,15 +52,86 @@ TEST(ReadGroupSpec, ReadsEveryKindOfReset) {
 }
 
 TEST(ReadGroupSpec, NamesWhatIsWrongWithAReset) {
-  for (const auto* bad :
-       {R"({"topics": []})", R"({"topics": [{"topic": "a", "to": "sideways"}]})",
-        R"({"topics": [{"topic": "a", "to": "timestamp", "timestamp": "yesterday"}]})",
-        R"({"topics": [{"topic": "a", "to": "offsets", "offsets": [{"partition": 0, "offset": -5}]}]})"}) {
-    const auto read = read_group_spec(resource({{"resetOffsets", json::parse(bad)}}));
+  for (const auto* bad : {R"([])", R"([{"topic": "a", "to": "sideways"}])",
+                          R"([{"topic": "a", "to": "timestamp", "timestamp": "yesterday"}])",
+                          R"([{"topic": "a", "to": "offsets", "offsets": [{"partition": 0, "offset": -5}]}])"}) {
+    const auto read = read_group_spec(resource({{"resetOffsets", reset_of(bad)}}));
     EXPECT_FALSE(read.reset_error.empty()) << bad;
     EXPECT_TRUE(read.spec.reset.empty()) << bad;
+    EXPECT_EQ(read.spec.request_id, "2026-12-01") << "recorded with the refusal";
     EXPECT_EQ(read.spec.group_id, "orders-app") << "the group is still observed";
   }
+}
+
+TEST(ReadGroupSpec, AResetNeedsARequestIdAndNotAfter) {
+  const auto topics = json::parse(R"([{"topic": "a", "to": "earliest"}])");
+  for (const auto& [request, what] : std::vector<std::pair<json, std::string>>{
+           {{{"topics", topics}, {"notAfter", "2026-12-01T10:00:00Z"}}, "requestId"},
+           {{{"topics", topics}, {"requestId", ""}, {"notAfter", "2026-12-01T10:00:00Z"}}, "requestId"},
+           {{{"topics", topics}, {"requestId", std::string(101, 'x')}, {"notAfter", "2026-12-01T10:00:00Z"}},
+            "requestId"},
+           {{{"topics", topics}, {"requestId", "r1"}}, "notAfter"},
+           {{{"topics", topics}, {"requestId", "r1"}, {"notAfter", "tomorrow"}}, "notAfter"}}) {
+    const auto read = read_group_spec(resource({{"resetOffsets", request}}));
+    EXPECT_TRUE(read.spec.asks_reset);
+    EXPECT_NE(read.reset_error.find("needs " + std::string(what == "requestId" ? "a requestId" : "notAfter")),
+              std::string::npos)
+        << request << ": " << read.reset_error;
+    EXPECT_TRUE(read.spec.reset.empty()) << request;
+  }
+}
+
+TEST(JudgeReset, ARequestIsAppliedBeforeItsDeadlineAndNotTooFarAhead) {
+  const auto read = read_group_spec(resource({{"resetOffsets", reset_of(R"([{"topic": "a", "to": "latest"}])")}}));
+  const reset_record none;
+  EXPECT_EQ(judge_reset(read, none, 1, at("2026-12-01T09:59:59Z")).what, reset_verdict::step::apply);
+  EXPECT_EQ(judge_reset(read, none, 1, at("2026-11-30T10:00:00Z")).what, reset_verdict::step::apply)
+      << "24 h ahead at most";
+  const auto far = judge_reset(read, none, 1, at("2026-11-30T09:59:59Z"));
+  EXPECT_EQ(far.what, reset_verdict::step::refuse);
+  EXPECT_NE(far.message.find("more than 24 h ahead"), std::string::npos) << far.message;
+  EXPECT_EQ(judge_reset(read_group_spec(resource(json::object())), none, 1, at("2026-12-01T09:00:00Z")).what,
+            reset_verdict::step::none);
+}
+
+TEST(JudgeReset, AnExpiredRequestIsNeverApplied) {
+  const auto read = read_group_spec(resource({{"resetOffsets", reset_of(R"([{"topic": "a", "to": "earliest"}])")}}));
+  for (const auto* now : {"2026-12-01T10:00:00Z", "2027-06-01T00:00:00Z"}) {
+    const auto verdict = judge_reset(read, {}, 1, at(now));
+    EXPECT_EQ(verdict.what, reset_verdict::step::expire) << now;
+    EXPECT_NE(verdict.message.find("request 2026-12-01 expired at 2026-12-01T10:00:00Z"), std::string::npos)
+        << verdict.message;
+  }
+}
+
+TEST(JudgeReset, ARecordedRequestIdIsNeverJudgedAgain) {
+  const auto read = read_group_spec(resource({{"resetOffsets", reset_of(R"([{"topic": "a", "to": "earliest"}])")}}));
+  const auto now = at("2026-12-01T09:00:00Z");
+  const auto recorded = read_reset_record(
+      {{"status", {{"resetOffsets", {{"requestId", "2026-12-01"}, {"outcome", "Applied"}, {"generation", 1}}}}}});
+  EXPECT_EQ(recorded.request_id, "2026-12-01");
+  EXPECT_EQ(judge_reset(read, recorded, 1, now).what, reset_verdict::step::recorded);
+  EXPECT_EQ(judge_reset(read, recorded, 7, now).what, reset_verdict::step::recorded)
+      << "whatever else changed in the spec";
+  EXPECT_EQ(judge_reset(read, {"2026-11-30", 1}, 1, now).what, reset_verdict::step::apply) << "another request";
+
+  // Without an id (stored before ids were required, or applied by an operator that had none), the generation
+  // tells: refused once per change of the spec, and an old applied reset stays quiet.
+  const auto anonymous = read_group_spec(resource({{"resetOffsets", {{"topics", json::array()}}}}));
+  EXPECT_EQ(judge_reset(anonymous, {"", 4}, 4, now).what, reset_verdict::step::recorded);
+  EXPECT_EQ(judge_reset(anonymous, {"", 4}, 5, now).what, reset_verdict::step::refuse);
+  EXPECT_EQ(judge_reset(anonymous, read_reset_record(resource(json::object())), 1, now).what,
+            reset_verdict::step::refuse);
+}
+
+TEST(MarkedApplied, FindsTheRequestInAnyCommittedOffsetsMetadata) {
+  std::map<topic_partition, committed_offset> committed = {{{"a", partition_id{0}}, {7, ""}},
+                                                           {{"a", partition_id{1}}, {0, reset_marker("2026-12-01")}}};
+  EXPECT_TRUE(marked_applied(committed, "2026-12-01")) << "a consumer committed over partition 0 only";
+  EXPECT_FALSE(marked_applied(committed, "2026-12-0"));
+  EXPECT_FALSE(marked_applied(committed, "2026-12-02"));
+  committed[{"a", partition_id{1}}].metadata = "";
+  EXPECT_FALSE(marked_applied(committed, "2026-12-01"));
 }
 
 TEST(PlanReset, AsksForEveryPartitionAndChecksExplicitOnes) {
@@ -64,8 +150,8 @@ TEST(PlanReset, AsksForEveryPartitionAndChecksExplicitOnes) {
 }
 
 TEST(SummarizeLag, TotalAndWorstPartition) {
-  const std::map<topic_partition, std::int64_t> committed = {
-      {{"a", partition_id{0}}, 10}, {{"a", partition_id{1}}, 5}, {{"b", partition_id{0}}, 3}};
+  const std::map<topic_partition, committed_offset> committed = {
+      {{"a", partition_id{0}}, {10, ""}}, {{"a", partition_id{1}}, {5, ""}}, {{"b", partition_id{0}}, {3, ""}}};
   const std::map<topic_partition, std::int64_t> ends = {{{"a", partition_id{0}}, 12}, {{"a", partition_id{1}}, 40}};
   const auto lag = summarize_lag(committed, ends);
   EXPECT_EQ(lag.total, 37);
@@ -73,7 +159,7 @@ TEST(SummarizeLag, TotalAndWorstPartition) {
   ASSERT_TRUE(lag.worst);
   EXPECT_EQ(lag.worst->first, (topic_partition{"a", partition_id{1}}));
   EXPECT_EQ(lag.worst->second, 35);
-  EXPECT_EQ(summarize_lag({{{"a", partition_id{0}}, 50}}, ends).total, 0) << "never negative";
+  EXPECT_EQ(summarize_lag({{{"a", partition_id{0}}, {50, ""}}}, ends).total, 0) << "never negative";
 }
 
 }  // namespace
