@@ -152,6 +152,11 @@ def grant_operator(kube, user, lease_namespace="default"):
          "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
 
 
+def install_cluster_binding_guard(kube):
+    """operator/deploy/cluster-binding-guard.yaml: the ferry.dev/cluster label cannot change once set."""
+    kube.kubectl("apply", "-f", os.path.join(DEPLOY, "cluster-binding-guard.yaml"))
+
+
 class Operator:
     """One ferry-operator process."""
 
@@ -214,13 +219,13 @@ class Operator:
 
 # Topic resources
 
-def topic(name, ns, partitions, replication_factor, config=None, topic_name=None, annotations=None):
+def topic(name, ns, partitions, replication_factor, config=None, topic_name=None, annotations=None, cluster="it"):
     spec = {"partitions": partitions, "replicationFactor": replication_factor}
     if config is not None:
         spec["config"] = config
     if topic_name is not None:
         spec["topicName"] = topic_name
-    meta = {"name": name, "namespace": ns, "labels": {"ferry.dev/cluster": "it"}}
+    meta = {"name": name, "namespace": ns, "labels": {"ferry.dev/cluster": cluster}}
     if annotations:
         meta["annotations"] = annotations
     return {"apiVersion": "ferry.dev/v1alpha1", "kind": "Topic", "metadata": meta, "spec": spec}

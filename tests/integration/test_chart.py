@@ -4,6 +4,7 @@ real kube-apiserver (scripts/kube-env), which validates every object and runs th
 
 The chart running for real (pods, helm test, Prometheus, scaling) is tests/integration/test_chart_e2e.py.
 """
+import copy
 import json
 import os
 import subprocess
@@ -82,7 +83,8 @@ def test_rbac_and_scale_guard_match_operator_deploy(helm_bin):
     with open(os.path.join(DEPLOY, "rbac.yaml")) as f:
         deploy = {d["metadata"]["name"]: d for d in yaml.safe_load_all(f) if d}
     by_name = {(d["kind"], d["metadata"]["name"]): d for d in objects}
-    assert by_name[("ClusterRole", "ferry-operator-ferry")]["rules"] == deploy["ferry-operator"]["rules"]
+    # The chart grants in each watched namespace (a Role) what operator/deploy grants with its ClusterRole.
+    assert by_name[("Role", "ferry-operator-ferry")]["rules"] == deploy["ferry-operator"]["rules"]
     assert by_name[("Role", "ferry-operator-leader-election")]["rules"] == \
         deploy["ferry-operator-leader-election"]["rules"]
     assert by_name[("Role", "ferry-operator-brokers")]["rules"] == deploy["ferry-operator-brokers"]["rules"]
@@ -90,6 +92,13 @@ def test_rbac_and_scale_guard_match_operator_deploy(helm_bin):
         policy = next(d for d in yaml.safe_load_all(f) if d and d["kind"] == "ValidatingAdmissionPolicy")
     chart_policy = by_name[("ValidatingAdmissionPolicy", "ferry-broker-ferry-broker-scale-guard")]
     assert chart_policy["spec"] == policy["spec"]
+    with open(os.path.join(DEPLOY, "cluster-binding-guard.yaml")) as f:
+        guard = next(d for d in yaml.safe_load_all(f) if d and d["kind"] == "ValidatingAdmissionPolicy")
+    chart_guard = copy.deepcopy(by_name[("ValidatingAdmissionPolicy", "ferry-ferry-cluster-binding")])
+    # The chart's is narrowed to its own cluster's resources.
+    assert chart_guard["spec"]["matchConstraints"].pop("objectSelector") == \
+        {"matchLabels": {"ferry.dev/cluster": "ferry"}}
+    assert chart_guard["spec"] == guard["spec"]
 
 
 @pytest.fixture(scope="module")

@@ -2,14 +2,17 @@
 Topic resources become topics with rack-aware placement in ZooKeeper, grow, keep their configs (reverting
 changes made with Kafka's CLI), refuse what Kafka cannot do, and are deleted through a finalizer with escape
 hatches. The operator runs with exactly the permissions of operator/deploy/rbac.yaml."""
+import datetime
 import json
+import time
 import uuid
 
 import pytest
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from conftest import kafka_tool, started_cluster, wait_until
-from kube_env import Operator, kube_environment, grant_operator, ready_condition, topic, wait_ready, zk_partitions
+from kube_env import (Operator, grant_operator, install_cluster_binding_guard, kube_environment, ready_condition, topic,
+                      wait_ready, zk_partitions)
 
 CONFIG_TOOL = "org.apache.kafka.tools.ConfigCommand"
 FINALIZER_TIMEOUT = 15
@@ -128,6 +131,10 @@ def test_decreasing_partitions_is_refused(kube, ferry, ns):
         admin.close()
     wait_until(lambda: zk_partitions(ferry, "existing-" + ns), what="the CLI-created topic")
     kube.apply(topic("existing", ns, 3, 1, topic_name="existing-" + ns))
+    # The resource did not create the topic: adopting it takes an annotation.
+    condition = wait_ready(kube, "existing", ns, status="False", reason="AdoptionRequired")
+    assert "ferry.dev/adopt=true" in condition["message"]
+    kube.kubectl("annotate", "topic", "existing", "-n", ns, "ferry.dev/adopt=true")
     condition = wait_ready(kube, "existing", ns, status="False", reason="NotSupported")
     assert "at least 5" in condition["message"]
     assert len(zk_partitions(ferry, "existing-" + ns)) == 5
@@ -136,6 +143,38 @@ def test_decreasing_partitions_is_refused(kube, ferry, ns):
     # Fixing the spec adopts the topic.
     patch(kube, "existing", ns, {"spec": {"partitions": 5}})
     wait_ready(kube, "existing", ns)
+
+
+def test_a_topic_the_resource_did_not_create_is_neither_changed_nor_deleted(kube, ferry, ns):
+    name = "foreign-" + ns
+    admin = KafkaAdminClient(bootstrap_servers=ferry.bootstrap)
+    try:
+        admin.create_topics([NewTopic(name, num_partitions=2, replication_factor=1,
+                                      topic_configs={"retention.ms": "3600000"})])
+    finally:
+        admin.close()
+    wait_until(lambda: zk_partitions(ferry, name), what="the application's topic")
+    kube.apply(topic("foreign", ns, 4, 1, topic_name=name, config={"retention.ms": "60000"}))
+    wait_ready(kube, "foreign", ns, status="False", reason="AdoptionRequired")
+    assert len(zk_partitions(ferry, name)) == 2
+    assert "retention.ms=3600000" in describe_configs(ferry, name)
+    kube.kubectl("delete", "topic", "foreign", "-n", ns, "--timeout=60s")
+    assert zk_partitions(ferry, name) is not None, "deleting a resource that never adopted the topic keeps it"
+
+
+def test_internal_topics_cannot_be_managed(kube, ferry, ns):
+    # __consumer_offsets exists once a group has looked for its coordinator (the group need not exist).
+    kafka_tool("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server", ferry.bootstrap,
+               "--describe", "--group", "probe-" + ns)
+    wait_until(lambda: zk_partitions(ferry, "__consumer_offsets"), what="__consumer_offsets")
+    before = describe_configs(ferry, "__consumer_offsets")
+    kube.apply(topic("offsets", ns, 50, 1, topic_name="__consumer_offsets", config={"cleanup.policy": "delete"}))
+    condition = wait_ready(kube, "offsets", ns, status="False", reason="NotSupported")
+    assert "internal" in condition["message"]
+    assert "ferry.dev/topic" not in kube.get("topic", "offsets", ns)["metadata"].get("finalizers", [])
+    assert describe_configs(ferry, "__consumer_offsets") == before
+    kube.kubectl("delete", "topic", "offsets", "-n", ns, "--timeout=60s")
+    assert zk_partitions(ferry, "__consumer_offsets") is not None
 
 
 def test_an_invalid_config_changes_nothing(kube, ferry, ns):
@@ -159,6 +198,54 @@ def test_the_older_of_two_resources_owns_a_topic(kube, ferry, ns):
     kube.kubectl("delete", "topic", "second", "-n", ns, "--timeout=60s")
     assert zk_partitions(ferry, "shared-" + ns) is not None
     assert ready_condition(kube, "first", ns)["status"] == "True"
+
+
+def test_a_restarted_operator_never_lets_a_deleted_duplicate_delete_the_owners_topic(kube, ferry, ns, operator):
+    """Workers start on a full cache: the duplicate, listed before its older twin, is never taken for the owner."""
+    shared = "twins-" + ns
+    kube.apply(topic("zz-owner", ns, 2, 1, topic_name=shared))
+    wait_ready(kube, "zz-owner", ns)
+    # creationTimestamp has whole seconds: the duplicate must be younger, not a tie (broken by name).
+    owner_created = datetime.datetime.fromisoformat(
+        kube.get("topic", "zz-owner", ns)["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
+    wait_until(lambda: datetime.datetime.now(datetime.timezone.utc) >= owner_created + datetime.timedelta(seconds=1),
+               what="the next second")
+    kube.apply(topic("aa-duplicate", ns, 2, 1, topic_name=shared))
+    wait_ready(kube, "aa-duplicate", ns, status="False", reason="ResourceConflict")
+    # Resources listed between the two keep the index incomplete for longer while the first list is applied.
+    kube.apply(*[topic(f"ab-filler-{i}", ns, 1, 1, config={"retention.ms": "never"}) for i in range(40)])
+    operator.stop()
+    try:
+        kube.kubectl("delete", "topic", "aa-duplicate", "-n", ns, "--wait=false")
+    finally:
+        operator.start()
+    wait_until(lambda: kube.get("topic", "aa-duplicate", ns) is None, timeout=60, what="the duplicate to go")
+    assert zk_partitions(ferry, shared) is not None
+    assert ready_condition(kube, "zz-owner", ns)["status"] == "True"
+
+
+def test_the_cluster_label_cannot_change_and_a_relabelled_resource_is_let_go(kube, ferry, ns):
+    install_cluster_binding_guard(kube)
+    kube.apply(topic("bound", ns, 1, 1))
+    wait_ready(kube, "bound", ns)
+    wait_until(lambda: kube.kubectl("label", "topic", "bound", "-n", ns, "ferry.dev/cluster=other", "--overwrite",
+                                    "--dry-run=server", check=False).returncode != 0,
+               what="the cluster binding policy to take effect")
+    for change in (["ferry.dev/cluster=other", "--overwrite"], ["ferry.dev/cluster-"]):
+        refused = kube.kubectl("label", "topic", "bound", "-n", ns, *change, check=False)
+        assert refused.returncode != 0 and "cannot change once set" in refused.stderr, refused.stderr
+    # Without the policy, a resource that loses its label is let go: finalizer removed, topic kept, never stuck.
+    kube.kubectl("delete", "validatingadmissionpolicybinding", "ferry-cluster-binding")
+    try:
+        wait_until(lambda: kube.kubectl("label", "topic", "bound", "-n", ns, "ferry.dev/cluster-",
+                                        check=False).returncode == 0, what="the label to be removable")
+        wait_until(lambda: "ferry.dev/topic" not in kube.get("topic", "bound", ns)["metadata"].get("finalizers", []),
+                   what="the finalizer to be removed")
+        assert any(e["reason"] == "ClusterChanged" for e in kube.events(ns, "bound"))
+        kube.kubectl("delete", "topic", "bound", "-n", ns, "--timeout=60s")
+        assert zk_partitions(ferry, "bound") is not None
+    finally:
+        install_cluster_binding_guard(kube)
 
 
 def test_replication_factor_changes_by_reassignment(kube, ferry, ns):
@@ -203,6 +290,43 @@ def test_deleting_a_resource_deletes_its_topic(kube, ferry, ns):
     wait_ready(kube, "kept", ns)
     kube.kubectl("delete", "topic", "kept", "-n", ns, "--timeout=60s")
     assert zk_partitions(ferry, "kept") is not None
+
+
+def test_a_scoped_operator_manages_only_its_namespaces_and_retains_by_default(kube, ferry, operator):
+    watched, unwatched = "w-" + uuid.uuid4().hex[:8], "u-" + uuid.uuid4().hex[:8]
+    for name in (watched, unwatched):
+        kube.kubectl("create", "namespace", name)
+    kept, gone, ignored = (f"{name}-{watched}" for name in ("kept", "gone", "ignored"))
+    scoped = Operator(kube, kube.user("ferry-operator"), ferry.zk_port, cluster_name="scoped", identity="scoped-0",
+                      args=("--watch-namespaces", watched, "--default-deletion-policy", "retain",
+                            "--finalizer-timeout-seconds", "1", "--max-concurrent-moves", "0"))
+    scoped.start()
+    try:
+        kube.apply(topic("kept", watched, 1, 1, topic_name=kept, cluster="scoped"),
+                   topic("gone", watched, 1, 1, topic_name=gone, cluster="scoped",
+                         annotations={"ferry.dev/deletion-policy": "delete"}),
+                   topic("ignored", unwatched, 1, 1, topic_name=ignored, cluster="scoped"))
+        wait_ready(kube, "kept", watched)
+        wait_ready(kube, "gone", watched)
+        outside = kube.get("topic", "ignored", unwatched)
+        assert "status" not in outside and not outside["metadata"].get("finalizers")
+        assert zk_partitions(ferry, ignored) is None
+
+        kube.kubectl("delete", "topic", "kept", "-n", watched, "--timeout=60s")
+        assert zk_partitions(ferry, kept) is not None, "--default-deletion-policy retain keeps the topic"
+
+        # Deleted while the operator is down, longer ago than --finalizer-timeout-seconds, with ZooKeeper up: the
+        # timeout counts only from this process's own failed attempts, so the topic is deleted, not left behind.
+        scoped.stop()
+        kube.kubectl("delete", "topic", "gone", "-n", watched, "--wait=false")
+        time.sleep(2)  # the deletion is now older than the timeout; nothing else to wait for
+        scoped.start()
+        wait_until(lambda: kube.get("topic", "gone", watched) is None, timeout=60, what="the finalizer to run")
+        wait_until(lambda: zk_partitions(ferry, gone) is None, timeout=60, what="the topic to be deleted")
+        assert not any(e["reason"] == "TopicLeftBehind" for e in kube.events(watched, "gone"))
+    finally:
+        scoped.stop()
+    assert not scoped.sanitizer_reports()
 
 
 def test_operator_metrics_and_health(operator):

@@ -25,10 +25,10 @@ result<void> validate_assignment(const layout::replica_assignment& assignment) {
 }  // namespace
 
 result<uuid> topic_store::create_topic(std::string_view name, const layout::replica_assignment& assignment,
-                                       const layout::config_map& config) {
-  if (!layout::is_valid_topic_name(name)) return errc::invalid_argument;
+                                       const layout::config_map& config, uuid topic_id) {
+  if (!layout::is_valid_topic_name(name) || topic_id.is_zero()) return errc::invalid_argument;
   FERRY_TRY(validate_assignment(assignment));
-  const layout::topic_assignment topic{assignment, uuid::random()};
+  const layout::topic_assignment topic{assignment, topic_id};
   const std::string topic_path = layout::topic_path(name);
   const std::string config_path = layout::topic_config_path(name);
   // The config znode may be left over from an earlier topic of that name: then it is overwritten.

@@ -20,12 +20,12 @@ class topic_store {
  public:
   topic_store(zk_session& session, config_store& configs) : session_(session), configs_(configs) {}
 
-  // Writes /brokers/topics/<name> (with a new random topic id) and /config/topics/<name> in one multi-op and
-  // returns the topic id. `assignment` must number partitions 0..n-1, each with distinct replicas.
-  // errc::node_exists if the topic exists (including while it is being deleted); errc::invalid_argument for a
-  // bad name or assignment. The controller then creates the partition states.
+  // Writes /brokers/topics/<name> (with `topic_id`, a new random one by default) and /config/topics/<name> in
+  // one multi-op and returns the topic id. `assignment` must number partitions 0..n-1, each with distinct
+  // replicas. errc::node_exists if the topic exists (including while it is being deleted);
+  // errc::invalid_argument for a bad name or assignment. The controller then creates the partition states.
   result<uuid> create_topic(std::string_view name, const layout::replica_assignment& assignment,
-                            const layout::config_map& config);
+                            const layout::config_map& config, uuid topic_id = uuid::random());
   // Marks the topic for deletion (/admin/delete_topics/<name>); the controller deletes it. errc::no_node if
   // the topic does not exist; success if it is already marked.
   result<void> delete_topic(std::string_view name);

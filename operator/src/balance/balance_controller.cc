@@ -97,7 +97,13 @@ kube::reconcile_result balance_controller::reconcile(const std::string& /*key*/)
                                        : kube::reconcile_result{.failed = true};
       return {.requeue_after = 1s};
     }
-    if (!plan.undrainable.empty()) {
+    if (options_.max_moves == 0 && floor > set.desired) {
+      warn(object, "MovesDisabled",
+           "brokers " + id_list(leaving) +
+               " hold replicas and --max-concurrent-moves is 0, so they are not drained: "
+               "the StatefulSet stays at " +
+               std::to_string(set.replicas));
+    } else if (!plan.undrainable.empty()) {
       std::string some;
       for (std::size_t i = 0; i < plan.undrainable.size() && i < 5; ++i) some += (i ? ", " : "") + plan.undrainable[i];
       warn(object, "CannotDrain",

@@ -21,6 +21,7 @@
 #include "kube/controller.h"
 #include "kube/event_recorder.h"
 #include "kube/informer.h"
+#include "kube/informer_group.h"
 #include "kube/leader_election.h"
 #include "kube/metrics.h"
 #include "manager/broker_identity.h"
@@ -85,9 +86,9 @@ int run(const manager::options& o) {
   std::atomic<topics::topic_controller*> topic_hooks{nullptr};
   std::atomic<kube::work_queue*> balance_hook{nullptr};
   std::unique_ptr<coord::cluster_observer> cluster;
-  std::unique_ptr<kube::informer> topic_informer;
+  std::unique_ptr<kube::informer_group> topic_informers;
   std::unique_ptr<kube::informer> broker_set_informer;
-  std::unique_ptr<kube::informer> group_informer;
+  std::unique_ptr<kube::informer_group> group_informers;
   std::atomic<bool> started{false};
   std::unique_ptr<kube::leader_election> election;
   if (o.leader_election) {
@@ -109,8 +110,8 @@ int run(const manager::options& o) {
       manager::health_server::start(o.http_address, o.http_port, metrics.shared_registry(), [&]() -> std::string {
         if (election && !election->leading()) return {};  // a standby replica is healthy and ready
         if (!started.load()) return "starting";
-        if (!topic_informer->synced()) return "listing Topic resources";
-        if (!group_informer->synced()) return "listing ConsumerGroup resources";
+        if (!topic_informers->synced()) return "listing Topic resources";
+        if (!group_informers->synced()) return "listing ConsumerGroup resources";
         if (!cluster->ready()) return "reading the cluster from ZooKeeper";
         return {};
       });
@@ -159,19 +160,22 @@ int run(const manager::options& o) {
   if (!stopping) cluster = connect_cluster(o, state, topic_hooks, balance_hook);
   if (cluster) {
     topics::topic_controller_options topic_options;
+    topic_options.cluster_name = o.cluster_name;
+    topic_options.retain_by_default = o.retain_by_default;
     topic_options.finalizer_timeout = o.finalizer_timeout;
     topic_options.leaving_brokers = [&] { return balance_ctl ? balance_ctl->leaving() : std::set<broker_id>{}; };
     topic_ctl = std::make_unique<topics::topic_controller>(*api.value(), events, *cluster, topic_workers.queue(),
                                                            topic_options);
-    topic_informer = std::make_unique<kube::informer>(
-        *api.value(),
-        kube::resource_kind{"topics", "/apis/ferry.dev/v1alpha1/topics", "ferry.dev/cluster=" + o.cluster_name},
+    // Every Topic, not only this cluster's: one whose label was changed or removed still holds our finalizer.
+    topic_informers = std::make_unique<kube::informer_group>(
+        *api.value(), "/apis/ferry.dev/v1alpha1", "topics", o.watch_namespaces, "",
         [&](const std::string& key, const kube::informer::object& now) { topic_ctl->resource_changed(key, now); },
         [&] { metrics.watch_restarted("topics"); });
-    topic_ctl->set_informer(*topic_informer);
+    topic_ctl->set_informer(*topic_informers);
     topic_hooks.store(topic_ctl.get());
     topic_workers.set_reconcile([&](const std::string& key) { return topic_ctl->reconcile(key); });
-    asio::co_spawn(io, topic_informer->run(), fail_on_exception("the Topic watch"));
+    for (const auto& member : topic_informers->members())
+      asio::co_spawn(io, member->run(), fail_on_exception("the Topic watch"));
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
@@ -184,7 +188,7 @@ int run(const manager::options& o) {
           }
         },
         fail_on_exception("the full reconciliation timer"));
-    if (o.max_concurrent_moves > 0) {
+    if (o.max_concurrent_moves > 0 || !o.broker_statefulset.empty()) {
       balance_ctl = std::make_unique<balance::balance_controller>(
           *api.value(), events, *cluster, [&] { return topic_ctl->managed_topics(); },
           balance::balance_options{o.max_concurrent_moves, o.broker_statefulset});
@@ -213,18 +217,32 @@ int run(const manager::options& o) {
           return std::make_unique<groups::kafka_admin>(std::move(view), std::chrono::seconds(5));
         },
         groups::group_controller_options{o.group_status_interval});
-    group_informer = std::make_unique<kube::informer>(
-        *api.value(),
-        kube::resource_kind{"consumergroups", "/apis/ferry.dev/v1alpha1/consumergroups",
-                            "ferry.dev/cluster=" + o.cluster_name},
+    group_informers = std::make_unique<kube::informer_group>(
+        *api.value(), "/apis/ferry.dev/v1alpha1", "consumergroups", o.watch_namespaces,
+        "ferry.dev/cluster=" + o.cluster_name,
         [&](const std::string& key, const kube::informer::object& /*now*/) { group_workers.queue().add(key); },
         [&] { metrics.watch_restarted("consumergroups"); });
-    group_ctl->set_informer(*group_informer);
+    group_ctl->set_informer(*group_informers);
     group_workers.set_reconcile([&](const std::string& key) { return group_ctl->reconcile(key); });
-    asio::co_spawn(io, group_informer->run(), fail_on_exception("the ConsumerGroup watch"));
-    group_workers.start(o.workers);
-    topic_workers.start(o.workers);
+    for (const auto& member : group_informers->members())
+      asio::co_spawn(io, member->run(), fail_on_exception("the ConsumerGroup watch"));
     started.store(true);
+    // Workers start on a full cache, as client-go's WaitForCacheSync has them: which of two resources owns a
+    // topic is only known once both are listed.
+    bool synced = false;
+    {
+      std::unique_lock lock(state.mutex);
+      for (;;) {
+        synced = topic_informers->synced() && group_informers->synced();
+        if (synced || state.stopping) break;
+        state.changed.wait_for(lock, std::chrono::milliseconds(50));
+      }
+      synced = synced && !state.stopping;
+    }
+    if (synced) {
+      group_workers.start(o.workers);
+      topic_workers.start(o.workers);
+    }
   }
 
   int exit_code = 0;

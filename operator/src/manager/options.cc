@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
@@ -25,6 +26,13 @@ std::string default_namespace() {
   return "default";
 }
 
+// A DNS label (RFC 1123), as Kubernetes requires of namespace names.
+bool is_namespace_name(const std::string& name) {
+  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
 std::string default_identity() {
   // NOLINTNEXTLINE(concurrency-mt-unsafe): flags are parsed before any other thread runs
   if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') return pod;
@@ -44,17 +52,22 @@ ZooKeeper is at --zookeeper-connect.
   --kubeconfig PATH                       kubeconfig to reach the API server (default: $KUBECONFIG, else the
                                           pod's service account)
   --cluster-name NAME                     the ferry.dev/cluster label value of the resources to manage (required)
+  --watch-namespaces NS[,NS...]           the namespaces whose resources are managed (default: every namespace)
   --zookeeper-connect CONNECT             the Ferry cluster's zookeeper.connect (required)
   --http-address ADDRESS                  address of /metrics, /healthz and /readyz (default 0.0.0.0)
   --http-port PORT                        their port (default 8080; 0 picks a free one)
   --workers N                             reconciles running at once (default 4)
   --full-reconciliation-interval-ms MS    every resource is reconciled at least this often (default 120000)
   --finalizer-timeout-seconds S           a deleted resource whose cluster stays unreachable this long loses its
-                                          finalizer anyway (default 300)
+                                          finalizer anyway, counted from the first attempt that found ZooKeeper
+                                          unreachable (default 300)
+  --default-deletion-policy delete|retain what deleting a Topic does to its topic when the resource has no
+                                          ferry.dev/deletion-policy annotation (default delete)
   --group-status-interval-seconds S       a ConsumerGroup's status (state, members, lag) is refreshed at most
                                           this often (default 30)
-  --max-concurrent-moves N               replica moves in flight at once when spreading managed topics over
-                                          added brokers or draining leaving ones (default 10; 0 turns both off)
+  --max-concurrent-moves N                replica moves in flight at once when spreading managed topics over
+                                          added brokers or draining leaving ones (default 10; 0 turns both off:
+                                          leaving brokers then keep their replicas and are not removed)
   --broker-statefulset NAMESPACE/NAME     the brokers' StatefulSet (broker i in pod i): its ferry.dev/brokers
                                           annotation asks for a broker count; leaving brokers are drained, then
                                           it is scaled down (default: none)
@@ -87,6 +100,18 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       o.cluster_name = value;
     } else if (flag == "--zookeeper-connect") {
       o.zookeeper_connect = value;
+    } else if (flag == "--watch-namespaces") {
+      o.watch_namespaces.clear();
+      for (std::size_t start = 0; start <= value.size();) {
+        const auto comma = std::min(value.find(',', start), value.size());
+        const auto ns = value.substr(start, comma - start);
+        if (!is_namespace_name(ns)) return bad("must be a comma-separated list of namespace names");
+        o.watch_namespaces.push_back(ns);
+        start = comma + 1;
+      }
+    } else if (flag == "--default-deletion-policy") {
+      if (value != "delete" && value != "retain") return bad("must be delete or retain");
+      o.retain_by_default = value == "retain";
     } else if (flag == "--http-address") {
       o.http_address = value;
     } else if (flag == "--http-port") {
@@ -134,10 +159,6 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
   }
   if (o.cluster_name.empty()) return {std::nullopt, "--cluster-name is required"};
   if (o.zookeeper_connect.empty()) return {std::nullopt, "--zookeeper-connect is required"};
-  if (!o.broker_statefulset.empty() && o.max_concurrent_moves == 0) {
-    return {std::nullopt,
-            "--broker-statefulset needs --max-concurrent-moves above 0: leaving brokers are drained by moves"};
-  }
   if (o.lease_namespace.empty()) o.lease_namespace = default_namespace();
   if (o.lease_name.empty()) o.lease_name = "ferry-operator-" + o.cluster_name;
   if (o.identity.empty()) o.identity = default_identity();

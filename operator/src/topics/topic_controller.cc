@@ -33,6 +33,18 @@ bool has_finalizer(const json& resource) {
   return false;
 }
 
+std::string label(const json& resource, std::string_view name) {
+  const auto& meta = resource["metadata"];
+  if (!meta.contains("labels") || !meta["labels"].is_object()) return {};
+  return meta["labels"].value(std::string(name), std::string{});
+}
+
+std::string status_field(const json& resource, const char* name) {
+  const auto status = resource.find("status");
+  if (status == resource.end() || !status->is_object()) return {};
+  return status->value(name, std::string{});
+}
+
 std::int64_t generation_of(const json& resource) { return resource["metadata"].value("generation", std::int64_t{0}); }
 
 // The topic name a resource asks for, before any checks (for the conflict index).
@@ -63,7 +75,26 @@ std::string topic_controller::path_of(const json& resource) const {
          meta.value("name", std::string{});
 }
 
+bool topic_controller::belongs(const json& resource) const {
+  return label(resource, cluster_label) == options_.cluster_name;
+}
+
+bool topic_controller::was_ours(const json& resource) const {
+  const auto cluster = status_field(resource, "cluster");
+  return cluster == options_.cluster_name || (cluster.empty() && label(resource, cluster_label).empty());
+}
+
+bool topic_controller::created_or_adopted(const json& resource, const std::string& key,
+                                          const coord::topic_info& live) const {
+  const auto id = live.topic_id.to_string();
+  if (id == status_field(resource, "topicId") || annotation(resource, adopt_annotation) == "true") return true;
+  std::lock_guard lock(index_mutex_);
+  const auto created = created_ids_.find(key);
+  return created != created_ids_.end() && created->second.contains(id);
+}
+
 void topic_controller::resource_changed(const std::string& key, const kube::informer::object& now) {
+  const bool mine = now && belongs(*now);
   {
     std::lock_guard lock(index_mutex_);
     if (const auto old = by_key_.find(key); old != by_key_.end()) {
@@ -71,13 +102,15 @@ void topic_controller::resource_changed(const std::string& key, const kube::info
       if (keys_by_topic_[old->second.topic].empty()) keys_by_topic_.erase(old->second.topic);
       by_key_.erase(old);
     }
-    if (now) {
+    if (!now) created_ids_.erase(key);
+    if (mine) {
       indexed entry{requested_name(*now), (*now)["metadata"].value("creationTimestamp", std::string{})};
       keys_by_topic_[entry.topic].insert(key);
       by_key_.emplace(key, std::move(entry));
     }
   }
-  queue_.add(key);
+  // Deletions are queued too: a deleted resource's give-up clock is forgotten there.
+  if (mine || !now || (has_finalizer(*now) && was_ours(*now))) queue_.add(key);
 }
 
 void topic_controller::cluster_changed(const coord::cluster_view& before, const coord::cluster_view& after) {
@@ -123,18 +156,37 @@ std::optional<std::string> topic_controller::owner_of(const std::string& topic) 
   return oldest->second;
 }
 
+std::optional<std::string> topic_controller::owner_in_cache(const std::string& topic) const {
+  std::optional<std::pair<std::string, std::string>> oldest;  // (creationTimestamp, key)
+  for (const auto& object : topics_->list()) {
+    if (!belongs(*object) || requested_name(*object) != topic) continue;
+    std::pair<std::string, std::string> candidate{(*object)["metadata"].value("creationTimestamp", std::string{}),
+                                                  kube::informer::key_of(*object)};
+    if (!oldest || candidate < *oldest) oldest = std::move(candidate);
+  }
+  if (!oldest) return std::nullopt;
+  return oldest->second;
+}
+
 json topic_controller::status_with(const json& resource, const status_update& ready, const coord::topic_info* live,
-                                   const std::string& topic_name) const {
+                                   const std::string& topic_name, const std::string& created_id) const {
   const auto old = resource.value("status", json::object());
   const auto generation = generation_of(resource);
   const auto condition = kube::make_condition(old.value("conditions", json::array()), "Ready", ready.ready,
                                               ready.reason, ready.message, generation);
-  json status = {
-      {"observedGeneration", generation}, {"topicName", topic_name}, {"conditions", json::array({condition})}};
-  if (live != nullptr) {
-    if (!live->topic_id.is_zero()) status["topicId"] = live->topic_id.to_string();
-    status["partitions"] = summary_json(summarize(*live));
+  json status = {{"observedGeneration", generation},
+                 {"cluster", options_.cluster_name},
+                 {"topicName", topic_name},
+                 {"conditions", json::array({condition})}};
+  // The id of the topic this resource created or adopted; only a live topic with this id is deleted with it.
+  if (live != nullptr && !live->topic_id.is_zero()) {
+    status["topicId"] = live->topic_id.to_string();
+  } else if (!created_id.empty()) {
+    status["topicId"] = created_id;
+  } else if (old.contains("topicId")) {
+    status["topicId"] = old["topicId"];
   }
+  if (live != nullptr) status["partitions"] = summary_json(summarize(*live));
   return status;
 }
 
@@ -153,7 +205,7 @@ bool topic_controller::write_status(const json& resource, json status) {
 }
 
 bool topic_controller::set_ready(const json& resource, const status_update& ready, const coord::topic_info* live,
-                                 const std::string& topic_name) {
+                                 const std::string& topic_name, const std::string& created_id) {
   const auto old = resource.value("status", json::object());
   std::string old_reason;
   for (const auto& c : old.value("conditions", json::array())) {
@@ -162,7 +214,7 @@ bool topic_controller::set_ready(const json& resource, const status_update& read
   if (old_reason != ready.reason && !ready.ready && ready.reason != "Creating" && ready.reason != "Updating") {
     events_.record(resource, kube::event_recorder::type::warning, ready.reason, "Reconcile", ready.message);
   }
-  return write_status(resource, status_with(resource, ready, live, topic_name));
+  return write_status(resource, status_with(resource, ready, live, topic_name, created_id));
 }
 
 bool topic_controller::add_finalizer(const json& resource) {
@@ -194,15 +246,15 @@ bool topic_controller::remove_finalizer(const json& resource) {
 reconcile_result topic_controller::finalize(const json& resource, const std::string& key) {
   if (!has_finalizer(resource)) return {};
   const auto name = requested_name(resource);
-  const bool owner = owner_of(name) == key;
-  if (annotation(resource, deletion_policy_annotation) == "retain" ||
-      annotation(resource, managed_annotation) == "false" || !owner) {
+  const auto policy = annotation(resource, deletion_policy_annotation);
+  const bool retain = policy == "retain" || (policy != "delete" && options_.retain_by_default);
+  if (retain || annotation(resource, managed_annotation) == "false" || is_internal_topic(name) ||
+      owner_in_cache(name) != key) {
     FERRY_LOG(info, "topics") << key << " deleted; leaving topic " << name << " in the cluster";
     return {.failed = !remove_finalizer(resource)};
   }
-  if (!cluster_.connected() || !cluster_.ready()) {
-    const auto deleted_at = kube::parse_time(resource["metadata"].value("deletionTimestamp", std::string{}));
-    if (deleted_at && std::chrono::system_clock::now() - *deleted_at > options_.finalizer_timeout) {
+  if (!cluster_.connected()) {
+    if (give_up_.unreachable(key, give_up_clock::clock::now())) {
       events_.record(resource, kube::event_recorder::type::warning, "TopicLeftBehind", "Delete",
                      "the Ferry cluster has been unreachable for " +
                          std::to_string(options_.finalizer_timeout.count()) +
@@ -213,22 +265,48 @@ reconcile_result topic_controller::finalize(const json& resource, const std::str
     set_ready(resource, {"ClusterUnavailable", "waiting for ZooKeeper to delete topic " + name, false}, nullptr, name);
     return {.requeue_after = cluster_retry};
   }
+  give_up_.reached(key);
+  // Connected but still reading the cluster: not a reason to give up, only to wait.
+  if (!cluster_.ready()) return {.requeue_after = cluster_retry};
   const auto view = cluster_.view();
-  if (const auto live = view->topics.find(name); live != view->topics.end() && !live->second.marked_for_deletion) {
+  const auto live = view->topics.find(name);
+  if (live != view->topics.end() && !created_or_adopted(resource, key, live->second)) {
+    FERRY_LOG(info, "topics") << key << " deleted; topic " << name
+                              << " was neither created nor adopted by it and stays in the cluster";
+    return {.failed = !remove_finalizer(resource)};
+  }
+  if (live != view->topics.end() && !live->second.marked_for_deletion) {
     if (auto deleted = cluster_.topics().delete_topic(name); !deleted && deleted.error() != coord::errc::no_node) {
       FERRY_LOG(warn, "topics") << "cannot delete topic " << name << ": " << deleted.error().message();
       return {.failed = true};
     }
-    FERRY_LOG(info, "topics") << "deleted topic " << name << " (" << key << " was deleted)";
+    FERRY_LOG(info, "topics") << "marked topic " << name << " for deletion (" << key
+                              << " was deleted; brokers with delete.topic.enable=false keep it)";
   }
   // Kafka's DeleteTopics answers once the topic is marked; the controller removes it from there.
   return {.failed = !remove_finalizer(resource)};
 }
 
+reconcile_result topic_controller::release(const json& resource, const std::string& key) {
+  if (!has_finalizer(resource) || !was_ours(resource)) return {};
+  const auto now = label(resource, cluster_label);
+  events_.record(resource, kube::event_recorder::type::warning, "ClusterChanged", "Release",
+                 "label " + std::string(cluster_label) + " is " + (now.empty() ? "gone" : "now " + now) + ": cluster " +
+                     options_.cluster_name + " no longer manages this resource, and topic " + requested_name(resource) +
+                     " stays in it");
+  FERRY_LOG(warn, "topics") << key << " no longer names cluster " << options_.cluster_name
+                            << "; removing the finalizer and leaving its topic";
+  return {.failed = !remove_finalizer(resource)};
+}
+
 reconcile_result topic_controller::reconcile(const std::string& key) {
   const auto object = topics_->get(key);
-  if (!object) return {};
+  if (!object) {
+    give_up_.reached(key);
+    return {};
+  }
   const json& resource = *object;
+  if (!belongs(resource)) return release(resource, key);
   const auto& meta = resource["metadata"];
   if (meta.contains("deletionTimestamp")) return finalize(resource, key);
   const auto name = requested_name(resource);
@@ -263,7 +341,8 @@ reconcile_result topic_controller::reconcile(const std::string& key) {
     status["conditions"] = conditions;
     return {.failed = !write_status(resource, status)};
   }
-  if (!has_finalizer(resource) && !add_finalizer(resource)) return {.failed = true};
+  // An internal name is refused before a finalizer could ever delete it.
+  if (!is_internal_topic(name) && !has_finalizer(resource) && !add_finalizer(resource)) return {.failed = true};
 
   auto spec = read_spec(resource);
   if (const auto* refused = std::get_if<refusal>(&spec)) {
@@ -302,6 +381,17 @@ reconcile_result topic_controller::apply(const json& resource, const std::string
               live, spec.name);
     return {.requeue_after = cluster_retry};
   }
+  if (live != nullptr && !created_or_adopted(resource, key, *live)) {
+    // The live topic is not passed: its id in status would make it look created here.
+    return {.failed = !set_ready(resource,
+                                 {"AdoptionRequired",
+                                  "topic " + spec.name +
+                                      " exists and was not created by this resource; annotate it ferry.dev/adopt=true "
+                                      "to manage the topic (its config overrides then become spec.config, and "
+                                      "deleting the resource deletes the topic unless its deletion policy is retain)",
+                                  false},
+                                 nullptr, spec.name)};
+  }
   // New replicas go to the brokers that stay (the view is copied only while brokers are leaving).
   const auto leaving = options_.leaving_brokers ? options_.leaving_brokers() : std::set<broker_id>{};
   std::optional<coord::cluster_view> staying;
@@ -332,8 +422,19 @@ reconcile_result topic_controller::apply(const json& resource, const std::string
 
   auto& store = cluster_.topics();
   std::string done;
+  std::string created_id;
   if (changes.create) {
-    auto created = store.create_topic(spec.name, *changes.assignment, *changes.config);
+    // The id is in status before the topic exists: a topic found later with another id is someone else's.
+    const auto id = coord::uuid::random();
+    created_id = id.to_string();
+    {
+      std::lock_guard lock(index_mutex_);
+      created_ids_[key].insert(created_id);
+    }
+    if (!set_ready(resource, {"Creating", "creating topic " + spec.name, false}, nullptr, spec.name, created_id)) {
+      return {.failed = true};
+    }
+    auto created = store.create_topic(spec.name, *changes.assignment, *changes.config, id);
     if (!created && created.error() == coord::errc::node_exists) return {.requeue_after = cluster_retry};
     if (!created) {
       set_ready(resource,
@@ -378,7 +479,7 @@ reconcile_result topic_controller::apply(const json& resource, const std::string
   }
   FERRY_LOG(info, "topics") << key << ": topic " << spec.name << " " << done;
   set_ready(resource, {changes.create ? "Creating" : "Updating", "topic " + spec.name + " " + done, false}, live,
-            spec.name);
+            spec.name, created_id);
   return {.requeue_after = creation_check};
 }
 

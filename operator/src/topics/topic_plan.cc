@@ -39,6 +39,8 @@ refusal placement_failed(std::error_code error) {
 
 }  // namespace
 
+bool is_internal_topic(std::string_view name) { return name.starts_with("__"); }
+
 std::variant<topic_spec, refusal> read_spec(const json& resource) {
   const auto spec = resource.value("spec", json::object());
   topic_spec out;
@@ -47,6 +49,11 @@ std::variant<topic_spec, refusal> read_spec(const json& resource) {
     return refusal{"InvalidConfig", "'" + out.name +
                                         "' is not a legal Kafka topic name (1-249 characters of a-z, A-Z, 0-9, '.', "
                                         "'_' and '-'); set spec.topicName"};
+  }
+  if (is_internal_topic(out.name)) {
+    return refusal{"NotSupported", "topic " + out.name +
+                                       " is internal to the brokers (names starting with __ are theirs): it cannot "
+                                       "be created, adopted, configured or deleted through a Topic resource"};
   }
   const auto partitions = int32_field(spec, "partitions");
   const auto replication_factor = int32_field(spec, "replicationFactor");

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -29,8 +30,12 @@ struct refusal {
   std::string message;
 };
 
-// The spec of a Topic resource, checked: a legal Kafka topic name, counts of at least 1, and config names and
-// values the brokers accept (InvalidConfig otherwise).
+// Names starting with "__" belong to the brokers (__consumer_offsets, __transaction_state): no resource may
+// create, adopt, configure or delete them.
+bool is_internal_topic(std::string_view name);
+
+// The spec of a Topic resource, checked: a legal Kafka topic name that is not internal (NotSupported), counts
+// of at least 1, and config names and values the brokers accept (InvalidConfig otherwise).
 std::variant<topic_spec, refusal> read_spec(const nlohmann::json& resource);
 
 // What it takes to bring the cluster to the spec.

@@ -41,6 +41,17 @@ topic_spec spec_of(const json& r) {
   return std::get<topic_spec>(read);
 }
 
+TEST(ReadSpec, RefusesInternalTopics) {
+  for (const auto* name : {"__consumer_offsets", "__transaction_state", "__anything"}) {
+    const auto read = read_spec(resource({{"topicName", name}, {"partitions", 1}, {"replicationFactor", 1}}));
+    ASSERT_TRUE(std::holds_alternative<refusal>(read)) << name;
+    EXPECT_EQ(std::get<refusal>(read).reason, "NotSupported");
+    EXPECT_NE(std::get<refusal>(read).message.find("internal"), std::string::npos);
+  }
+  EXPECT_TRUE(std::holds_alternative<topic_spec>(
+      read_spec(resource({{"topicName", "_single"}, {"partitions", 1}, {"replicationFactor", 1}}))));
+}
+
 TEST(ReadSpec, DefaultsTheNameAndChecksConfigs) {
   const auto spec =
       spec_of(resource({{"partitions", 3}, {"replicationFactor", 2}, {"config", {{"retention.ms", "1000"}}}}));

@@ -1,0 +1,43 @@
+#include "manager/options.h"
+
+#include <gtest/gtest.h>
+
+namespace ferry::manager {
+namespace {
+
+std::vector<std::string> with_required(std::vector<std::string> args) {
+  args.insert(args.begin(), {"--cluster-name", "prod", "--zookeeper-connect", "zk:2181"});
+  return args;
+}
+
+TEST(options, watch_namespaces_is_a_comma_separated_list) {
+  const auto parsed = parse_options(with_required({"--watch-namespaces", "shop,billing-2"}));
+  ASSERT_TRUE(parsed.parsed) << parsed.error;
+  EXPECT_EQ(parsed.parsed->watch_namespaces, (std::vector<std::string>{"shop", "billing-2"}));
+  EXPECT_TRUE(parse_options(with_required({})).parsed->watch_namespaces.empty());
+  for (const auto* bad : {"", "shop,", "Shop", "a b", "-shop"}) {
+    const auto refused = parse_options(with_required({"--watch-namespaces", bad}));
+    EXPECT_FALSE(refused.parsed) << bad;
+    EXPECT_NE(refused.error.find("--watch-namespaces"), std::string::npos) << refused.error;
+  }
+}
+
+TEST(options, zero_moves_with_a_broker_statefulset_is_valid) {
+  const auto parsed =
+      parse_options(with_required({"--max-concurrent-moves", "0", "--broker-statefulset", "ferry/ferry-broker"}));
+  ASSERT_TRUE(parsed.parsed) << parsed.error;
+  EXPECT_EQ(parsed.parsed->max_concurrent_moves, 0U);
+  EXPECT_EQ(parsed.parsed->broker_statefulset, "ferry/ferry-broker");
+}
+
+TEST(options, default_deletion_policy) {
+  EXPECT_FALSE(parse_options(with_required({})).parsed->retain_by_default);
+  EXPECT_TRUE(parse_options(with_required({"--default-deletion-policy", "retain"})).parsed->retain_by_default);
+  EXPECT_FALSE(parse_options(with_required({"--default-deletion-policy", "delete"})).parsed->retain_by_default);
+  const auto refused = parse_options(with_required({"--default-deletion-policy", "keep"}));
+  EXPECT_FALSE(refused.parsed);
+  EXPECT_NE(refused.error.find("delete or retain"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ferry::manager
