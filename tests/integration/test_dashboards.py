@@ -3,8 +3,10 @@
 A three-broker cluster runs a producer, a consumer group that keeps up and one that falls behind (committing after
 every poll); Prometheus (Debian's) scrapes the brokers with the labels the Helm chart's scrape configuration adds
 (job="ferry-broker", namespace, cluster, pod, broker; docs/metrics.md) and loads dashboards/ferry-alerts.yaml.
-Then every template variable query, every panel query of every dashboard and every alert expression must parse and
-return data, and the rules must be loaded and healthy. promtool checks the rules and runs their unit tests.
+Then every template variable query, every panel query of every broker dashboard and every broker alert expression
+must parse and return data, and the rules must be loaded and healthy. promtool checks the rules and runs their unit
+tests. The operator's dashboard and alerts get the same checks against a real ferry-operator (a real kube-apiserver,
+scripts/kube-env) managing Topics and ConsumerGroups of that cluster, scraped as job="ferry-operator".
 """
 import importlib.machinery
 import importlib.util
@@ -17,6 +19,7 @@ import pytest
 import yaml
 
 from conftest import SOURCE_DIR, started_cluster, wait_until
+from kube_env import Operator, grant_operator, kube_environment, topic, wait_ready
 
 DASHBOARDS = os.path.join(SOURCE_DIR, "dashboards")
 
@@ -35,6 +38,23 @@ rp = _load_render_previews()
 CHOSEN = {"namespace": "test", "cluster": "test", "broker": "0", "topic": "orders", "group": rp.Load.LAGGING_GROUP}
 # What Grafana substitutes for its own variables; rate windows hold 60 one-second scrapes.
 INTERVALS = {"rate_interval": "1m", "interval": "15s", "range_": "5m"}
+
+
+# The scrape job of each dashboard's series: the brokers', or the operator's (ferry-operator.json).
+OPERATOR_JOB = "ferry-operator"
+OPERATOR_DASHBOARDS = {"ferry-operator.json"}
+
+
+def job_of(dashboard_name):
+    return OPERATOR_JOB if dashboard_name in OPERATOR_DASHBOARDS else rp.JOB
+
+
+def broker_dashboards():
+    return {n: d for n, d in rp.load_dashboards().items() if n not in OPERATOR_DASHBOARDS}
+
+
+def operator_dashboards():
+    return {n: d for n, d in rp.load_dashboards().items() if n in OPERATOR_DASHBOARDS}
 
 
 def promtool(*args):
@@ -67,9 +87,10 @@ def test_every_alert_is_unit_tested_firing_and_has_the_contract_annotations():
         assert "for" in rule and rule["labels"].get("severity") in ("warning", "critical"), name
         assert {"summary", "description"} <= set(rule["annotations"]), name
         assert "$labels.cluster" in rule["annotations"]["summary"], name
-        assert 'job="ferry-broker"' in rule["expr"], name
+        assert 'job="ferry-broker"' in rule["expr"] or f'job="{OPERATOR_JOB}"' in rule["expr"], name
     for name in ("FerryUnderReplicatedPartitions", "FerryOfflinePartitions", "FerryUnderMinIsrPartitions",
-                 "FerryConsumerLagGrowing", "FerryBrokerDown", "FerryLogDirAlmostFull", "FerryLogDirOffline"):
+                 "FerryConsumerLagGrowing", "FerryBrokerDown", "FerryLogDirAlmostFull", "FerryLogDirOffline",
+                 "FerryOperatorDown", "FerryOperatorNoLeader", "FerryTopicNotReady", "FerryReconcileErrors"):
         assert name in fired and name in quiet, f"{name} should be tested both firing and not firing"
 
 
@@ -98,7 +119,8 @@ def datasources(node):
 
 def test_dashboards_are_well_formed():
     dashboards = rp.load_dashboards()
-    assert set(dashboards) == {"ferry-cluster.json", "ferry-topics.json", "ferry-consumer-groups.json"}
+    assert set(dashboards) == {"ferry-cluster.json", "ferry-topics.json", "ferry-consumer-groups.json",
+                               "ferry-operator.json"}
     uids = set()
     for name, d in dashboards.items():
         assert d["uid"] and d["uid"] not in uids, name
@@ -131,7 +153,7 @@ def test_dashboards_are_well_formed():
                 assert used <= set(variables), f"{where}: undefined variables {used - set(variables)}"
                 assert selectors(expr), f"{where}: no series selector in {expr}"
                 for metric, matchers in selectors(expr):
-                    assert 'job="ferry-broker"' in matchers, f"{where}: a selector ignores the job: {expr}"
+                    assert f'job="{job_of(name)}"' in matchers, f"{where}: a selector ignores the job: {expr}"
                     for label in ("namespace", "cluster"):
                         assert f'{label}=~"${label}"' in matchers, f"{where}: {metric} ignores ${label}: {expr}"
                     for var, label in filtered.items():
@@ -202,7 +224,7 @@ def check_variables(prometheus, dashboards, chosen=CHOSEN):
 
 def test_every_variable_query_returns_values(monitored):
     _, prometheus, _ = monitored
-    dashboards = rp.load_dashboards()
+    dashboards = broker_dashboards()
     failures = []
 
     def all_pass():
@@ -236,7 +258,7 @@ def check_panels(prometheus, dashboards, values_of):
 @pytest.mark.parametrize("variables", ["all", "chosen"])
 def test_every_panel_query_returns_data(monitored, variables):
     _, prometheus, _ = monitored
-    dashboards = rp.load_dashboards()
+    dashboards = broker_dashboards()
     values_of = rp.all_values if variables == "all" else (lambda d: {v: CHOSEN[v] for v in rp.all_values(d)})
     failures = []
 
@@ -259,6 +281,8 @@ def test_alert_expressions_parse_their_series_exist_and_the_rules_are_loaded(mon
     rules = alert_rules()
     failures = []
     for rule in rules:
+        if f'job="{OPERATOR_JOB}"' in rule["expr"]:
+            continue  # test_operator_dashboard_and_alerts
         body = prometheus.query(rule["expr"])
         if not body or body.get("status") != "success":
             failures.append(f"{rule['alert']}: {rule['expr']}: {body and body.get('error')}")
@@ -282,3 +306,87 @@ def test_alert_expressions_parse_their_series_exist_and_the_rules_are_loaded(mon
     rules_loaded = wait_until(loaded, timeout=30, interval=0.5, what="the alert rules loaded and evaluated, health ok")
     firing = [(r["name"], a["labels"]) for r in rules_loaded for a in r.get("alerts", []) if a["state"] == "firing"]
     assert not firing, f"alerts firing on a healthy cluster: {firing}"
+
+
+@pytest.fixture(scope="module")
+def operated(request, monitored):
+    """A ferry-operator for the monitored cluster, with a Topic that becomes Ready, one it refuses (more replicas
+    than brokers) and a ConsumerGroup; a second Prometheus scrapes it as job="ferry-operator" and loads the rules."""
+    c, _, _ = monitored
+    with kube_environment(request) as kube:
+        grant_operator(kube, "ferry-operator")
+        op = Operator(kube, kube.user("ferry-operator"), c.zk_port, cluster_name="it",
+                      args=("--max-concurrent-moves", "0"))
+        op.start()
+        prometheus = None
+        try:
+            kube.kubectl("create", "namespace", "dash")
+            kube.apply(topic("dash-ready", "dash", 3, 3), topic("dash-refused", "dash", 3, 5),
+                       {"apiVersion": "ferry.dev/v1alpha1", "kind": "ConsumerGroup",
+                        "metadata": {"name": "dash-group", "namespace": "dash", "labels": {"ferry.dev/cluster": "it"}},
+                        "spec": {"groupId": rp.Load.LAGGING_GROUP}})
+            wait_ready(kube, "dash-ready", "dash")
+            wait_ready(kube, "dash-refused", "dash", status="False")
+            config = os.path.join(kube.dir, "prometheus-operator.yml")
+            with open(config, "w") as f:
+                yaml.safe_dump({
+                    "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+                    "rule_files": [os.path.abspath(rp.ALERTS)],
+                    "scrape_configs": [{"job_name": OPERATOR_JOB, "static_configs": [{
+                        "targets": [f"127.0.0.1:{op.http_port}"],
+                        "labels": {"namespace": rp.NAMESPACE, "cluster": rp.CLUSTER, "pod": "ferry-operator-0"}}]}]},
+                    f)
+            prometheus = rp.Prometheus(config=config)
+            wait_until(lambda: prometheus.value(f'sum(up{{job="{OPERATOR_JOB}"}})') == 1, timeout=60, interval=0.5,
+                       what="Prometheus scraping the operator")
+            yield op, prometheus
+        finally:
+            if prometheus:
+                prometheus.stop()
+            op.stop()
+
+
+def test_operator_metrics_report_resources_results_and_queues(operated):
+    op, _ = operated
+    assert op.metric("ferry_operator_leader") == 1
+    wait_until(lambda: op.metric("ferry_operator_resources", kind="consumergroups", ready="true") == 1, timeout=60,
+               interval=0.5, what="the ConsumerGroup counted Ready")
+    for controller in ("topics", "consumergroups"):
+        assert op.metric("ferry_operator_queue_depth", controller=controller) is not None, controller
+        assert op.metric("ferry_operator_queue_adds_total", controller=controller) >= 1, controller
+    assert op.metric("ferry_operator_reconciles_total", controller="topics", result="success") >= 1
+    assert op.metric("ferry_operator_api_rate_limiter_wait_seconds_count") >= 1, "writes go through the limiter"
+
+
+def test_operator_dashboard_and_alerts(operated):
+    """Every variable and panel query of the operator's dashboard returns data; every operator alert parses and
+    its series exist."""
+    _, prometheus = operated
+    dashboards = operator_dashboards()
+    assert dashboards
+    failures = []
+
+    def all_pass():
+        failures[:] = check_variables(prometheus, dashboards) + \
+            check_panels(prometheus, dashboards, rp.all_values) + \
+            check_panels(prometheus, dashboards, lambda d: {v: CHOSEN[v] for v in rp.all_values(d)})
+        return not failures
+    try:
+        wait_until(all_pass, timeout=90, interval=2, what="every operator dashboard query to return data")
+    except AssertionError:
+        pytest.fail(f"{len(failures)} operator dashboard queries fail:\n" + "\n".join(failures))
+
+    failures = []
+    rules = [r for r in alert_rules() if f'job="{OPERATOR_JOB}"' in r["expr"]]
+    assert {r["alert"] for r in rules} == {"FerryOperatorDown", "FerryOperatorNoLeader", "FerryTopicNotReady",
+                                           "FerryReconcileErrors"}
+    for rule in rules:
+        body = prometheus.query(rule["expr"])
+        if not body or body.get("status") != "success":
+            failures.append(f"{rule['alert']}: {rule['expr']}: {body and body.get('error')}")
+            continue
+        for metric in metric_names(rule["expr"]):
+            query = f'count({metric}{{job="{OPERATOR_JOB}", namespace="test", cluster="test"}})'
+            if not prometheus.value(query):
+                failures.append(f"{rule['alert']}: no {metric} series for {rule['expr']}")
+    assert not failures, "\n".join(failures)

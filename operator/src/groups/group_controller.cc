@@ -142,7 +142,7 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
   if (!object) {
     std::lock_guard lock(refreshed_mutex_);
     refreshed_.erase(key);
-    return {};
+    return {.state = kube::resource_state{.gone = true}};
   }
   const json& resource = *object;
   const auto generation = generation_of(resource);
@@ -210,7 +210,9 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
   if (!cluster_.connected() || !cluster_.ready()) {
     set_condition(kube::make_condition(old_conditions, "Ready", false, "ClusterUnavailable",
                                        "cannot reach the Ferry cluster's ZooKeeper", generation));
-    return {.failed = !write_status(resource, status), .requeue_after = cluster_retry};
+    return {.failed = !write_status(resource, status),
+            .requeue_after = cluster_retry,
+            .state = kube::resource_state{.reason = "ClusterUnavailable"}};
   }
   const auto view = cluster_.view();
   auto admin = admin_(view);
@@ -232,7 +234,9 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
     set_condition(kube::make_condition(
         old_conditions, "Ready", false, "GroupUnavailable",
         "cannot describe group " + read.spec.group_id + ": " + observed.error().message(), generation));
-    return {.failed = !write_status(resource, status), .requeue_after = next_look};
+    return {.failed = !write_status(resource, status),
+            .requeue_after = next_look,
+            .state = kube::resource_state{.reason = "GroupUnavailable"}};
   }
   const auto& group = observed.value().group;
   const auto& lag = observed.value().lag;
@@ -253,7 +257,9 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
     std::lock_guard lock(refreshed_mutex_);
     refreshed_[key] = clock::now();
   }
-  return {.failed = !write_status(resource, status), .requeue_after = next_look};
+  return {.failed = !write_status(resource, status),
+          .requeue_after = next_look,
+          .state = kube::resource_state{.ready = true, .reason = "GroupObserved"}};
 }
 
 bool group_controller::write_status(const json& resource, const json& status) {

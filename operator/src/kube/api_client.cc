@@ -3,14 +3,17 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <array>
 #include <future>
+#include <thread>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -42,7 +45,43 @@ bool closed_by_peer(std::error_code e) {
          is(asio::error::broken_pipe) || is(asio::ssl::error::stream_truncated);
 }
 
+bool is_write(boost::beast::http::verb method) {
+  using verb = boost::beast::http::verb;
+  return method == verb::post || method == verb::put || method == verb::patch || method == verb::delete_;
+}
+
+class steady_clock_source final : public clock_source {
+ public:
+  [[nodiscard]] time_point now() const override { return std::chrono::steady_clock::now(); }
+};
+
 }  // namespace
+
+const clock_source& clock_source::steady() {
+  static const steady_clock_source source;
+  return source;
+}
+
+token_bucket::token_bucket(double qps, std::size_t burst, const clock_source& clock)
+    : qps_(qps),
+      burst_(std::max<std::size_t>(burst, 1)),
+      clock_(clock),
+      tokens_(static_cast<double>(burst_)),
+      refilled_(clock.now()) {}
+
+std::chrono::nanoseconds token_bucket::reserve() {
+  if (qps_ <= 0) return std::chrono::nanoseconds::zero();
+  std::lock_guard lock(mutex_);
+  const auto now = clock_.now();
+  if (now > refilled_) {
+    const std::chrono::duration<double> elapsed = now - refilled_;
+    tokens_ = std::min(static_cast<double>(burst_), tokens_ + elapsed.count() * qps_);
+    refilled_ = now;
+  }
+  tokens_ -= 1;
+  if (tokens_ >= 0) return std::chrono::nanoseconds::zero();
+  return std::chrono::ceil<std::chrono::nanoseconds>(std::chrono::duration<double>(-tokens_ / qps_));
+}
 
 struct api_client::connection {
   connection(asio::io_context& io, asio::ssl::context& tls) : stream(io, tls) {}
@@ -139,8 +178,30 @@ asio::awaitable<result<http_response>> api_client::exchange(connection& c, verb 
   co_return http_response{response.result_int(), std::move(response.body())};
 }
 
+void api_client::limit_writes(double qps, std::size_t burst) {
+  writes_ = qps > 0 ? std::make_unique<token_bucket>(qps, burst) : nullptr;
+}
+
+std::chrono::nanoseconds api_client::admit(verb method, const std::string& target) {
+  if (!writes_ || !is_write(method) || target.starts_with("/apis/coordination.k8s.io/")) {
+    return std::chrono::nanoseconds::zero();
+  }
+  const auto wait = writes_->reserve();
+  if (throttled_) throttled_(wait);
+  return wait;
+}
+
 asio::awaitable<result<http_response>> api_client::async_send(verb method, std::string target, std::string body,
                                                               std::string_view content_type) {
+  if (const auto wait = admit(method, target); wait.count() > 0) {
+    asio::steady_timer timer(io_, wait);
+    co_await timer.async_wait(use_tuple);
+  }
+  co_return co_await send_now(method, std::move(target), std::move(body), std::string(content_type));
+}
+
+asio::awaitable<result<http_response>> api_client::send_now(verb method, std::string target, std::string body,
+                                                            std::string content_type) {
   for (int attempt = 0;; ++attempt) {
     std::unique_ptr<connection> c;
     const bool reused = attempt == 0 && !idle_.empty();
@@ -168,13 +229,15 @@ asio::awaitable<result<http_response>> api_client::async_send(verb method, std::
 
 result<http_response> api_client::send(verb method, std::string target, std::string body,
                                        std::string_view content_type) {
+  // A write waits for its token here, on the caller's thread: workers slow down, the io_context does not.
+  if (const auto wait = admit(method, target); wait.count() > 0) std::this_thread::sleep_for(wait);
   auto promise = std::make_shared<std::promise<result<http_response>>>();
   auto answer = promise->get_future();
   asio::co_spawn(
       io_,
       [this, promise, method, target = std::move(target), body = std::move(body),
        content_type = std::string(content_type)]() mutable -> asio::awaitable<void> {
-        promise->set_value(co_await async_send(method, std::move(target), std::move(body), content_type));
+        promise->set_value(co_await send_now(method, std::move(target), std::move(body), std::move(content_type)));
       },
       asio::detached);
   // Each step has its own timeout; this only guards against an io_context that stopped.

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +30,35 @@ inline constexpr std::string_view merge_patch = "application/merge-patch+json";
 inline constexpr std::string_view json_patch = "application/json-patch+json";
 inline constexpr std::string_view apply_patch = "application/apply-patch+yaml";
 
+// Monotonic time behind an interface, so that tests can move it (the rate limiter, the event correlator).
+class clock_source {
+ public:
+  using time_point = std::chrono::steady_clock::time_point;
+  virtual ~clock_source() = default;
+  [[nodiscard]] virtual time_point now() const = 0;
+  // std::chrono::steady_clock.
+  static const clock_source& steady();
+};
+
+// A token bucket, as client-go's flowcontrol.NewTokenBucketRateLimiter: `burst` requests at once, then `qps` a
+// second. reserve() takes a token, possibly one that is only refilled later, and answers how long the caller
+// must wait before it may use it, so waiting callers go in the order they came. qps <= 0: no limit. Thread-safe.
+class token_bucket {
+ public:
+  explicit token_bucket(double qps, std::size_t burst, const clock_source& clock = clock_source::steady());
+  std::chrono::nanoseconds reserve();
+  [[nodiscard]] double qps() const { return qps_; }
+  [[nodiscard]] std::size_t burst() const { return burst_; }
+
+ private:
+  const double qps_;
+  const std::size_t burst_;
+  const clock_source& clock_;
+  std::mutex mutex_;
+  double tokens_;  // below 0 while callers wait for tokens not yet refilled
+  clock_source::time_point refilled_;
+};
+
 // HTTPS to the API server (Boost.Beast over OpenSSL). All I/O runs on one io_context; the coroutine calls
 // must run there, and send() may be called from any other thread. Idle keep-alive connections are reused.
 class api_client {
@@ -49,6 +80,13 @@ class api_client {
   result<http_response> send(verb method, std::string target, std::string body = {},
                              std::string_view content_type = json_content);
 
+  // Writes (POST, PUT, PATCH, DELETE) take a token from a bucket of `qps` a second and `burst` at once before
+  // they go out, waiting for one on the calling thread (send) or on a timer (async_send); reads, watches and the
+  // Lease (coordination.k8s.io, renewed by deadline) are not limited. Set before any request; qps 0: no limit.
+  void limit_writes(double qps, std::size_t burst);
+  // Called with each limited write's wait (0 when a token was there), on the thread that waited.
+  void on_throttled(std::function<void(std::chrono::nanoseconds waited)> observer) { throttled_ = std::move(observer); }
+
   // A GET whose answer is a stream of lines (a watch): `on_line` sees each line as it arrives. Ends when the
   // server ends the answer, `on_line` returns false, or nothing arrives for `idle_timeout`. A status other than
   // 200 comes back with its body and no lines.
@@ -63,6 +101,10 @@ class api_client {
   struct connection;
   api_client(boost::asio::io_context& io, const api_config& config);
   boost::asio::awaitable<result<std::unique_ptr<connection>>> connect();
+  // The wait a request must make before it goes out (reserves a token), 0 when it is not limited.
+  std::chrono::nanoseconds admit(verb method, const std::string& target);
+  boost::asio::awaitable<result<http_response>> send_now(verb method, std::string target, std::string body,
+                                                         std::string content_type);
   boost::asio::awaitable<result<http_response>> exchange(connection& c, verb method, const std::string& target,
                                                          const std::string& body, std::string_view content_type);
 
@@ -72,6 +114,8 @@ class api_client {
   token_source token_;
   std::vector<std::unique_ptr<connection>> idle_;  // io_context thread only
   std::function<void(verb, unsigned)> observer_;
+  std::unique_ptr<token_bucket> writes_;
+  std::function<void(std::chrono::nanoseconds)> throttled_;
 };
 
 }  // namespace ferry::kube

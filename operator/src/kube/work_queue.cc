@@ -4,6 +4,16 @@
 
 namespace ferry::kube {
 
+void work_queue::observe(observer o) {
+  std::lock_guard lock(mutex_);
+  observer_ = std::move(o);
+  depth_changed_locked();
+}
+
+void work_queue::depth_changed_locked() {
+  if (observer_.depth) observer_.depth(queue_.size());
+}
+
 void work_queue::add(const std::string& key) {
   std::lock_guard lock(mutex_);
   add_locked(key);
@@ -11,8 +21,10 @@ void work_queue::add(const std::string& key) {
 
 void work_queue::add_locked(const std::string& key) {
   if (shutting_down_ || !dirty_.insert(key).second) return;
+  if (observer_.added) observer_.added();
   if (processing_.contains(key)) return;  // done() queues it again
   queue_.push_back(key);
+  depth_changed_locked();
   wake_.notify_one();
 }
 
@@ -29,6 +41,7 @@ void work_queue::add_rate_limited(const std::string& key) {
   {
     std::lock_guard lock(mutex_);
     const auto failures = failures_[key]++;
+    if (observer_.retried) observer_.retried();
     delay = max_delay_;
     if (failures < 32) delay = std::min(max_delay_, base_delay_ * (std::int64_t{1} << failures));
   }
@@ -63,6 +76,7 @@ std::optional<std::string> work_queue::get() {
   }
   auto key = std::move(queue_.front());
   queue_.pop_front();
+  depth_changed_locked();
   dirty_.erase(key);
   processing_.insert(key);
   return key;
@@ -73,6 +87,7 @@ void work_queue::done(const std::string& key) {
   processing_.erase(key);
   if (dirty_.contains(key) && !shutting_down_) {
     queue_.push_back(key);
+    depth_changed_locked();
     wake_.notify_one();
   }
 }

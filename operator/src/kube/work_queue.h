@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -24,6 +25,15 @@ class work_queue {
                       std::chrono::milliseconds max_delay = std::chrono::seconds(60))
       : base_delay_(base_delay), max_delay_(max_delay) {}
 
+  // What a controller's metrics follow, called under the queue's lock (keep them short, never call back): the
+  // number of keys waiting, each time it changes; each key newly queued; each add_rate_limited. Set before use.
+  struct observer {
+    std::function<void(std::size_t depth)> depth;
+    std::function<void()> added;
+    std::function<void()> retried;
+  };
+  void observe(observer o);
+
   void add(const std::string& key);
   void add_after(const std::string& key, std::chrono::milliseconds delay);
   // After a failure: back after base_delay * 2^(failures in a row), at most max_delay.
@@ -43,6 +53,7 @@ class work_queue {
  private:
   void add_locked(const std::string& key);
   void promote_due_locked(clock::time_point now);
+  void depth_changed_locked();
 
   const std::chrono::milliseconds base_delay_;
   const std::chrono::milliseconds max_delay_;
@@ -54,6 +65,7 @@ class work_queue {
   std::multimap<clock::time_point, std::string> delayed_;
   std::map<std::string, std::size_t> failures_;
   bool shutting_down_ = false;
+  observer observer_;
 };
 
 }  // namespace ferry::kube

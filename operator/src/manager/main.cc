@@ -80,7 +80,10 @@ int run(const manager::options& o) {
   api.value()->on_request([&metrics](kube::api_client::verb method, unsigned status) {
     metrics.api_request(boost::beast::http::to_string(method), status);
   });
+  api.value()->limit_writes(o.api_qps, o.api_burst);
+  api.value()->on_throttled([&metrics](std::chrono::nanoseconds waited) { metrics.api_throttled(waited); });
   kube::event_recorder events(*api.value(), "ferry.dev/operator", o.identity);
+  events.on_recorded([&metrics](bool posted) { metrics.event_recorded(posted); });
   run_state state;
 
   std::atomic<topics::topic_controller*> topic_hooks{nullptr};
@@ -105,6 +108,8 @@ int run(const manager::options& o) {
           metrics.set_leader(false);
           state.stop(1);
         });
+  } else {
+    metrics.set_leader(true);  // the only replica acts
   }
   auto health =
       manager::health_server::start(o.http_address, o.http_port, metrics.shared_registry(), [&]() -> std::string {

@@ -57,6 +57,10 @@ ZooKeeper is at --zookeeper-connect.
   --http-address ADDRESS                  address of /metrics, /healthz and /readyz (default 0.0.0.0)
   --http-port PORT                        their port (default 8080; 0 picks a free one)
   --workers N                             reconciles running at once (default 4)
+  --api-qps QPS                           writes (POST, PUT, PATCH, DELETE) to the API server a second, beyond
+                                          --api-burst; reads, watches and the Lease are not limited (default 20;
+                                          0: no limit)
+  --api-burst N                           writes at once before --api-qps applies (default 50)
   --full-reconciliation-interval-ms MS    every resource is reconciled at least this often (default 120000)
   --finalizer-timeout-seconds S           a deleted resource whose cluster stays unreachable this long loses its
                                           finalizer anyway, counted from the first attempt that found ZooKeeper
@@ -118,6 +122,12 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       if (!parse_int<std::uint16_t>(value, o.http_port, 0, 65535)) return bad("must be a port number");
     } else if (flag == "--workers") {
       if (!parse_int<std::size_t>(value, o.workers, 1, 64)) return bad("must be 1-64");
+    } else if (flag == "--api-qps") {
+      std::int64_t qps = 0;
+      if (!parse_int<std::int64_t>(value, qps, 0, 100'000)) return bad("must be 0-100000");
+      o.api_qps = static_cast<double>(qps);
+    } else if (flag == "--api-burst") {
+      if (!parse_int<std::size_t>(value, o.api_burst, 1, 100'000)) return bad("must be 1-100000");
     } else if (flag == "--full-reconciliation-interval-ms") {
       std::int64_t ms = 0;
       if (!parse_int<std::int64_t>(value, ms, 1000, 30LL * 86'400'000)) return bad("must be 1000 ms to 30 days");

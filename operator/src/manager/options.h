@@ -18,6 +18,8 @@ struct options {
   std::string http_address = "0.0.0.0";
   std::uint16_t http_port = 8080;
   std::size_t workers = 4;
+  double api_qps = 20;         // writes to the API server a second (0: no limit)
+  std::size_t api_burst = 50;  // writes at once before api_qps applies
   std::chrono::milliseconds full_reconciliation_interval{120'000};
   std::chrono::seconds finalizer_timeout{300};
   std::chrono::seconds group_status_interval{30};
