@@ -4,9 +4,9 @@ CoreDNS), with the images built from the repository's Dockerfiles by podman.
 One installation, checked in order: ZooKeeper, brokers and the operator become ready; `helm test` passes; a Topic
 resource becomes Ready and a client pod produces and consumes through the bootstrap Service; a Prometheus on the
 host scrapes the pods with the chart's own scrape configuration and every dashboard query returns data; `helm
-upgrade` to four brokers rebalances and back to three drains first; a rolling restart under a producer loses
-nothing and never leaves a partition with two replicas out of sync; a broker whose volume is lost rebuilds its
-replicas from the others.
+upgrade` to four brokers rebalances and back to three drains first; a `helm upgrade` that changes a broker
+setting has the operator roll the brokers one at a time under a producer, losing nothing and never leaving a
+partition with two replicas out of sync; a broker whose volume is lost rebuilds its replicas from the others.
 """
 import json
 import os
@@ -138,6 +138,8 @@ def test_install_brings_up_zookeeper_brokers_and_operator(ferry):
     out = ferry.helm(*args).stdout
     print(f"helm install --wait took {time.monotonic() - started:.0f} s")
     assert "ferry-bootstrap.ferry.svc.cluster.local:9092" in out  # NOTES.txt
+    # helm --wait does not wait for the pods of an OnDelete StatefulSet (the brokers', rolled by the operator).
+    wait_until(lambda: unready_brokers(ferry) == 0, timeout=300, interval=1, what="the brokers to be ready")
     assert len(ferry.pods("zookeeper")) == 3 and len(ferry.pods("broker")) == 3 and len(ferry.pods("operator")) == 1
     for pod in ferry.pods("zookeeper") + ferry.pods("broker") + ferry.pods("operator"):
         assert all(c["ready"] for c in pod["status"]["containerStatuses"]), pod["metadata"]["name"]
@@ -345,7 +347,19 @@ def min_isr(ferry):
     return None
 
 
-def test_rolling_restart_under_a_producer_loses_nothing(ferry):
+def unready_brokers(ferry):
+    """Broker pods that do not serve now: missing, terminating or not ready."""
+    pods = ferry.pods("broker")
+    serving = [p for p in pods if not p["metadata"].get("deletionTimestamp") and any(
+        c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
+    return 3 - len(serving)
+
+
+def test_helm_upgrade_rolls_one_broker_at_a_time_under_a_producer_and_loses_nothing(ferry):
+    """A changed broker setting makes every broker pod outdated; the StatefulSet is OnDelete and the operator
+    restarts them one at a time, each only when every partition it is in sync for has all its other replicas in
+    sync. Under an acks=all idempotent producer to a topic of replication factor 3 and min.insync.replicas 2: no
+    partition's ISR ever drops below 2, never two broker pods are down at once, and nothing acknowledged is lost."""
     count = 6000
     ferry.kube.kubectl("delete", "pod", "e2e-producer", "-n", NS, "--ignore-not-found")
     ferry.kube.apply({
@@ -359,7 +373,8 @@ def test_rolling_restart_under_a_producer_loses_nothing(ferry):
                 echo "producer exit $?" """]}]}})
     wait_until(lambda: (ferry.kube.get("pod", "e2e-producer", namespace=NS) or {}).get("status", {})
                .get("phase") == "Running", timeout=60, what="the producer to start")
-    lowest = []
+    assert ferry.kube.get("statefulset", "ferry-broker", namespace=NS)["spec"]["updateStrategy"]["type"] == "OnDelete"
+    lowest, down = [], []
     stop = threading.Event()
 
     def sample():
@@ -367,17 +382,41 @@ def test_rolling_restart_under_a_producer_loses_nothing(ferry):
             value = min_isr(ferry)
             if value is not None:
                 lowest.append(value)
-            stop.wait(0.2)
+            down.append(unready_brokers(ferry))
+            stop.wait(0.5)
     sampler = threading.Thread(target=sample)
     sampler.start()
+    started = time.monotonic()
     try:
-        ferry.kube.kubectl("rollout", "restart", "statefulset/ferry-broker", "-n", NS)
-        ferry.kube.kubectl("rollout", "status", "statefulset/ferry-broker", "-n", NS, "--timeout=10m",
-                           timeout=660)
+        ferry.helm("upgrade", "ferry", CHART, "--namespace", NS, "--reuse-values",
+                   "--set", "broker.config.log\\.retention\\.hours=100")
+
+        def rolled():
+            sts = ferry.kube.get("statefulset", "ferry-broker", namespace=NS)
+            revision = sts["status"].get("updateRevision")
+            pods = ferry.pods("broker")
+            return (sts["status"].get("observedGeneration") == sts["metadata"]["generation"] and len(pods) == 3
+                    and all(p["metadata"]["labels"].get("controller-revision-hash") == revision for p in pods)
+                    and unready_brokers(ferry) == 0
+                    and sts["metadata"].get("annotations", {}).get("ferry.dev/roll", "").startswith("done"))
+        try:
+            wait_until(rolled, timeout=600, interval=1, what="the operator to roll every broker")
+        except AssertionError:
+            events = ferry.kube.kubectl("get", "events", "-n", NS, "--field-selector",
+                                        "involvedObject.kind=StatefulSet", check=False).stdout
+            pytest.fail(f"the roll did not complete:\n{ferry.describe()}\n{events}")
     finally:
         stop.set()
         sampler.join()
-    assert lowest and min(lowest) >= 2, f"a partition lost two in-sync replicas during the restart: {min(lowest)}"
+    print(f"roll of 3 brokers took {time.monotonic() - started:.0f} s")
+    assert lowest and min(lowest) >= 2, f"a partition lost two in-sync replicas during the roll: {min(lowest)}"
+    assert max(down) <= 1, f"two broker pods were down at once during the roll: {down}"
+    assert max(down) == 1, "no broker was restarted"
+    events = json.loads(ferry.kube.kubectl("get", "events.events.k8s.io", "-n", NS, "-o", "json").stdout)["items"]
+    rolling = [e for e in events if e.get("reason") == "RollingBroker"]
+    assert len(rolling) >= 3, [e.get("note") for e in rolling]
+    config = ferry.kube.get("configmap", "ferry-broker", namespace=NS)["data"]["broker.yaml"]
+    assert "log.retention.hours: \"100\"" in config, config
 
     def done():
         pod = ferry.kube.get("pod", "e2e-producer", namespace=NS)

@@ -106,6 +106,17 @@ the leaving brokers and scales the StatefulSet down itself (the scale guard refu
 {{- end -}}
 {{- end -}}
 
+{{/* The broker pods' names, one per ordinal the StatefulSet has (comma-separated): the only pods the operator
+may delete when it rolls them. */}}
+{{- define "ferry.brokerPodNames" -}}
+{{- $name := include "ferry.brokerName" . -}}
+{{- $names := list -}}
+{{- range $i := until (int (include "ferry.brokerStatefulSetReplicas" .)) -}}
+{{- $names = append $names (printf "%s-%d" $name $i) -}}
+{{- end -}}
+{{- join ", " $names -}}
+{{- end -}}
+
 {{/* Pod security shared by every container: unprivileged, read-only root file system. */}}
 {{- define "ferry.containerSecurityContext" -}}
 allowPrivilegeEscalation: false

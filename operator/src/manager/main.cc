@@ -27,6 +27,7 @@
 #include "manager/broker_identity.h"
 #include "manager/health_server.h"
 #include "manager/options.h"
+#include "roll/roll_controller.h"
 #include "topics/topic_controller.h"
 
 namespace {
@@ -91,6 +92,7 @@ int run(const manager::options& o) {
   std::unique_ptr<coord::cluster_observer> cluster;
   std::unique_ptr<kube::informer_group> topic_informers;
   std::unique_ptr<kube::informer> broker_set_informer;
+  std::unique_ptr<kube::informer> broker_pod_informer;
   std::unique_ptr<kube::informer_group> group_informers;
   std::atomic<bool> started{false};
   std::unique_ptr<kube::leader_election> election;
@@ -153,6 +155,8 @@ int run(const manager::options& o) {
   }
   kube::controller topic_workers("topics", nullptr, metrics);
   kube::controller balance_worker("balance", nullptr, metrics);
+  kube::controller roll_worker("roll", nullptr, metrics);
+  std::unique_ptr<roll::roll_controller> roll_ctl;
   kube::controller group_workers("consumergroups", nullptr, metrics);
   std::unique_ptr<groups::group_controller> group_ctl;
   std::unique_ptr<topics::topic_controller> topic_ctl;
@@ -206,10 +210,25 @@ int run(const manager::options& o) {
                                 "", "metadata.name=" + o.broker_statefulset.substr(slash + 1)},
             [&](const std::string& /*key*/, const kube::informer::object& /*now*/) {
               balance_worker.queue().add(std::string(balance::balance_controller::key));
+              roll_worker.queue().add(std::string(roll::roll_controller::key));
             },
             [&] { metrics.watch_restarted("statefulsets"); });
         balance_ctl->set_broker_sets(*broker_set_informer);
         asio::co_spawn(io, broker_set_informer->run(), fail_on_exception("the brokers' StatefulSet watch"));
+        // Rolling restarts of the brokers, one pod at a time when every partition it hosts can spare it.
+        broker_pod_informer = std::make_unique<kube::informer>(
+            *api.value(),
+            kube::resource_kind{"pods", "/api/v1/namespaces/" + o.broker_statefulset.substr(0, slash) + "/pods"},
+            [&](const std::string& /*key*/, const kube::informer::object& /*now*/) {
+              roll_worker.queue().add(std::string(roll::roll_controller::key));
+            },
+            [&] { metrics.watch_restarted("pods"); });
+        roll_ctl = std::make_unique<roll::roll_controller>(*api.value(), events, *cluster, o.broker_statefulset,
+                                                           *broker_set_informer, *broker_pod_informer);
+        asio::co_spawn(io, broker_pod_informer->run(), fail_on_exception("the broker pods' watch"));
+        roll_worker.set_reconcile([&](const std::string& key) { return roll_ctl->reconcile(key); });
+        roll_worker.start(1);
+        roll_worker.queue().add(std::string(roll::roll_controller::key));
       }
       balance_worker.set_reconcile([&](const std::string& key) { return balance_ctl->reconcile(key); });
       balance_worker.start(1);
@@ -259,6 +278,7 @@ int run(const manager::options& o) {
   FERRY_LOG(info, "manager") << "stopping";
   balance_hook.store(nullptr);
   balance_worker.stop();
+  roll_worker.stop();
   group_workers.stop();
   topic_workers.stop();
   topic_hooks.store(nullptr);
