@@ -8,6 +8,7 @@ import time
 import uuid
 
 import pytest
+from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from conftest import kafka_tool, started_cluster, wait_until
@@ -16,6 +17,7 @@ from kube_env import (Operator, grant_operator, install_cluster_binding_guard, k
 
 CONFIG_TOOL = "org.apache.kafka.tools.ConfigCommand"
 FINALIZER_TIMEOUT = 15
+MOVE_BUDGET = 4
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,7 @@ def operator(kube, ferry):
     # tests it).
     op = Operator(kube, kube.user("ferry-operator"), ferry.zk_port,
                   args=("--finalizer-timeout-seconds", str(FINALIZER_TIMEOUT), "--workers", "2",
-                        "--max-concurrent-moves", "0"))
+                        "--max-concurrent-moves", str(MOVE_BUDGET), "--rebalance", "false"))
     op.start()
     yield op
     op.stop()
@@ -261,6 +263,102 @@ def test_replication_factor_changes_by_reassignment(kube, ferry, ns):
         assert sorted(replicas) == [0, 1, 2]
 
 
+def test_replication_factor_changes_wait_for_the_move_budget(kube, ferry, ns):
+    blocker = "blocker-" + ns
+    admin = KafkaAdminClient(bootstrap_servers=ferry.bootstrap)
+    try:
+        admin.create_topics([NewTopic(blocker, num_partitions=MOVE_BUDGET, replication_factor=1)])
+        wait_until(lambda: zk_partitions(ferry, blocker), what="the blocking topic")
+        # Reassignments that cannot finish (their new replica is a broker that does not exist) fill the budget.
+        zk = ferry.zookeeper()
+        try:
+            data, _ = zk.get(f"/brokers/topics/{blocker}")
+            stuck = json.loads(data)
+            for p, replicas in stuck["partitions"].items():
+                stuck["partitions"][p] = replicas + [7]
+                stuck.setdefault("adding_replicas", {})[p] = [7]
+            zk.set(f"/brokers/topics/{blocker}", json.dumps(stuck).encode())
+        finally:
+            zk.stop()
+        kube.apply(topic("wide", ns, 3, 1))
+        wait_ready(kube, "wide", ns)
+        patch(kube, "wide", ns, {"spec": {"replicationFactor": 2}})
+        condition = wait_ready(kube, "wide", ns, status="False", reason="ReplicasChangePending")
+        assert f"{MOVE_BUDGET} reassignments are in flight" in condition["message"]
+        assert kube.get("topic", "wide", ns)["status"]["replicasChange"] == \
+            {"targetReplicationFactor": 2, "pending": 3, "moving": 0}
+        assert all(len(r) == 1 for r in zk_partitions(ferry, "wide").values())
+        admin.delete_topics([blocker])
+    finally:
+        admin.close()
+    # The budget frees: the change proceeds, and its progress leaves the status once done.
+    wait_until(lambda: all(len(r) == 2 for r in zk_partitions(ferry, "wide").values()), timeout=90,
+               what="two replicas per partition")
+    wait_until(lambda: (c := ready_condition(kube, "wide", ns)) and c["status"] == "True"
+               and "replicasChange" not in kube.get("topic", "wide", ns)["status"], timeout=90,
+               what="the change to complete")
+
+
+def broker_configs(ferry, broker):
+    run = kafka_tool(CONFIG_TOOL, "--bootstrap-server", ferry.bootstrap, "--entity-type", "brokers", "--entity-name",
+                     str(broker), "--describe")
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_operator_moves_are_throttled_until_done(kube, ferry, ns):
+    """The operator's moves carry Kafka's replication throttles (the lists on the topic, the rates on the brokers),
+    which it removes once nothing moves."""
+    rate = 4000
+    name = "slow-" + ns
+    mover = Operator(kube, kube.user("ferry-operator"), ferry.zk_port, cluster_name="mover", identity="mover-0",
+                     args=("--watch-namespaces", ns, "--replication-throttle-bytes", str(rate), "--rebalance", "false"))
+    mover.start()
+    try:
+        kube.apply(topic("slow", ns, 1, 1, topic_name=name, cluster="mover"))
+        wait_ready(kube, "slow", ns)
+        # About ten seconds' worth of bytes copies at once; the rest at the rate, for some twenty seconds.
+        producer = KafkaProducer(bootstrap_servers=ferry.bootstrap, acks=1)
+        try:
+            for _ in range(120):
+                producer.send(name, b"x" * 1000)
+            producer.flush(timeout=60)
+        finally:
+            producer.close()
+        # The module's operator has removed the rates of its own finished moves (an admin's would be kept).
+        wait_until(lambda: all("throttled" not in broker_configs(ferry, b) for b in range(3)), timeout=60,
+                   interval=0.5, what="no throttle rates on the brokers")
+        patch(kube, "slow", ns, {"spec": {"replicationFactor": 2}})
+        configs = wait_until(lambda: (c := describe_configs(ferry, name)) and "follower.replication.throttled" in c
+                             and c, timeout=30, interval=0.3, what="the throttle lists on the topic")
+        assert "leader.replication.throttled.replicas=0:" in configs, configs
+        assert f"follower.replication.throttled.rate={rate}" in broker_configs(ferry, 0)
+        wait_until(lambda: all(len(r) == 2 for r in zk_partitions(ferry, name).values()), timeout=120,
+                   what="the throttled move to complete")
+        wait_until(lambda: "throttled" not in describe_configs(ferry, name)
+                   and all("throttled" not in broker_configs(ferry, b) for b in range(3)), timeout=60, interval=0.5,
+                   what="the operator to remove its throttles")
+    finally:
+        mover.stop()
+    assert not mover.sanitizer_reports()
+
+
+def test_throttles_and_unmanaged_keys_are_left_alone(kube, ferry, ns):
+    kube.apply(topic("throttled", ns, 1, 1, config={"retention.ms": "700000"}))
+    wait_ready(kube, "throttled", ns)
+    patch(kube, "throttled", ns, {"spec": {"unmanagedConfigKeys": ["segment.ms"]}})
+    wait_until(lambda: kube.get("topic", "throttled", ns)["status"]["observedGeneration"] == 2, what="the patch")
+    run = kafka_tool(CONFIG_TOOL, "--bootstrap-server", ferry.bootstrap, "--entity-type", "topics", "--entity-name",
+                     "throttled", "--alter", "--add-config",
+                     "leader.replication.throttled.replicas=0:0,segment.ms=100000,retention.ms=1000")
+    assert run.returncode == 0, run.stderr
+    # retention.ms is managed and reverted; the throttle list and segment.ms stay.
+    wait_until(lambda: "retention.ms=700000" in describe_configs(ferry, "throttled"), timeout=60,
+               what="the operator to revert retention.ms")
+    configs = describe_configs(ferry, "throttled")
+    assert "leader.replication.throttled.replicas=0:0" in configs and "segment.ms=100000" in configs, configs
+
+
 def test_pause_and_unmanaged_annotations(kube, ferry, ns):
     kube.apply(topic("paused", ns, 1, 1))
     wait_ready(kube, "paused", ns)
@@ -335,6 +433,10 @@ def test_operator_metrics_and_health(operator):
     assert operator.metric("ferry_operator_reconciles_total", controller="topics", result="success") > 0
     assert operator.metric("ferry_operator_reconcile_duration_seconds_count", controller="topics") > 0
     assert operator.metric("ferry_operator_leader") == 1
+    # Every Topic's Ready state, by reason: the earlier tests left Ready ones and refused ones.
+    assert operator.metric("ferry_operator_resources", kind="topics", ready="true", reason="TopicReady") > 0
+    assert operator.metric("ferry_operator_resources", kind="topics", ready="false", reason="InvalidConfig") > 0
+    assert operator.metric("ferry_operator_reconciles_total", controller="topics", result="refused") > 0
 
 
 def test_the_operator_has_only_its_rbac_permissions(kube):

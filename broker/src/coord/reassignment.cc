@@ -75,4 +75,12 @@ std::optional<layout::leader_and_isr> completed_state(const cluster_view& view, 
   return next;
 }
 
+std::size_t reassignments_in_flight(const cluster_view& view) {
+  std::size_t in_flight = 0;
+  for (const auto& [name, topic] : view.topics) {
+    for (const auto& [p, partition] : topic.partitions) in_flight += partition.reassigning() ? 1 : 0;
+  }
+  return in_flight;
+}
+
 }  // namespace ferry::coord

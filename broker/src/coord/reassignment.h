@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct partition_assignment {
                                                const std::vector<broker_id>& target);
 // The original replicas of a partition being reassigned (its replicas without the ones being added).
 [[nodiscard]] std::vector<broker_id> original_replicas(const partition_assignment& current);
+
+// Partitions being reassigned across the cluster (what the operator's move budget counts).
+[[nodiscard]] std::size_t reassignments_in_flight(const cluster_view& view);
 
 // A partition's assignment in a topic znode's terms.
 [[nodiscard]] partition_assignment assignment_of(const layout::topic_assignment& topic, partition_id p);

@@ -61,6 +61,7 @@ std::optional<std::pair<json, broker_set>> balance_controller::read_broker_set_o
 
 kube::reconcile_result balance_controller::reconcile(const std::string& /*key*/) {
   if (!cluster_.connected() || !cluster_.ready()) return {.requeue_after = 2s};
+  const bool throttled = moves_.release_when_idle();
   // Until the StatefulSet is known, which brokers stay is not.
   if (broker_sets_ != nullptr && !broker_sets_->synced()) return {.requeue_after = 1s};
   const auto view = cluster_.view();
@@ -73,7 +74,10 @@ kube::reconcile_result balance_controller::reconcile(const std::string& /*key*/)
     std::lock_guard lock(mutex_);
     was_leaving = std::exchange(leaving_, leaving);
   }
-  const auto plan = plan_balance(*view, managed_topics_(), {.max_moves = options_.max_moves, .leaving = leaving});
+  const auto plan = plan_balance(*view, managed_topics_(),
+                                 {.max_moves = options_.max_moves, .leaving = leaving, .spread = options_.spread});
+  metrics_.set_reassignments_in_flight(coord::reassignments_in_flight(*view) + plan.moves.size());
+  metrics_.set_leaving_brokers(leaving.size());
 
   if (statefulset) {
     const auto& [object, set] = *statefulset;
@@ -84,6 +88,7 @@ kube::reconcile_result balance_controller::reconcile(const std::string& /*key*/)
     }
     // The floor covers the moves about to start before they start, and drops only once replicas are gone.
     const auto floor = std::max(replica_floor(*view, plan.moves), std::min(set.desired, set.replicas));
+    metrics_.set_replica_floor(static_cast<std::size_t>(floor));
     if (set.floor != floor) {
       if (!patch_broker_set(
               object,
@@ -128,28 +133,21 @@ kube::reconcile_result balance_controller::reconcile(const std::string& /*key*/)
   }
   if (!start_moves(plan.moves)) return {.failed = true};
   // Moves complete on the controller's schedule and a cluster change queues the key again; this is a backstop.
-  return plan.moves.empty() && leaving.empty() ? kube::reconcile_result{} : kube::reconcile_result{.requeue_after = 5s};
+  // The throttles of finished moves are removed on a later pass.
+  return plan.moves.empty() && leaving.empty() && !throttled ? kube::reconcile_result{}
+                                                             : kube::reconcile_result{.requeue_after = 5s};
 }
 
 bool balance_controller::start_moves(const std::vector<replica_move>& moves) {
-  std::map<std::string, std::vector<const replica_move*>> by_topic;
-  for (const auto& m : moves) by_topic[m.topic].push_back(&m);
-  for (const auto& entry : by_topic) {
-    const auto& topic = entry.first;
-    const auto& topic_moves = entry.second;  // not a structured binding: the lambda below captures it
-    auto moved = cluster_.topics().alter_assignment(topic, [&](coord::layout::topic_assignment& t) -> result<bool> {
-      for (const auto* m : topic_moves) {
-        coord::set_assignment(t, m->partition, coord::reassign_to(coord::assignment_of(t, m->partition), m->target));
-      }
-      return true;
-    });
-    if (!moved) {
+  std::map<std::string, std::map<partition_id, std::vector<broker_id>>> by_topic;
+  for (const auto& m : moves) by_topic[m.topic].emplace(m.partition, m.target);
+  for (const auto& [topic, targets] : by_topic) {
+    if (auto moved = moves_.start(topic, targets); !moved) {
       FERRY_LOG(warn, "balance") << "moving replicas of " << topic << " failed: " << moved.error().message();
       return false;
     }
-    for (const auto* m : topic_moves) {
-      FERRY_LOG(info, "balance") << "moving " << topic << "-" << m->partition.value() << " to replicas "
-                                 << id_list(m->target);
+    for (const auto& [p, target] : targets) {
+      FERRY_LOG(info, "balance") << "moving " << topic << "-" << p.value() << " to replicas " << id_list(target);
     }
   }
   return true;

@@ -11,17 +11,21 @@
 
 #include "balance/broker_set.h"
 #include "balance/replica_balance.h"
+#include "balance/throttled_moves.h"
 #include "coord/cluster_observer.h"
 #include "kube/api_client.h"
 #include "kube/controller.h"
 #include "kube/event_recorder.h"
 #include "kube/informer.h"
+#include "kube/metrics.h"
 
 namespace ferry::balance {
 
 struct balance_options {
   // Reassignments in flight at once across the cluster.
   std::size_t max_moves = 10;
+  // Whether managed topics are spread evenly over the brokers (false: brokers are only drained).
+  bool spread = true;
   // The brokers' StatefulSet ("namespace/name"; empty: none): its ferry.dev/brokers annotation asks for a
   // broker count, and the operator keeps its ferry.dev/replica-floor annotation, which the scale-down guard
   // (operator/deploy/broker-scale-guard.yaml) reads.
@@ -39,10 +43,13 @@ class balance_controller {
   static constexpr std::string_view key = "cluster";
 
   balance_controller(kube::api_client& api, kube::event_recorder& events, coord::cluster_observer& cluster,
+                     throttled_moves& moves, kube::operator_metrics& metrics,
                      std::function<std::set<std::string>()> managed_topics, balance_options options)
       : api_(api),
         events_(events),
+        metrics_(metrics),
         cluster_(cluster),
+        moves_(moves),
         managed_topics_(std::move(managed_topics)),
         options_(std::move(options)) {}
 
@@ -64,7 +71,9 @@ class balance_controller {
 
   kube::api_client& api_;
   kube::event_recorder& events_;
+  kube::operator_metrics& metrics_;
   coord::cluster_observer& cluster_;
+  throttled_moves& moves_;
   const std::function<std::set<std::string>()> managed_topics_;
   const balance_options options_;
   kube::informer* broker_sets_ = nullptr;

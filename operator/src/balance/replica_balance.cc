@@ -5,6 +5,8 @@
 #include <optional>
 #include <utility>
 
+#include "coord/reassignment.h"
+
 namespace ferry::balance {
 namespace {
 
@@ -80,10 +82,7 @@ std::int32_t replica_floor(const coord::cluster_view& view, const std::vector<re
 
 balance_plan plan_balance(const coord::cluster_view& view, const std::set<std::string>& managed,
                           const balance_limits& limits) {
-  std::size_t in_flight = 0;
-  for (const auto& [name, topic] : view.topics) {
-    for (const auto& [p, partition] : topic.partitions) in_flight += partition.reassigning() ? 1 : 0;
-  }
+  const auto in_flight = coord::reassignments_in_flight(view);
   balance_plan result;
   auto& moves = result.moves;
   if (in_flight >= limits.max_moves) return result;
@@ -124,7 +123,7 @@ balance_plan plan_balance(const coord::cluster_view& view, const std::set<std::s
   }
 
   // Then even out: one replica at a time from the most to the least loaded broker.
-  while (budget > 0 && !plan.load.empty()) {
+  while (limits.spread && budget > 0 && !plan.load.empty()) {
     const auto [least, most] = std::minmax_element(plan.load.begin(), plan.load.end(),
                                                    [](const auto& a, const auto& b) { return a.second < b.second; });
     if (most->second < least->second + 2) break;

@@ -26,6 +26,8 @@ struct balance_limits {
   std::size_t max_moves = 10;
   // Brokers to empty before they are removed; they receive nothing.
   std::set<broker_id> leaving;
+  // Whether replicas are moved to even out the brokers (false: only leaving brokers are emptied).
+  bool spread = true;
 };
 
 struct balance_plan {

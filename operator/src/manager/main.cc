@@ -161,6 +161,7 @@ int run(const manager::options& o) {
   std::unique_ptr<groups::group_controller> group_ctl;
   std::unique_ptr<topics::topic_controller> topic_ctl;
   std::unique_ptr<balance::balance_controller> balance_ctl;
+  std::unique_ptr<balance::throttled_moves> moves;
   bool stopping = false;
   {
     std::lock_guard lock(state.mutex);
@@ -171,6 +172,12 @@ int run(const manager::options& o) {
     topics::topic_controller_options topic_options;
     topic_options.cluster_name = o.cluster_name;
     topic_options.retain_by_default = o.retain_by_default;
+    topic_options.max_moves = o.max_concurrent_moves;
+    moves = std::make_unique<balance::throttled_moves>(*cluster, o.replication_throttle);
+    topic_options.start_moves = [&](const std::string& topic,
+                                    const std::map<partition_id, std::vector<broker_id>>& targets) {
+      return moves->start(topic, targets);
+    };
     topic_options.finalizer_timeout = o.finalizer_timeout;
     topic_options.leaving_brokers = [&] { return balance_ctl ? balance_ctl->leaving() : std::set<broker_id>{}; };
     topic_ctl = std::make_unique<topics::topic_controller>(*api.value(), events, *cluster, topic_workers.queue(),
@@ -199,8 +206,9 @@ int run(const manager::options& o) {
         fail_on_exception("the full reconciliation timer"));
     if (o.max_concurrent_moves > 0 || !o.broker_statefulset.empty()) {
       balance_ctl = std::make_unique<balance::balance_controller>(
-          *api.value(), events, *cluster, [&] { return topic_ctl->managed_topics(); },
-          balance::balance_options{o.max_concurrent_moves, o.broker_statefulset});
+          *api.value(), events, *cluster, *moves, metrics, [&] { return topic_ctl->managed_topics(); },
+          balance::balance_options{
+              .max_moves = o.max_concurrent_moves, .spread = o.rebalance, .broker_set = o.broker_statefulset});
       if (!o.broker_statefulset.empty()) {
         const auto slash = o.broker_statefulset.find('/');
         broker_set_informer = std::make_unique<kube::informer>(

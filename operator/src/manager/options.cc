@@ -69,9 +69,16 @@ ZooKeeper is at --zookeeper-connect.
                                           ferry.dev/deletion-policy annotation (default delete)
   --group-status-interval-seconds S       a ConsumerGroup's status (state, members, lag) is refreshed at most
                                           this often (default 30)
-  --max-concurrent-moves N                replica moves in flight at once when spreading managed topics over
-                                          added brokers or draining leaving ones (default 10; 0 turns both off:
-                                          leaving brokers then keep their replicas and are not removed)
+  --max-concurrent-moves N                reassignments in flight at once across the cluster, for spreading
+                                          managed topics over added brokers, draining leaving ones and
+                                          replication factor changes (default 10; 0 turns them off: leaving
+                                          brokers then keep their replicas and are not removed)
+  --replication-throttle-bytes N          bytes per second that replicas moved by the operator copy at, through
+                                          Kafka's replication throttles, removed when the moves are done
+                                          (default 52428800; 0: unthrottled)
+  --rebalance true|false                  spread managed topics evenly over the brokers (default true; false:
+                                          replicas move only to drain leaving brokers or change a replication
+                                          factor)
   --broker-statefulset NAMESPACE/NAME     the brokers' StatefulSet (broker i in pod i): its ferry.dev/brokers
                                           annotation asks for a broker count; leaving brokers are drained, then
                                           it is scaled down (default: none)
@@ -142,6 +149,11 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       o.group_status_interval = std::chrono::seconds(s);
     } else if (flag == "--max-concurrent-moves") {
       if (!parse_int<std::size_t>(value, o.max_concurrent_moves, 0, 10'000)) return bad("must be 0-10000");
+    } else if (flag == "--replication-throttle-bytes") {
+      if (!parse_int<std::uint64_t>(value, o.replication_throttle, 0, 1ULL << 40U)) return bad("must be 0 to 2^40");
+    } else if (flag == "--rebalance") {
+      if (value != "true" && value != "false") return bad("must be true or false");
+      o.rebalance = value == "true";
     } else if (flag == "--broker-statefulset") {
       const auto slash = value.find('/');
       if (slash == std::string::npos || slash == 0 || slash + 1 == value.size() ||

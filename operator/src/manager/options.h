@@ -23,10 +23,12 @@ struct options {
   std::chrono::milliseconds full_reconciliation_interval{120'000};
   std::chrono::seconds finalizer_timeout{300};
   std::chrono::seconds group_status_interval{30};
-  std::vector<std::string> watch_namespaces;  // empty: every namespace
-  bool retain_by_default = false;             // --default-deletion-policy retain
-  std::size_t max_concurrent_moves = 10;      // 0: no replica moves
-  std::string broker_statefulset;             // "namespace/name"; empty: none
+  std::vector<std::string> watch_namespaces;          // empty: every namespace
+  bool retain_by_default = false;                     // --default-deletion-policy retain
+  std::size_t max_concurrent_moves = 10;              // 0: no replica moves
+  bool rebalance = true;                              // false: brokers are only drained, never evened out
+  std::uint64_t replication_throttle = 50ULL << 20U;  // bytes per second of the operator's moves; 0: none
+  std::string broker_statefulset;                     // "namespace/name"; empty: none
   bool leader_election = true;
   std::string lease_namespace;  // default: the pod's namespace, else "default"
   std::string lease_name;       // default: ferry-operator-<cluster name>

@@ -53,14 +53,11 @@ std::string requested_name(const json& resource) {
 }
 
 json summary_json(const partition_summary& summary) {
-  json leaders = json::object();
-  for (const auto& [broker, count] : summary.leaders) leaders[std::to_string(broker.value())] = count;
-  return {{"count", summary.count},
-          {"underReplicated", summary.under_replicated},
-          {"offline", summary.offline},
-          {"reassigning", summary.reassigning},
-          {"leaders", leaders}};
+  return {{"count", summary.count}, {"offline", summary.offline}, {"reassigning", summary.reassigning}};
 }
+
+// The Ready state the reconcile running on this worker thread wrote last, for its result.
+thread_local std::optional<kube::resource_state> written_state;
 
 std::int32_t random_start() {
   static thread_local std::minstd_rand random(std::random_device{}());
@@ -186,7 +183,16 @@ json topic_controller::status_with(const json& resource, const status_update& re
   } else if (old.contains("topicId")) {
     status["topicId"] = old["topicId"];
   }
-  if (live != nullptr) status["partitions"] = summary_json(summarize(*live));
+  if (live != nullptr) {
+    const auto summary = summarize(*live);
+    status["partitions"] = summary_json(summary);
+    const auto factor = resource.value("spec", json::object()).value("replicationFactor", std::int32_t{0});
+    const auto pending = pending_replication_moves(*live, factor);
+    if (pending > 0 || summary.reassigning > 0) {
+      status["replicasChange"] = {
+          {"targetReplicationFactor", factor}, {"pending", pending}, {"moving", summary.reassigning}};
+    }
+  }
   return status;
 }
 
@@ -211,9 +217,11 @@ bool topic_controller::set_ready(const json& resource, const status_update& read
   for (const auto& c : old.value("conditions", json::array())) {
     if (c.value("type", "") == "Ready") old_reason = c.value("reason", "");
   }
-  if (old_reason != ready.reason && !ready.ready && ready.reason != "Creating" && ready.reason != "Updating") {
+  if (old_reason != ready.reason && !ready.ready && ready.reason != "Creating" && ready.reason != "Updating" &&
+      ready.reason != "ReplicasChangePending") {
     events_.record(resource, kube::event_recorder::type::warning, ready.reason, "Reconcile", ready.message);
   }
+  written_state = kube::resource_state{.ready = ready.ready, .reason = ready.reason};
   return write_status(resource, status_with(resource, ready, live, topic_name, created_id));
 }
 
@@ -300,6 +308,18 @@ reconcile_result topic_controller::release(const json& resource, const std::stri
 }
 
 reconcile_result topic_controller::reconcile(const std::string& key) {
+  written_state.reset();
+  auto outcome = reconcile_resource(key);
+  const auto object = topics_->get(key);
+  if (!object || !belongs(*object) || (*object)["metadata"].contains("deletionTimestamp")) {
+    outcome.state = kube::resource_state{.gone = true};
+  } else {
+    outcome.state = written_state;
+  }
+  return outcome;
+}
+
+reconcile_result topic_controller::reconcile_resource(const std::string& key) {
   const auto object = topics_->get(key);
   if (!object) {
     give_up_.reached(key);
@@ -403,7 +423,27 @@ reconcile_result topic_controller::apply(const json& resource, const std::string
   if (const auto* refused = std::get_if<refusal>(&planned)) {
     return {.failed = !set_ready(resource, {refused->reason, refused->message, false}, live, spec.name)};
   }
-  const auto& changes = std::get<topic_changes>(planned);
+  auto changes = std::get<topic_changes>(std::move(planned));
+  // Replication factor changes share the cluster's move budget with balancing and draining.
+  const auto in_flight = coord::reassignments_in_flight(*view);
+  const auto budget = options_.max_moves > in_flight ? options_.max_moves - in_flight : 0;
+  const auto waiting = changes.moves.size() > budget ? changes.moves.size() - budget : 0;
+  while (changes.moves.size() > budget) changes.moves.erase(std::prev(changes.moves.end()));
+  if (changes.empty() && waiting > 0) {
+    const auto why = options_.max_moves == 0 ? std::string("replica moves are off (--max-concurrent-moves 0)")
+                                             : std::to_string(in_flight) +
+                                                   " reassignments are in flight, the most "
+                                                   "--max-concurrent-moves allows";
+    if (!set_ready(resource,
+                   {"ReplicasChangePending",
+                    std::to_string(waiting) + " partitions wait to move to replication factor " +
+                        std::to_string(spec.replication_factor) + ": " + why,
+                    false},
+                   live, spec.name)) {
+      return {.failed = true};
+    }
+    return {.requeue_after = creation_check};
+  }
   if (changes.empty()) {
     const auto summary = summarize(*live);
     const bool ready = summary.offline == 0;
@@ -461,18 +501,13 @@ reconcile_result topic_controller::apply(const json& resource, const std::string
       done += "config overrides replaced; ";
     }
     if (!changes.moves.empty()) {
-      auto moved = store.alter_assignment(spec.name, [&](coord::layout::topic_assignment& topic) -> result<bool> {
-        for (const auto& [p, target] : changes.moves) {
-          coord::set_assignment(topic, p, coord::reassign_to(coord::assignment_of(topic, p), target));
-        }
-        return true;
-      });
-      if (!moved) {
+      if (auto moved = options_.start_moves(spec.name, changes.moves); !moved) {
         FERRY_LOG(warn, "topics") << "reassigning " << spec.name << " failed: " << moved.error().message();
         return {.failed = true};
       }
       done += std::to_string(changes.moves.size()) + " partitions reassigned to replication factor " +
               std::to_string(spec.replication_factor) + "; ";
+      if (waiting > 0) done += std::to_string(waiting) + " more wait for the move budget; ";
     }
     events_.record(resource, kube::event_recorder::type::normal, "Updated", "Update",
                    "topic " + spec.name + ": " + done);

@@ -38,6 +38,12 @@ struct topic_controller_options {
   // How long a deleted resource waits for an unreachable cluster before its finalizer is removed anyway
   // (leaving the topic behind), so that its namespace never sticks in Terminating.
   std::chrono::seconds finalizer_timeout{300};
+  // Reassignments in flight at once across the cluster (--max-concurrent-moves): replication factor changes
+  // start their partitions' moves as this budget allows.
+  std::size_t max_moves = 10;
+  // Starts a topic's reassignment (each partition's new replicas), with the operator's replication throttles.
+  std::function<result<void>(const std::string& topic, const std::map<partition_id, std::vector<broker_id>>& targets)>
+      start_moves;
   // Brokers being drained before they are removed: new replicas are not placed on them.
   std::function<std::set<broker_id>()> leaving_brokers;
 };
@@ -63,6 +69,7 @@ class topic_controller {
   // Every Topic in the watched namespaces, whatever its cluster label.
   void set_informer(kube::informer_group& topics) { topics_ = &topics; }
 
+  // Reconciles one resource; the result carries its Ready state for the operator's metrics.
   kube::reconcile_result reconcile(const std::string& key);
 
   // A resource changed (from the informer): re-index it and queue it.
@@ -82,6 +89,7 @@ class topic_controller {
     bool ready = false;
   };
 
+  kube::reconcile_result reconcile_resource(const std::string& key);
   kube::reconcile_result finalize(const nlohmann::json& resource, const std::string& key);
   kube::reconcile_result apply(const nlohmann::json& resource, const std::string& key, const topic_spec& spec);
   // A resource that carried this cluster's label and no longer does: its finalizer goes, its topic stays.

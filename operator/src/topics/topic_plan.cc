@@ -71,6 +71,16 @@ std::variant<topic_spec, refusal> read_spec(const json& resource) {
     }
     out.config.emplace(key, value.get<std::string>());
   }
+  const auto unmanaged = spec.value("unmanagedConfigKeys", json::array());
+  if (!unmanaged.is_array()) return refusal{"InvalidConfig", "spec.unmanagedConfigKeys must be a list of strings"};
+  for (const auto& key : unmanaged) {
+    if (!key.is_string()) return refusal{"InvalidConfig", "spec.unmanagedConfigKeys must be a list of strings"};
+    if (out.config.contains(key.get<std::string>())) {
+      return refusal{"InvalidConfig", "spec.config sets " + key.get<std::string>() +
+                                          ", which spec.unmanagedConfigKeys leaves alone: name it in one of them"};
+    }
+    out.unmanaged_config.insert(key.get<std::string>());
+  }
   return out;
 }
 
@@ -149,19 +159,23 @@ std::variant<topic_changes, refusal> plan_changes(const topic_spec& spec, const 
                                        "least " +
                                        std::to_string(existing)};
   }
-  if (live->config != spec.config) changes.config = spec.config;
+  auto wanted_config = spec.config;
+  const auto keep_live = [&](const std::string& key) {
+    if (const auto it = live->config.find(key); it != live->config.end()) wanted_config.try_emplace(key, it->second);
+  };
+  for (const auto& key : throttle_config_keys()) keep_live(key);
+  for (const auto& key : spec.unmanaged_config) keep_live(key);
+  if (live->config != wanted_config) changes.config = std::move(wanted_config);
   auto moves = replication_moves(*live, view, spec.replication_factor);
   if (!moves) return insufficient_brokers(spec.replication_factor, brokers.size());
   changes.moves = std::move(moves).value();
-  if (!changes.moves.empty()) {
-    // A new target on top of a running reassignment would replace it; wait for it instead. (New partitions and
-    // configs do not touch a reassignment, and a running one that already reaches the spec is no change.)
-    for (const auto& [p, partition] : live->partitions) {
-      if (partition.reassigning()) {
-        return refusal{"ReassignmentInProgress", "partition " + std::to_string(p.value()) +
-                                                     " is being reassigned; the replication factor changes once it "
-                                                     "completes"};
-      }
+  // A new target on top of a running reassignment would replace it; wait for it instead. (New partitions and
+  // configs do not touch a reassignment, and a running one that already reaches the spec is no change.)
+  for (const auto& [p, target] : changes.moves) {
+    if (live->partitions.at(p).reassigning()) {
+      return refusal{"ReassignmentInProgress", "partition " + std::to_string(p.value()) +
+                                                   " is being reassigned; the replication factor changes once it "
+                                                   "completes"};
     }
   }
   if (spec.partitions > existing) {
@@ -188,10 +202,16 @@ partition_summary summarize(const coord::topic_info& topic) {
       ++summary.offline;
       continue;
     }
-    ++summary.leaders[partition.state->leader];
-    if (partition.state->isr.size() < partition.replicas.size()) ++summary.under_replicated;
   }
   return summary;
+}
+
+std::int32_t pending_replication_moves(const coord::topic_info& topic, std::int32_t replication_factor) {
+  std::int32_t pending = 0;
+  for (const auto& [p, partition] : topic.partitions) {
+    pending += partition.target_replicas().size() != static_cast<std::size_t>(replication_factor) ? 1 : 0;
+  }
+  return pending;
 }
 
 }  // namespace ferry::topics

@@ -163,16 +163,62 @@ TEST(ReplicationMoves, AddsReplicasOnUnusedRacksAndKeepsThePreferredLeader) {
   EXPECT_FALSE(replication_moves(live, view, 7)) << "7 replicas need 7 brokers";
 }
 
-TEST(Summarize, CountsLeadersOfflineAndUnderReplicatedPartitions) {
+TEST(Summarize, CountsOfflinePartitionsButNotIsrChanges) {
   auto live = live_topic({{0, 1}, {1, 0}, {0, 1}});
+  const auto before = summarize(live);
   live.partitions.at(partition_id{1}).state->isr = {broker_id{1}};
+  live.partitions.at(partition_id{0}).state->leader = broker_id{1};
+  EXPECT_EQ(summarize(live), before) << "ISR and leader changes leave the status alone";
   live.partitions.at(partition_id{2}).state->leader = no_broker;
   const auto summary = summarize(live);
   EXPECT_EQ(summary.count, 3);
   EXPECT_EQ(summary.offline, 1);
-  EXPECT_EQ(summary.under_replicated, 1);
-  EXPECT_EQ(summary.leaders.at(broker_id{0}), 1);
-  EXPECT_EQ(summary.leaders.at(broker_id{1}), 1);
+}
+
+TEST(PlanChanges, ThrottleAndUnmanagedKeysKeepTheirLiveValues) {
+  auto live = live_topic({{0, 1}});
+  live.config = {{"retention.ms", "1000"},
+                 {"leader.replication.throttled.replicas", "0:0"},
+                 {"follower.replication.throttled.replicas", "0:1"},
+                 {"segment.bytes", "1048576"},
+                 {"cleanup.policy", "compact"}};
+  auto spec = spec_of(resource({{"partitions", 1}, {"replicationFactor", 2}, {"config", {{"retention.ms", "2000"}}}}));
+  spec.unmanaged_config = {"segment.bytes"};
+  const auto planned = plan_changes(spec, &live, cluster(3), 0);
+  ASSERT_TRUE(std::holds_alternative<topic_changes>(planned));
+  const auto& config = std::get<topic_changes>(planned).config;
+  ASSERT_TRUE(config);
+  EXPECT_EQ(*config, (coord::layout::config_map{{"retention.ms", "2000"},
+                                                {"leader.replication.throttled.replicas", "0:0"},
+                                                {"follower.replication.throttled.replicas", "0:1"},
+                                                {"segment.bytes", "1048576"}}))
+      << "cleanup.policy is managed and removed; the throttles and segment.bytes stay";
+}
+
+TEST(ReadSpec, UnmanagedConfigKeys) {
+  EXPECT_EQ(spec_of(resource({{"partitions", 1}, {"replicationFactor", 1}, {"unmanagedConfigKeys", {"retention.ms"}}}))
+                .unmanaged_config,
+            (std::set<std::string>{"retention.ms"}));
+  const auto both = read_spec(resource({{"partitions", 1},
+                                        {"replicationFactor", 1},
+                                        {"config", {{"retention.ms", "1"}}},
+                                        {"unmanagedConfigKeys", {"retention.ms"}}}));
+  ASSERT_TRUE(std::holds_alternative<refusal>(both));
+  EXPECT_EQ(std::get<refusal>(both).reason, "InvalidConfig");
+}
+
+TEST(PlanChanges, ARunningBatchDoesNotStopTheNextOne) {
+  auto live = live_topic({{0}, {1}, {2}});
+  // Partition 0 is already moving to two replicas; 1 and 2 still need theirs.
+  live.partitions.at(partition_id{0}).adding = {broker_id{1}};
+  live.partitions.at(partition_id{0}).replicas = {broker_id{0}, broker_id{1}};
+  const auto planned =
+      plan_changes(spec_of(resource({{"partitions", 3}, {"replicationFactor", 2}})), &live, cluster(3), 0);
+  ASSERT_TRUE(std::holds_alternative<topic_changes>(planned));
+  const auto& moves = std::get<topic_changes>(planned).moves;
+  EXPECT_EQ(moves.size(), 2U);
+  EXPECT_FALSE(moves.contains(partition_id{0}));
+  EXPECT_EQ(pending_replication_moves(live, 2), 2);
 }
 
 }  // namespace
