@@ -227,11 +227,12 @@ bool topic_controller::set_ready(const json& resource, const status_update& read
 
 bool topic_controller::add_finalizer(const json& resource) {
   const auto& meta = resource["metadata"];
-  json patch = json::array();
+  // Conditional on the version read, so that a stale cache can never add the finalizer twice.
+  json patch =
+      json::array({{{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", meta["resourceVersion"]}}});
   if (meta.contains("finalizers") && meta["finalizers"].is_array()) {
     patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers/-"}, {"value", topic_finalizer}});
   } else {
-    patch.push_back({{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", meta["resourceVersion"]}});
     patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", json::array({topic_finalizer})}});
   }
   const auto answer = api_.send(kube::api_client::verb::patch, path_of(resource), patch.dump(), kube::json_patch);

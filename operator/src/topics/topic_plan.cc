@@ -1,6 +1,7 @@
 #include "topics/topic_plan.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include "config/topic_config.h"
@@ -35,6 +36,22 @@ refusal placement_failed(std::error_code error) {
   // place_replicas refuses a mix of brokers with and without broker.rack, as Kafka does.
   return {"ClusterError",
           "cannot place replicas (" + error.message() + "): either every broker sets broker.rack or none does"};
+}
+
+// The topic's min.insync.replicas: its own override, else the brokers' dynamic default, else Kafka's default 1
+// (a broker's static setting is not in ZooKeeper).
+std::int32_t min_insync_replicas(const topic_spec& spec, const coord::cluster_view& view) {
+  const std::string* value = nullptr;
+  if (const auto own = spec.config.find("min.insync.replicas"); own != spec.config.end()) {
+    value = &own->second;
+  } else if (const auto defaults = view.broker_configs.find(coord::layout::default_broker_entity);
+             defaults != view.broker_configs.end()) {
+    if (const auto set = defaults->second.find("min.insync.replicas"); set != defaults->second.end())
+      value = &set->second;
+  }
+  std::int32_t parsed = 1;
+  if (value != nullptr) std::from_chars(value->data(), value->data() + value->size(), parsed);
+  return parsed;
 }
 
 }  // namespace
@@ -135,6 +152,12 @@ std::optional<std::map<partition_id, std::vector<broker_id>>> replication_moves(
 
 std::variant<topic_changes, refusal> plan_changes(const topic_spec& spec, const coord::topic_info* live,
                                                   const coord::cluster_view& view, std::int32_t start_index) {
+  // acks=all producers of a topic with fewer replicas than min.insync.replicas can never write (NotEnoughReplicas).
+  if (const auto min_isr = min_insync_replicas(spec, view); spec.replication_factor < min_isr) {
+    return refusal{"InvalidConfig", "replicationFactor " + std::to_string(spec.replication_factor) +
+                                        " is below min.insync.replicas " + std::to_string(min_isr) +
+                                        ": producers with acks=all could never write; raise one or lower the other"};
+  }
   topic_changes changes;
   const auto brokers = placement_brokers(view);
   if (live == nullptr) {

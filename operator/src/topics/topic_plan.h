@@ -64,7 +64,8 @@ struct topic_changes {
 
 // One-way reconciliation: the spec wins. `live` is the topic as ZooKeeper has it (null if it does not exist);
 // `start_index` places a new topic's first replica (random, as Kafka picks it, so topics spread).
-// A refusal when the spec asks for fewer partitions than exist (NotSupported), more replicas than there are
+// A refusal when the replication factor is below min.insync.replicas (InvalidConfig: the topic's or the brokers'
+// dynamic default), when the spec asks for fewer partitions than exist (NotSupported), more replicas than there are
 // live brokers (InsufficientBrokers), or for a replication factor change while a reassignment is running
 // (ReassignmentInProgress) of a partition that still needs a change; a running reassignment that already reaches
 // the spec is no reason to wait. Config overrides follow spec.config except for the throttle keys and

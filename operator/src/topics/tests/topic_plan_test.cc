@@ -175,6 +175,21 @@ TEST(Summarize, CountsOfflinePartitionsButNotIsrChanges) {
   EXPECT_EQ(summary.offline, 1);
 }
 
+TEST(PlanChanges, RefusesFewerReplicasThanMinInsyncReplicas) {
+  const auto own = plan_changes(
+      spec_of(resource({{"partitions", 1}, {"replicationFactor", 1}, {"config", {{"min.insync.replicas", "2"}}}})),
+      nullptr, cluster(3), 0);
+  ASSERT_TRUE(std::holds_alternative<refusal>(own));
+  EXPECT_EQ(std::get<refusal>(own).reason, "InvalidConfig");
+  EXPECT_NE(std::get<refusal>(own).message.find("min.insync.replicas 2"), std::string::npos);
+
+  auto view = cluster(3);
+  view.broker_configs["<default>"] = {{"min.insync.replicas", "3"}};
+  const auto spec = spec_of(resource({{"partitions", 1}, {"replicationFactor", 2}}));
+  EXPECT_TRUE(std::holds_alternative<refusal>(plan_changes(spec, nullptr, view, 0)));
+  EXPECT_TRUE(std::holds_alternative<topic_changes>(plan_changes(spec, nullptr, cluster(3), 0)));
+}
+
 TEST(PlanChanges, ThrottleAndUnmanagedKeysKeepTheirLiveValues) {
   auto live = live_topic({{0, 1}});
   live.config = {{"retention.ms", "1000"},
