@@ -368,7 +368,7 @@ def test_helm_upgrade_rolls_one_broker_at_a_time_under_a_producer_and_loses_noth
             "name": "producer", "image": f"localhost/ferry:{TAG}", "imagePullPolicy": "Never",
             "command": ["/bin/sh", "-c", f"""
                 seq 1 {count} | while read i; do echo "roll-$i"; sleep 0.02; done |
-                  kcat -P -b ferry-bootstrap:9092 -t {TOPIC} -X acks=all -X enable.idempotence=true \
+                  kcat -E -P -b ferry-bootstrap:9092 -t {TOPIC} -X acks=all -X enable.idempotence=true \
                     -X message.timeout.ms=300000 2>&1
                 echo "producer exit $?" """]}]}})
     wait_until(lambda: (ferry.kube.get("pod", "e2e-producer", namespace=NS) or {}).get("status", {})
