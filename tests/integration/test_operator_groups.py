@@ -159,12 +159,18 @@ def test_status_reports_state_members_protocol_and_lag(kube, ferry, ns):
         consumer.close()
 
 
+def active_member(ferry, topic, group, records, offset):
+    """A member of `group` on a new two-partition topic holding `records`, with `offset` committed on both."""
+    create_topic(ferry, topic, 2)
+    produce(ferry, topic, records, 2)
+    consumer = member(ferry, topic, group)
+    consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(offset, "") for p in range(2)})
+    return consumer
+
+
 def test_a_reset_waits_for_an_empty_group(kube, ferry, ns):
     topic, group = "clicks-" + ns, "reader-" + ns
-    create_topic(ferry, topic, 2)
-    produce(ferry, topic, 20, 2)
-    consumer = member(ferry, topic, group)
-    consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(5, "") for p in range(2)})
+    consumer = active_member(ferry, topic, group, records=20, offset=5)
     try:
         kube.apply(consumer_group("reader", ns, group_id=group, reset=[{"topic": topic, "to": "earliest"}],
                                   request_id="first"))
@@ -285,10 +291,7 @@ def test_a_consumer_protocol_group_is_described_and_guarded(kube, ferry, ns):
 
 def test_a_recreated_resource_does_not_apply_its_reset_again(kube, ferry, ns):
     topic, group = "replay-" + ns, "restored-" + ns
-    create_topic(ferry, topic, 2)
-    produce(ferry, topic, 20, 2)
-    consumer = member(ferry, topic, group)
-    consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(5, "") for p in range(2)})
+    consumer = active_member(ferry, topic, group, records=20, offset=5)
     consumer.close()
     manifest = consumer_group("restored", ns, group_id=group, reset=[{"topic": topic, "to": "earliest"}],
                               request_id="INC-1234")
@@ -317,10 +320,7 @@ def test_a_recreated_resource_does_not_apply_its_reset_again(kube, ferry, ns):
 
 def test_a_waiting_reset_expires_at_its_deadline(kube, ferry, ns):
     topic, group = "late-" + ns, "busy-" + ns
-    create_topic(ferry, topic, 2)
-    produce(ferry, topic, 10, 2)
-    consumer = member(ferry, topic, group)
-    consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(4, "") for p in range(2)})
+    consumer = active_member(ferry, topic, group, records=10, offset=4)
     try:
         kube.apply(consumer_group("busy", ns, group_id=group, reset=[{"topic": topic, "to": "earliest"}],
                                   request_id="late-1", not_after=in_seconds(10)))
