@@ -23,16 +23,36 @@ void work_queue::add_locked(const std::string& key) {
   if (shutting_down_ || !dirty_.insert(key).second) return;
   if (observer_.added) observer_.added();
   if (processing_.contains(key)) return;  // done() queues it again
+  push_locked(key);
+}
+
+void work_queue::push_locked(const std::string& key) {
+  forget_delay_locked(key);  // the run it is queued for asks for its own requeue
   queue_.push_back(key);
   depth_changed_locked();
   wake_.notify_one();
 }
 
+void work_queue::forget_delay_locked(const std::string& key) {
+  const auto it = ready_at_.find(key);
+  if (it == ready_at_.end()) return;
+  delayed_.erase({it->second, key});
+  ready_at_.erase(it);
+}
+
 void work_queue::add_after(const std::string& key, std::chrono::milliseconds delay) {
   if (delay <= std::chrono::milliseconds::zero()) return add(key);
   std::lock_guard lock(mutex_);
-  if (shutting_down_) return;
-  delayed_.emplace(clock::now() + delay, key);
+  // A dirty key runs (again) before the delay is up, and that run asks for its own requeue.
+  if (shutting_down_ || dirty_.contains(key)) return;
+  const auto at = clock::now() + delay;
+  const auto [it, inserted] = ready_at_.try_emplace(key, at);
+  if (!inserted) {
+    if (it->second <= at) return;  // the earlier delay wins
+    delayed_.erase({it->second, key});
+    it->second = at;
+  }
+  delayed_.emplace(at, key);
   wake_.notify_one();
 }
 
@@ -57,6 +77,7 @@ void work_queue::promote_due_locked(clock::time_point now) {
   while (!delayed_.empty() && delayed_.begin()->first <= now) {
     const auto key = delayed_.begin()->second;
     delayed_.erase(delayed_.begin());
+    ready_at_.erase(key);
     add_locked(key);
   }
 }
@@ -85,11 +106,7 @@ std::optional<std::string> work_queue::get() {
 void work_queue::done(const std::string& key) {
   std::lock_guard lock(mutex_);
   processing_.erase(key);
-  if (dirty_.contains(key) && !shutting_down_) {
-    queue_.push_back(key);
-    depth_changed_locked();
-    wake_.notify_one();
-  }
+  if (dirty_.contains(key) && !shutting_down_) push_locked(key);
 }
 
 void work_queue::shut_down() {
@@ -101,6 +118,11 @@ void work_queue::shut_down() {
 std::size_t work_queue::depth() const {
   std::lock_guard lock(mutex_);
   return queue_.size();
+}
+
+std::size_t work_queue::delayed() const {
+  std::lock_guard lock(mutex_);
+  return delayed_.size();
 }
 
 std::size_t work_queue::failures(const std::string& key) const {

@@ -10,13 +10,15 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace ferry::kube {
 
 // The keys (namespace/name) that need reconciling, shared by a controller's workers. A key is queued at most
 // once however often it is added; a key being worked on is never handed to a second worker, and if it is added
 // meanwhile it comes back once the first worker is done. Failed keys come back after a delay that doubles with
-// each failure in a row. Thread-safe.
+// each failure in a row. A key waits for at most one delay, the earliest asked for (as in client-go's delaying
+// queue), and none while it is queued: the run it is queued for decides its next requeue. Thread-safe.
 class work_queue {
  public:
   using clock = std::chrono::steady_clock;
@@ -48,10 +50,14 @@ class work_queue {
 
   // Keys waiting (not counting delayed ones or those being worked on).
   [[nodiscard]] std::size_t depth() const;
+  // Keys waiting for their delay.
+  [[nodiscard]] std::size_t delayed() const;
   [[nodiscard]] std::size_t failures(const std::string& key) const;
 
  private:
   void add_locked(const std::string& key);
+  void push_locked(const std::string& key);
+  void forget_delay_locked(const std::string& key);
   void promote_due_locked(clock::time_point now);
   void depth_changed_locked();
 
@@ -62,7 +68,8 @@ class work_queue {
   std::deque<std::string> queue_;
   std::set<std::string> dirty_;       // queued, or to be queued again when its worker is done
   std::set<std::string> processing_;  // handed to a worker
-  std::multimap<clock::time_point, std::string> delayed_;
+  std::set<std::pair<clock::time_point, std::string>> delayed_;  // by time: get() waits for the first
+  std::map<std::string, clock::time_point> ready_at_;            // the key's entry in delayed_
   std::map<std::string, std::size_t> failures_;
   bool shutting_down_ = false;
   observer observer_;

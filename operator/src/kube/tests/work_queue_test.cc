@@ -50,6 +50,36 @@ TEST(WorkQueue, DelayedKeysArriveAfterTheirDelay) {
   EXPECT_GE(work_queue::clock::now() - start, 50ms);
 }
 
+TEST(WorkQueue, AKeyWaitsForOneDelayTheEarliest) {
+  work_queue queue;
+  for (int i = 0; i < 100; ++i) queue.add_after("k", std::chrono::hours(1) + std::chrono::milliseconds(i));
+  EXPECT_EQ(queue.delayed(), 1U);
+  queue.add_after("k", 20ms);
+  queue.add_after("k", 40ms);
+  queue.add_after("marker", 200ms);
+  EXPECT_EQ(queue.delayed(), 2U);
+  EXPECT_EQ(queue.get(), "k");
+  EXPECT_EQ(queue.depth(), 0U);
+  queue.done("k");
+  EXPECT_EQ(queue.delayed(), 1U);
+  EXPECT_EQ(queue.get(), "marker") << "the later delays of k were folded into its earliest";
+}
+
+TEST(WorkQueue, AQueuedKeyNeedsNoDelay) {
+  work_queue queue;
+  queue.add_after("k", std::chrono::hours(1));
+  queue.add("k");
+  EXPECT_EQ(queue.delayed(), 0U) << "the run k is queued for asks for its own requeue";
+  queue.add_after("k", std::chrono::hours(1));
+  EXPECT_EQ(queue.delayed(), 0U);
+  EXPECT_EQ(queue.depth(), 1U);
+  ASSERT_EQ(queue.get(), "k");
+  queue.add_after("k", 20ms);  // asked by the run, as a controller does before done()
+  queue.done("k");
+  EXPECT_EQ(queue.delayed(), 1U);
+  EXPECT_EQ(queue.get(), "k");
+}
+
 TEST(WorkQueue, ShutDownWakesWaitingWorkers) {
   work_queue queue;
   std::optional<std::string> got = "unset";
