@@ -4,11 +4,11 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "base/guarded.h"
 #include "base/log.h"
 
 namespace ferry::manager {
@@ -46,44 +46,7 @@ result<std::unique_ptr<health_server>> health_server::start(const std::string& a
     return std::error_code(ec);
   }
   server->port_ = server->acceptor_->local_endpoint().port();
-  asio::co_spawn(
-      server->io_,
-      [s = server.get()]() -> asio::awaitable<void> {
-        for (;;) {
-          auto [accept_error, socket] = co_await s->acceptor_->async_accept(use_tuple);
-          if (accept_error) co_return;
-          beast::tcp_stream stream(std::move(socket));
-          beast::flat_buffer buffer;
-          for (;;) {
-            stream.expires_after(std::chrono::seconds(10));
-            http::request<http::string_body> request;
-            auto [read_error, read] = co_await http::async_read(stream, buffer, request, use_tuple);
-            if (read_error) break;
-            http::response<http::string_body> response{http::status::ok, request.version()};
-            response.set(http::field::content_type, "text/plain; charset=utf-8");
-            const auto target = std::string(request.target().substr(0, request.target().find('?')));
-            if (target == "/metrics") {
-              response.set(http::field::content_type, "text/plain; version=0.0.4");
-              response.body() = prometheus::TextSerializer().Serialize(s->registry_->Collect());
-            } else if (target == "/healthz") {
-              response.body() = "ok\n";
-            } else if (target == "/readyz") {
-              const auto why = s->not_ready_();
-              if (!why.empty()) response.result(http::status::service_unavailable);
-              response.body() = why.empty() ? "ok\n" : why + "\n";
-            } else {
-              response.result(http::status::not_found);
-              response.body() = "not found: try /metrics, /healthz or /readyz\n";
-            }
-            // One connection at a time: a kept-alive scrape connection would hold the kubelet's probes back.
-            response.keep_alive(false);
-            response.prepare_payload();
-            auto [write_error, written] = co_await http::async_write(stream, response, use_tuple);
-            if (write_error || !response.keep_alive()) break;
-          }
-        }
-      },
-      asio::detached);
+  asio::co_spawn(server->io_, server->accept(), guarded_detached("the HTTP port's accept loop"));
   server->thread_ = std::thread([s = server.get()] { s->io_.run(); });
   return server;
 }
@@ -91,6 +54,55 @@ result<std::unique_ptr<health_server>> health_server::start(const std::string& a
 health_server::~health_server() {
   io_.stop();
   if (thread_.joinable()) thread_.join();
+}
+
+asio::awaitable<void> health_server::accept() {
+  for (;;) {
+    auto [accept_error, socket] = co_await acceptor_->async_accept(use_tuple);
+    if (accept_error == asio::error::operation_aborted) co_return;
+    if (accept_error) continue;  // e.g. out of file descriptors for a moment: the next accept may succeed
+    // Bounded: beyond the cap a client is turned away at once rather than queued behind the others.
+    if (connections_ >= max_connections) {
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      continue;
+    }
+    ++connections_;
+    asio::co_spawn(io_, serve(std::move(socket)), guarded_detached("an HTTP connection", [this] { --connections_; }));
+  }
+}
+
+asio::awaitable<void> health_server::serve(tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  for (;;) {
+    // Each connection has its own coroutine, so a slow or silent client only holds itself up.
+    stream.expires_after(read_timeout);
+    http::request<http::string_body> request;
+    auto [read_error, read] = co_await http::async_read(stream, buffer, request, use_tuple);
+    if (read_error) co_return;
+    http::response<http::string_body> response{http::status::ok, request.version()};
+    response.set(http::field::content_type, "text/plain; charset=utf-8");
+    const auto target = std::string(request.target().substr(0, request.target().find('?')));
+    if (target == "/metrics") {
+      response.set(http::field::content_type, "text/plain; version=0.0.4");
+      response.body() = prometheus::TextSerializer().Serialize(registry_->Collect());
+    } else if (target == "/healthz") {
+      response.body() = "ok\n";
+    } else if (target == "/readyz") {
+      const auto why = not_ready_();
+      if (!why.empty()) response.result(http::status::service_unavailable);
+      response.body() = why.empty() ? "ok\n" : why + "\n";
+    } else {
+      response.result(http::status::not_found);
+      response.body() = "not found: try /metrics, /healthz or /readyz\n";
+    }
+    response.keep_alive(request.keep_alive());
+    response.prepare_payload();
+    stream.expires_after(read_timeout);
+    auto [write_error, written] = co_await http::async_write(stream, response, use_tuple);
+    if (write_error || !response.keep_alive()) co_return;
+  }
 }
 
 }  // namespace ferry::manager
