@@ -1,13 +1,55 @@
 """The operator when things go wrong around it: killed in the middle of reconciling, the API server restarted
 (its watches come back with 410 Gone and it lists again), and two replicas of which only the Lease holder acts
-and the standby takes over when the leader dies."""
+and the standby takes over when the leader dies, or at once when the leader shuts down."""
+import json
+import os
 import signal
+import subprocess
+import threading
 import uuid
 
 import pytest
 
 from conftest import started_cluster, wait_until
 from kube_env import Operator, grant_operator, kube_environment, topic, wait_ready, zk_partitions
+
+
+LEASE = "ferry-operator-it"
+LEASE_DURATION = 15  # the operator's (client-go's default)
+
+
+class LeaseWatch:
+    """The Lease's holderIdentity in each version the API server's watch shows, in order (kubectl get --watch)."""
+
+    def __init__(self, kube):
+        self.holders = []
+        self._lock = threading.Lock()
+        self._process = subprocess.Popen(
+            [os.path.join(kube.bin, "kubectl"), "--kubeconfig", kube.kubeconfig, "get", "lease", LEASE, "-n",
+             "default", "--watch", "-o", "json"], stdout=subprocess.PIPE, text=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        decoder, pending = json.JSONDecoder(), ""
+        for line in self._process.stdout:
+            pending += line
+            try:
+                lease, end = decoder.raw_decode(pending.lstrip())
+            except json.JSONDecodeError:
+                continue  # the object is not complete yet
+            pending = pending.lstrip()[end:]
+            with self._lock:
+                self.holders.append(lease["spec"].get("holderIdentity", ""))
+
+    def seen(self):
+        with self._lock:
+            return list(self.holders)
+
+    def stop(self):
+        self._process.kill()
+        self._process.wait()
+        self._reader.join()
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +141,26 @@ def test_one_of_two_replicas_leads_and_the_other_takes_over(kube, ferry, ns, ope
     kube.apply(topic("after-failover", ns, 2, 1))
     wait_ready(kube, "after-failover", ns, timeout=60)
     assert kube.get("lease", "ferry-operator-it", "default")["spec"]["holderIdentity"] == "operator-b"
+
+
+def test_a_leader_that_shuts_down_hands_the_lease_over_at_once(kube, ferry, operators):
+    leader = operators("handover-a")
+    wait_until(lambda: leader.metric("ferry_operator_leader") == 1, timeout=60, interval=0.2,
+               what="handover-a to lead")
+    standby = operators("handover-b")
+    assert standby.metric("ferry_operator_leader") == 0
+    watch = LeaseWatch(kube)
+    try:
+        wait_until(lambda: watch.seen(), timeout=30, what="the Lease watch to start")
+        leader.stop(signal.SIGTERM)
+        assert leader.process.returncode == 0, leader.log()[-3000:]
+        # Without the release the standby waits for the lease to expire: lease_duration after its last renewal.
+        wait_until(lambda: watch.seen()[-1] == "handover-b", timeout=LEASE_DURATION / 2, interval=0.1,
+                   what="the standby to take the lease well before it would have expired")
+        holders = watch.seen()
+    finally:
+        watch.stop()
+    assert holders[:holders.index("handover-b")][-2:] == ["handover-a", ""], \
+        f"the leader clears the holder before the standby takes over: {holders}"
+    assert "released the lease default/" + LEASE in leader.log()
+    wait_until(lambda: standby.metric("ferry_operator_leader") == 1, timeout=30, what="handover-b to lead")

@@ -291,6 +291,8 @@ int run(const manager::options& o) {
   topic_workers.stop();
   topic_hooks.store(nullptr);
   if (cluster) cluster->shutdown();
+  // Nothing acts for this replica any more: a standby may take over now rather than when the lease expires.
+  if (election) election->release();
   io.stop();
   io_thread.join();
   return exit_code;
