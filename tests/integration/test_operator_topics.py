@@ -189,6 +189,22 @@ def test_an_invalid_config_changes_nothing(kube, ferry, ns):
     assert "3 are registered" in condition["message"]
 
 
+def test_config_values_may_be_numbers_and_booleans(kube, ferry, ns):
+    kube.apply(topic("scalars", ns, 1, 1, config={"retention.ms": 604800000, "cleanup.policy": "compact",
+                                                   "unclean.leader.election.enable": True,
+                                                   "min.cleanable.dirty.ratio": 0.25}))
+    wait_ready(kube, "scalars", ns)
+    configs = describe_configs(ferry, "scalars")
+    for expected in ("retention.ms=604800000", "cleanup.policy=compact", "unclean.leader.election.enable=true",
+                     "min.cleanable.dirty.ratio=0.25"):
+        assert expected in configs, configs
+    # The schema keeps any value (it cannot say "a scalar"); the operator refuses a list and creates nothing.
+    kube.apply(topic("listed", ns, 1, 1, config={"cleanup.policy": ["compact", "delete"]}))
+    condition = wait_ready(kube, "listed", ns, status="False", reason="InvalidConfig")
+    assert condition["message"] == "spec.config.cleanup.policy must be a string, a number or a boolean, not a list"
+    assert zk_partitions(ferry, "listed") is None
+
+
 def test_the_older_of_two_resources_owns_a_topic(kube, ferry, ns):
     kube.apply(topic("first", ns, 2, 1, topic_name="shared-" + ns))
     wait_ready(kube, "first", ns)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <set>
 
 #include "config/topic_config.h"
@@ -54,6 +55,30 @@ std::int32_t min_insync_replicas(const topic_spec& spec, const coord::cluster_vi
   return parsed;
 }
 
+// A spec.config value in Kafka's string form: numbers and booleans as Kafka's own tools would write them, a
+// whole double as an integer (a long config would refuse "604800000.0"). Lists, objects and null have none.
+std::optional<std::string> kafka_config_value(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean() || value.is_number_integer()) return value.dump();
+  if (!value.is_number_float()) return std::nullopt;
+  const auto number = value.get<double>();
+  // 2^63: the doubles below it in magnitude that are whole fit an int64 exactly.
+  constexpr double int64_bound = 9223372036854775808.0;
+  if (std::trunc(number) == number && std::abs(number) < int64_bound) {
+    return std::to_string(static_cast<std::int64_t>(number));
+  }
+  char text[32];
+  // The shortest text that reads back as the same double (32 characters hold any).
+  const auto written = std::to_chars(text, text + sizeof text, number);
+  return std::string(text, written.ptr);
+}
+
+std::string json_kind(const json& value) {
+  if (value.is_array()) return "a list";
+  if (value.is_object()) return "an object";
+  return "null";
+}
+
 }  // namespace
 
 bool is_internal_topic(std::string_view name) { return name.starts_with("__"); }
@@ -82,11 +107,15 @@ std::variant<topic_spec, refusal> read_spec(const json& resource) {
   config::topic_settings settings;
   const auto config = spec.value("config", json::object());
   for (const auto& [key, value] : config.items()) {
-    if (!value.is_string()) return refusal{"InvalidConfig", "spec.config." + key + " must be a string"};
-    if (const auto error = config::apply_topic_override(settings, key, value.get<std::string>())) {
+    auto text = kafka_config_value(value);
+    if (!text) {
+      return refusal{"InvalidConfig",
+                     "spec.config." + key + " must be a string, a number or a boolean, not " + json_kind(value)};
+    }
+    if (const auto error = config::apply_topic_override(settings, key, *text)) {
       return refusal{"InvalidConfig", "spec.config: " + error->message};
     }
-    out.config.emplace(key, value.get<std::string>());
+    out.config.emplace(key, std::move(*text));
   }
   const auto unmanaged = spec.value("unmanagedConfigKeys", json::array());
   if (!unmanaged.is_array()) return refusal{"InvalidConfig", "spec.unmanagedConfigKeys must be a list of strings"};

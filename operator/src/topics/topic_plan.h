@@ -46,7 +46,9 @@ struct refusal {
 bool is_internal_topic(std::string_view name);
 
 // The spec of a Topic resource, checked: a legal Kafka topic name that is not internal (NotSupported), counts
-// of at least 1, and config names and values the brokers accept (InvalidConfig otherwise).
+// of at least 1, and config names and values the brokers accept (InvalidConfig otherwise). Config values may be
+// strings, numbers or booleans (Strimzi accepts them too); they become Kafka's strings ("604800000", "0.5",
+// "true").
 std::variant<topic_spec, refusal> read_spec(const nlohmann::json& resource);
 
 // What it takes to bring the cluster to the spec.

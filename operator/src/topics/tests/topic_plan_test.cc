@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace ferry::topics {
 namespace {
@@ -74,7 +77,45 @@ TEST(ReadSpec, RefusesBadNamesCountsAndConfigs) {
             "InvalidConfig");
   EXPECT_EQ(reason({{"partitions", 1}, {"replicationFactor", 1}, {"config", {{"no.such.config", "1"}}}}),
             "InvalidConfig");
-  EXPECT_EQ(reason({{"partitions", 1}, {"replicationFactor", 1}, {"config", {{"retention.ms", 5}}}}), "InvalidConfig");
+}
+
+TEST(ReadSpec, ScalarConfigValuesBecomeKafkasStrings) {
+  const auto config_of = [](const json& config) {
+    return spec_of(resource({{"partitions", 1}, {"replicationFactor", 1}, {"config", config}})).config;
+  };
+  EXPECT_EQ(config_of({{"retention.ms", 604800000},
+                       {"segment.bytes", 1073741824U},
+                       {"unclean.leader.election.enable", true},
+                       {"min.cleanable.dirty.ratio", 0.5},
+                       {"segment.ms", 6.048e8},
+                       {"retention.bytes", -1},
+                       {"cleanup.policy", "compact"}}),
+            (coord::layout::config_map{{"retention.ms", "604800000"},
+                                       {"segment.bytes", "1073741824"},
+                                       {"unclean.leader.election.enable", "true"},
+                                       {"min.cleanable.dirty.ratio", "0.5"},
+                                       {"segment.ms", "604800000"},
+                                       {"retention.bytes", "-1"},
+                                       {"cleanup.policy", "compact"}}));
+  EXPECT_EQ(config_of({{"unclean.leader.election.enable", false}}).at("unclean.leader.election.enable"), "false");
+  EXPECT_EQ(config_of({{"min.cleanable.dirty.ratio", 1.0}}).at("min.cleanable.dirty.ratio"), "1");
+}
+
+TEST(ReadSpec, RefusesListObjectAndNullConfigValuesNamingTheKey) {
+  for (const auto& [value, kind] : std::vector<std::pair<json, std::string>>{
+           {json::array({"compact", "delete"}), "a list"}, {json{{"ms", 1}}, "an object"}, {nullptr, "null"}}) {
+    const auto read =
+        read_spec(resource({{"partitions", 1}, {"replicationFactor", 1}, {"config", {{"cleanup.policy", value}}}}));
+    ASSERT_TRUE(std::holds_alternative<refusal>(read)) << kind;
+    EXPECT_EQ(std::get<refusal>(read).reason, "InvalidConfig");
+    EXPECT_EQ(std::get<refusal>(read).message,
+              "spec.config.cleanup.policy must be a string, a number or a boolean, not " + kind);
+  }
+  // A number of the wrong kind for the key is refused by the brokers' own check.
+  const auto read =
+      read_spec(resource({{"partitions", 1}, {"replicationFactor", 1}, {"config", {{"retention.ms", 0.5}}}}));
+  ASSERT_TRUE(std::holds_alternative<refusal>(read));
+  EXPECT_NE(std::get<refusal>(read).message.find("retention.ms"), std::string::npos);
 }
 
 TEST(PlanChanges, ANewTopicIsPlacedOnePartitionPerRackWithLeadersSpread) {
