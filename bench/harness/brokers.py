@@ -32,7 +32,8 @@ SAME_FOR_GROUPS = {
 # Kafka settings that differ from Kafka's defaults (besides ports, log.dirs, SAME_ON_BOTH and SAME_FOR_GROUPS).
 KAFKA_SINGLE_NODE = {
     # Internal topics default to replication factor 3, which one broker cannot host; Kafka's own
-    # config/server.properties sets these to 1 for a single node. Needed for __consumer_offsets.
+    # config/server.properties sets these to 1 for a single node. Needed for __consumer_offsets. (Ferry's
+    # scripts/local-cluster writes the same two factors, min(3, brokers), into a small cluster's configs.)
     "offsets.topic.replication.factor": "1",
     "transaction.state.log.replication.factor": "1",
     "transaction.state.log.min.isr": "1",

@@ -72,9 +72,10 @@ struct broker_config {
   std::int64_t log_cleaner_backoff_ms = 15000;              // log.cleaner.backoff.ms
   std::int64_t log_cleaner_dedupe_buffer_size = 134217728;  // log.cleaner.dedupe.buffer.size: all threads
   std::int32_t log_cleaner_io_buffer_size = 524288;         // log.cleaner.io.buffer.size: all threads
-  // The group coordinator and __consumer_offsets (Kafka's names and defaults).
+  // The group coordinator and __consumer_offsets (Kafka's names and defaults). Like __transaction_state, the
+  // topic is created only once as many brokers are live as its replication factor (one broker: set it to 1).
   std::int32_t offsets_topic_num_partitions = 50;        // offsets.topic.num.partitions
-  std::int32_t offsets_topic_replication_factor = 3;     // offsets.topic.replication.factor: capped by live brokers
+  std::int32_t offsets_topic_replication_factor = 3;     // offsets.topic.replication.factor
   std::int32_t offsets_topic_segment_bytes = 104857600;  // offsets.topic.segment.bytes
   std::int32_t offsets_commit_timeout_ms = 5000;         // offsets.commit.timeout.ms
   std::int32_t offset_metadata_max_bytes = 4096;         // offset.metadata.max.bytes
@@ -100,7 +101,7 @@ struct broker_config {
   std::int64_t offsets_retention_check_interval_ms = 600000;              // offsets.retention.check.interval.ms
   // The transaction coordinator and __transaction_state (Kafka's names and defaults).
   std::int32_t transaction_state_log_num_partitions = 50;        // transaction.state.log.num.partitions
-  std::int32_t transaction_state_log_replication_factor = 3;     // ...replication.factor: capped by live brokers
+  std::int32_t transaction_state_log_replication_factor = 3;     // ...replication.factor
   std::int32_t transaction_state_log_min_isr = 2;                // transaction.state.log.min.isr
   std::int32_t transaction_state_log_segment_bytes = 104857600;  // transaction.state.log.segment.bytes
   std::int32_t transaction_max_timeout_ms = 900000;              // transaction.max.timeout.ms

@@ -15,6 +15,7 @@ internal_topic offsets_topic(const config::broker_config& config) {
   return {.name = group::offsets_topic,
           .owner = "group",
           .partitions_setting = "offsets.topic.num.partitions",
+          .replication_setting = "offsets.topic.replication.factor",
           .partitions = config.offsets_topic_num_partitions,
           .replication_factor = config.offsets_topic_replication_factor,
           .min_insync_replicas = 2,
@@ -26,6 +27,7 @@ internal_topic transaction_topic(const config::broker_config& config) {
   return {.name = txn::transaction_state_topic,
           .owner = "txn",
           .partitions_setting = "transaction.state.log.num.partitions",
+          .replication_setting = "transaction.state.log.replication.factor",
           .partitions = config.transaction_state_log_num_partitions,
           .replication_factor = config.transaction_state_log_replication_factor,
           .min_insync_replicas = config.transaction_state_log_min_isr,
@@ -71,9 +73,16 @@ coordinator_location find_coordinator(const internal_topic& spec, const coord::c
 }
 
 topic_admin_result create_internal_topic(broker_context& broker, const internal_topic& spec) {
-  const auto view = broker.cluster.view();
-  const auto replicas = static_cast<std::int16_t>(
-      std::clamp<std::size_t>(view->brokers.size(), 1, static_cast<std::size_t>(spec.replication_factor)));
+  const auto live = broker.cluster.view()->brokers.size();
+  if (live < static_cast<std::size_t>(spec.replication_factor)) {
+    auto message = std::string(spec.replication_setting) + " is " + std::to_string(spec.replication_factor) + ", but " +
+                   std::to_string(live) + (live == 1 ? " broker is" : " brokers are") + " live";
+    FERRY_LOG_LIMITED(warn, spec.owner, 10000)
+        << "not creating " << spec.name << " yet: " << message << "; its coordinators are unavailable until "
+        << spec.replication_factor << " brokers are live";
+    return {.error = protocol::error_code::invalid_replication_factor, .message = std::move(message)};
+  }
+  const auto replicas = static_cast<std::int16_t>(spec.replication_factor);
   new_topic topic{
       .name = std::string(spec.name),
       .partitions = spec.partitions,
@@ -83,10 +92,6 @@ topic_admin_result create_internal_topic(broker_context& broker, const internal_
                  {"compression.type", std::string(spec.compression)},
                  {"segment.bytes", std::to_string(spec.segment_bytes)},
                  {"min.insync.replicas", std::to_string(std::min<int>(spec.min_insync_replicas, replicas))}}};
-  if (replicas < spec.replication_factor)
-    FERRY_LOG(warn, spec.owner) << "creating " << spec.name << " with " << replicas
-                                << " replicas: its replication factor is " << spec.replication_factor << " but only "
-                                << view->brokers.size() << " brokers are live";
   auto created = create_topic(broker, topic, false);
   if (created.error == protocol::error_code::none)
     FERRY_LOG(info, spec.owner) << "created " << spec.name << ": " << topic.partitions << " partitions, " << replicas

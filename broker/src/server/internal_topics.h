@@ -19,10 +19,11 @@ namespace ferry::server {
 // A coordinator's internal topic (__consumer_offsets, __transaction_state) as the broker's settings shape it.
 struct internal_topic {
   std::string_view name;
-  std::string_view owner;               // the coordinator's log category: "group", "txn"
-  std::string_view partitions_setting;  // the setting that names its partition count
+  std::string_view owner;                // the coordinator's log category: "group", "txn"
+  std::string_view partitions_setting;   // the setting that names its partition count
+  std::string_view replication_setting;  // the setting that names its replication factor
   std::int32_t partitions = 0;
-  std::int32_t replication_factor = 0;  // capped by the live brokers when created
+  std::int32_t replication_factor = 0;
   std::int32_t min_insync_replicas = 0;
   std::int32_t segment_bytes = 0;
   std::string_view compression;  // compression.type
@@ -44,8 +45,10 @@ struct coordinator_location {
 [[nodiscard]] coordinator_location find_coordinator(const internal_topic& topic, const coord::cluster_view& view,
                                                     std::int32_t partition, bool& missing_topic);
 
-// Creates the topic as Kafka does: its partition count, its replication factor capped by the live brokers,
-// compacted, min.insync.replicas capped by the replicas. Blocking on ZooKeeper: call through run_on_zookeeper.
+// Creates the topic as Kafka does: its partition count and replication factor, compacted, min.insync.replicas
+// capped by the replicas. With fewer live brokers than the factor it creates nothing and answers
+// INVALID_REPLICATION_FACTOR, as Kafka does: a topic created smaller would stay under-replicated for good (brokers
+// of a new cluster start one by one). Blocking on ZooKeeper: call through run_on_zookeeper.
 topic_admin_result create_internal_topic(broker_context& broker, const internal_topic& topic);
 
 // A coordinator's topic without cleanup.policy=compact was created as an ordinary topic (by a client's

@@ -19,9 +19,9 @@ struct lookup {
 }  // namespace
 
 // A group's coordinator is the leader of its __consumer_offsets partition, a transactional id's the leader of
-// its __transaction_state partition. The first lookup of a cluster creates the topic, and answers
-// COORDINATOR_NOT_AVAILABLE (retriable) until its leaders are elected. A topic created as an ordinary one gets
-// cleanup.policy=compact on the way (see internal_topic_needs_repair).
+// its __transaction_state partition. The first lookup of a cluster creates the topic, once as many brokers are
+// live as its replication factor, and answers COORDINATOR_NOT_AVAILABLE (retriable) until its leaders are elected.
+// A topic created as an ordinary one gets cleanup.policy=compact on the way (see internal_topic_needs_repair).
 awaitable<p::find_coordinator_response> handle_find_coordinator(request_context& ctx,
                                                                 p::find_coordinator_request& request) {
   std::vector<std::string> keys = ctx.version() >= 4 ? request.coordinator_keys : std::vector<std::string>{request.key};

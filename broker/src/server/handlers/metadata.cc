@@ -110,7 +110,8 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
       response.topics.push_back(missing(ctx, name, p::error_code::unknown_topic_or_partition));
       continue;
     }
-    // The coordinators' topics are created as they need them, never as ordinary topics.
+    // The coordinators' topics are created as they need them, never as ordinary topics; with fewer live brokers
+    // than their replication factor, INVALID_REPLICATION_FACTOR, as Kafka's ZooKeeper mode answers.
     const auto internal = internal_topic_named(ctx.broker.config, name);
     const auto created = co_await run_on_zookeeper(ctx.broker, [&ctx, &name, &internal] {
       return internal ? create_internal_topic(ctx.broker, *internal)
