@@ -1,7 +1,8 @@
 """The operator when brokers come and go. An added broker receives replicas of the managed topics, a bounded
 number of moves at a time; a scale-down asked for on the brokers' StatefulSet (ferry.dev/brokers) empties the
 leaving broker of every topic's replicas before the operator scales the StatefulSet down, and the scale-down
-guard (operator/deploy/broker-scale-guard.yaml) refuses any other way to lower the broker count meanwhile.
+guard (operator/deploy/broker-scale-guard.yaml) refuses any other way to lower the broker count meanwhile; the
+leaving broker's external Service stays until then and goes after.
 A producer (and, while draining, a consumer group) runs throughout and nothing acknowledged is lost."""
 import json
 import os
@@ -192,6 +193,28 @@ def statefulset(kube):
     return kube.get("statefulset", STATEFULSET, "default")
 
 
+def external_service(name, labels):
+    # As the chart labels broker i's external Service (charts/ferry/templates/broker-services.yaml).
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": name, "namespace": "default", "labels": labels},
+            "spec": {"selector": {"app": STATEFULSET}, "ports": [{"name": "external", "port": 9094}]}}
+
+
+def external_services():
+    """Broker 0 to 3's external Services, another StatefulSet's broker 3's, and one without the labels."""
+    ours = [external_service(f"{STATEFULSET}-{i}-external",
+                             {"ferry.dev/external-for": STATEFULSET, "ferry.dev/broker-ordinal": str(i)})
+            for i in range(4)]
+    return ours + [external_service("other-broker-3-external",
+                                    {"ferry.dev/external-for": "other-broker", "ferry.dev/broker-ordinal": "3"}),
+                   external_service(f"{STATEFULSET}-3-unlabelled", {})]
+
+
+def service_names(kube):
+    listed = json.loads(kube.kubectl("get", "services", "-n", "default", "-o", "json").stdout)
+    return {s["metadata"]["name"] for s in listed["items"]}
+
+
 def annotation(kube, name):
     return (statefulset(kube)["metadata"].get("annotations") or {}).get(name)
 
@@ -215,7 +238,7 @@ def test_a_scale_down_drains_the_leaving_broker_first(kube, ferry, operator):
     assert replicas_on(ferry, 3), "broker 3 holds replicas to drain"
 
     kube.apply(*scale_guard())
-    kube.apply(broker_statefulset(4))
+    kube.apply(broker_statefulset(4), *external_services())
     wait_until(lambda: annotation(kube, "ferry.dev/replica-floor") == "4", timeout=60,
                what="the operator to write the replica floor")
 
@@ -238,11 +261,18 @@ def test_a_scale_down_drains_the_leaving_broker_first(kube, ferry, operator):
 
         def scaled_down():
             if statefulset(kube)["spec"]["replicas"] != 3:
+                # Broker 3's external clients keep their address while it leads partitions (H9: under GitOps
+                # the chart no longer renders it).
+                assert f"{STATEFULSET}-3-external" in service_names(kube), "external Service deleted mid-drain"
                 return False
             left = replicas_on(ferry, 3)
             assert not left, f"scaled down while broker 3 still holds {left}"
             return True
         wait_until(scaled_down, timeout=240, interval=0.5, what="broker 3 drained and the StatefulSet scaled to 3")
+        wait_until(lambda: f"{STATEFULSET}-3-external" not in service_names(kube), timeout=60,
+                   what="the operator to delete the drained broker's external Service")
+        expected = {s["metadata"]["name"] for s in external_services()} - {f"{STATEFULSET}-3-external"}
+        assert expected <= service_names(kube), expected - service_names(kube)
         assert annotation(kube, "ferry.dev/replica-floor") == "3"
         reasons = [e["reason"] for e in kube.events("default", STATEFULSET)]
         assert "DrainingBrokers" in reasons and "BrokersDrained" in reasons, reasons

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "balance/external_services.h"
 #include "base/log.h"
 #include "coord/reassignment.h"
 
@@ -130,12 +131,21 @@ kube::reconcile_result balance_controller::reconcile(const std::string& /*key*/)
                          " hold no replicas; scaling the StatefulSet to " + std::to_string(set.desired));
       FERRY_LOG(info, "balance") << "scaling " << options_.broker_set << " to " << set.desired;
     }
+    // Once no broker is leaving, the external Services of the brokers the StatefulSet no longer runs go: once
+    // per size, and again after a failure.
+    if (set.replicas == set.desired && services_pruned_at_ != set.replicas) {
+      const auto& metadata = object["metadata"];
+      if (prune_external_services(api_, metadata.value("namespace", ""), metadata.value("name", ""), set.replicas))
+        services_pruned_at_ = set.replicas;
+    }
   }
   if (!start_moves(plan.moves)) return {.failed = true};
   // Moves complete on the controller's schedule and a cluster change queues the key again; this is a backstop.
   // The throttles of finished moves are removed on a later pass.
-  return plan.moves.empty() && leaving.empty() && !throttled ? kube::reconcile_result{}
-                                                             : kube::reconcile_result{.requeue_after = 5s};
+  const bool services_left = statefulset && services_pruned_at_ != statefulset->second.replicas;
+  return plan.moves.empty() && leaving.empty() && !throttled && !services_left
+             ? kube::reconcile_result{}
+             : kube::reconcile_result{.requeue_after = 5s};
 }
 
 bool balance_controller::start_moves(const std::vector<replica_move>& moves) {

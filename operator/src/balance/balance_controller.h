@@ -77,7 +77,8 @@ class balance_controller {
   const std::function<std::set<std::string>()> managed_topics_;
   const balance_options options_;
   kube::informer* broker_sets_ = nullptr;
-  std::string last_warning_;  // only the worker touches it
+  std::string last_warning_;                        // only the worker touches it
+  std::optional<std::int32_t> services_pruned_at_;  // the StatefulSet size its external Services last matched
 
   mutable std::mutex mutex_;
   std::set<broker_id> leaving_;
