@@ -93,45 +93,87 @@ kube::reconcile_result roll_controller::reconcile(const std::string& /*key*/) {
   }
   const auto progress = std::to_string(plan.updated) + " of " + total + " brokers at revision " + short_revision;
   if (plan.delete_pod) {
-    if (!delete_pod(statefulset, *plan.delete_pod, plan.why)) return {.failed = true};
+    const auto outcome = evict_pod(statefulset, *plan.delete_pod, plan.why);
+    switch (outcome.what) {
+      case eviction_outcome::kind::failed:
+        return {.failed = true};
+      case eviction_outcome::kind::refused:
+        // The budget changes with other pods' readiness, which no watch of ours reports: look again soon.
+        wait_for(statefulset, progress,
+                 "a PodDisruptionBudget does not allow evicting " + *plan.delete_pod + " now: " + outcome.message);
+        return {.requeue_after = 5s};
+      case eviction_outcome::kind::evicted:
+      case eviction_outcome::kind::gone:
+        break;
+    }
     last_wait_.clear();
     report(statefulset, progress + "; restarting " + *plan.delete_pod);
     return {.requeue_after = 2s};
   }
-  if (plan.why != last_wait_) {
-    last_wait_ = plan.why;
-    FERRY_LOG(info, "roll") << broker_set_ << ": " << progress << "; waiting: " << plan.why;
-    events_.record(statefulset, kube::event_recorder::type::normal, "RollWaiting", "Roll",
-                   progress + "; the next restart waits: " + plan.why);
-  }
-  report(statefulset, progress + "; waiting: " + plan.why);
+  wait_for(statefulset, progress, plan.why);
   return {.requeue_after = 2s};
 }
 
-bool roll_controller::delete_pod(const json& statefulset, const std::string& name, const std::string& why) {
+json eviction(const std::string& namespace_, const std::string& name, const std::string& uid) {
+  json body = {
+      {"apiVersion", "policy/v1"}, {"kind", "Eviction"}, {"metadata", {{"name", name}, {"namespace", namespace_}}}};
+  if (!uid.empty()) body["deleteOptions"] = {{"preconditions", {{"uid", uid}}}};
+  return body;
+}
+
+eviction_outcome read_eviction_answer(unsigned status, const std::string& body) {
+  using kind = eviction_outcome::kind;
+  if (status == 200 || status == 201) return {kind::evicted, {}};
+  if (status == 404 || status == 409) return {kind::gone, {}};  // 409: the uid precondition failed
+  const auto answer = json::parse(body, nullptr, false);
+  std::string message;
+  bool budget = false;  // a 429 may also be the API server's own throttling: only a budget's is a wait
+  if (answer.is_object()) {
+    message = answer.value("message", "");
+    // The budget's own words ("needs 2 healthy pods and has 2 currently") are in the cause.
+    if (answer.contains("details") && answer["details"].is_object()) {
+      for (const auto& cause : answer["details"].value("causes", json::array())) {
+        if (cause.is_object() && cause.value("reason", "") == "DisruptionBudget") {
+          message = cause.value("message", message);
+          budget = true;
+        }
+      }
+    }
+  }
+  if (message.empty()) message = body.substr(0, 300);
+  return {status == 429 && budget ? kind::refused : kind::failed, message};
+}
+
+eviction_outcome roll_controller::evict_pod(const json& statefulset, const std::string& name, const std::string& why) {
   const auto namespace_ = string_at(statefulset, "/metadata/namespace"_json_pointer);
   std::string uid;
   if (const auto pod = pods_.get(namespace_ + "/" + name)) uid = string_at(*pod, "/metadata/uid"_json_pointer);
-  // Only the pod that was judged: one re-created meanwhile is left alone.
-  json options = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
-  if (!uid.empty()) options["preconditions"] = {{"uid", uid}};
   const auto answer =
-      api_.send(kube::api_client::verb::delete_, "/api/v1/namespaces/" + namespace_ + "/pods/" + name, options.dump());
+      api_.send(kube::api_client::verb::post, "/api/v1/namespaces/" + namespace_ + "/pods/" + name + "/eviction",
+                eviction(namespace_, name, uid).dump());
   if (!answer) {
-    FERRY_LOG(warn, "roll") << "deleting pod " << name << ": " << answer.error().message();
-    return false;
+    FERRY_LOG(warn, "roll") << "evicting pod " << name << ": " << answer.error().message();
+    return {};
   }
-  const auto status = answer.value().status;
-  if (status == 404 || status == 409) return true;  // gone or replaced already: the next pass looks again
-  if (status != 200 && status != 202) {
-    FERRY_LOG(warn, "roll") << "deleting pod " << name << ": HTTP " << status << " "
-                            << answer.value().body.substr(0, 300);
-    return false;
+  auto outcome = read_eviction_answer(answer.value().status, answer.value().body);
+  if (outcome.what == eviction_outcome::kind::failed) {
+    FERRY_LOG(warn, "roll") << "evicting pod " << name << ": HTTP " << answer.value().status << " " << outcome.message;
+  } else if (outcome.what == eviction_outcome::kind::evicted) {
+    FERRY_LOG(info, "roll") << "restarting " << name << " for the new revision: " << why;
+    events_.record(statefulset, kube::event_recorder::type::normal, "RollingBroker", "Roll",
+                   "evicting pod " + name + " for the StatefulSet's update revision: " + why);
   }
-  FERRY_LOG(info, "roll") << "restarting " << name << " for the new revision: " << why;
-  events_.record(statefulset, kube::event_recorder::type::normal, "RollingBroker", "Roll",
-                 "deleting pod " + name + " for the StatefulSet's update revision: " + why);
-  return true;
+  return outcome;
+}
+
+void roll_controller::wait_for(const json& statefulset, const std::string& progress, const std::string& why) {
+  if (why != last_wait_) {
+    last_wait_ = why;
+    FERRY_LOG(info, "roll") << broker_set_ << ": " << progress << "; waiting: " << why;
+    events_.record(statefulset, kube::event_recorder::type::normal, "RollWaiting", "Roll",
+                   progress + "; the next restart waits: " + why);
+  }
+  report(statefulset, progress + "; waiting: " + why);
 }
 
 void roll_controller::report(const json& statefulset, const std::string& progress) {

@@ -14,16 +14,34 @@
 
 namespace ferry::roll {
 
+// The body of an eviction (policy/v1) of pod `name`; with a uid, only that pod (one re-created meanwhile is
+// left alone).
+nlohmann::json eviction(const std::string& namespace_, const std::string& name, const std::string& uid);
+
+// What the API server's answer to an eviction means for the roll.
+struct eviction_outcome {
+  enum class kind {
+    evicted,  // the pod is being deleted
+    gone,     // deleted or replaced already: the next pass looks again
+    refused,  // a PodDisruptionBudget does not allow it now (429 with cause DisruptionBudget): wait
+    failed,
+  };
+  kind what = kind::failed;
+  std::string message;  // for refused: the API server's reason, e.g. the budget's healthy pod count
+};
+eviction_outcome read_eviction_answer(unsigned status, const std::string& body);
+
 // Written on the brokers' StatefulSet: how far the roll is and what it waits for.
 inline constexpr std::string_view roll_annotation = "ferry.dev/roll";
 
-// Rolls the brokers' StatefulSet when its update strategy is OnDelete (the chart's, with the operator): deletes
+// Rolls the brokers' StatefulSet when its update strategy is OnDelete (the chart's, with the operator): evicts
 // one outdated broker pod at a time, chosen by plan_roll, so that no partition loses an in-sync replica it
-// cannot spare. Events RollingBroker (a pod deleted) and RollWaiting (why the next one waits, once per
-// distinct reason); the annotation ferry.dev/roll on the StatefulSet says where the roll is. With another
-// update strategy it does nothing: the StatefulSet controller rolls. One key ("roll"), queued on changes of the
-// StatefulSet and its pods, and looked at every 2 s while pods are outdated (the ISR changes in ZooKeeper);
-// only the Lease holder runs it.
+// cannot spare; the Eviction API lets the brokers' PodDisruptionBudgets hold a restart back, as they hold a
+// node drain. Events RollingBroker (a pod evicted) and RollWaiting (why the next one waits, once per distinct
+// reason, a PodDisruptionBudget's refusal included); the annotation ferry.dev/roll on the StatefulSet says
+// where the roll is. With another update strategy it does nothing: the StatefulSet controller rolls. One key
+// ("roll"), queued on changes of the StatefulSet and its pods, and looked at every 2 s while pods are outdated
+// (the ISR changes in ZooKeeper), 5 s while a budget refuses; only the Lease holder runs it.
 class roll_controller {
  public:
   static constexpr std::string_view key = "roll";
@@ -42,7 +60,8 @@ class roll_controller {
   kube::reconcile_result reconcile(const std::string& key);
 
  private:
-  bool delete_pod(const nlohmann::json& statefulset, const std::string& name, const std::string& why);
+  eviction_outcome evict_pod(const nlohmann::json& statefulset, const std::string& name, const std::string& why);
+  void wait_for(const nlohmann::json& statefulset, const std::string& progress, const std::string& why);
   void report(const nlohmann::json& statefulset, const std::string& progress);
 
   kube::api_client& api_;
