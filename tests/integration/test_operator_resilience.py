@@ -1,8 +1,10 @@
 """The operator when things go wrong around it: killed in the middle of reconciling, the API server restarted
 (its watches come back with 410 Gone and it lists again), and two replicas of which only the Lease holder acts
-and the standby takes over when the leader dies, or at once when the leader shuts down."""
+and the standby takes over when the leader dies, or at once when the leader shuts down. And the operator out of
+the cluster with a kubeconfig whose credentials come from an exec plugin, as on EKS, GKE and AKS."""
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -77,8 +79,8 @@ def operators(kube, ferry):
     """Operators started by a test; stopped and checked for sanitizer reports afterwards."""
     started = []
 
-    def start(identity, wait_ready=True, args=()):
-        op = Operator(kube, kube.user("ferry-operator"), ferry.zk_port, identity=identity, args=args)
+    def start(identity, wait_ready=True, args=(), kubeconfig=None):
+        op = Operator(kube, kubeconfig or kube.user("ferry-operator"), ferry.zk_port, identity=identity, args=args)
         started.append(op)
         op.start(wait_ready=wait_ready)
         return op
@@ -164,3 +166,48 @@ def test_a_leader_that_shuts_down_hands_the_lease_over_at_once(kube, ferry, oper
         f"the leader clears the holder before the standby takes over: {holders}"
     assert "released the lease default/" + LEASE in leader.log()
     wait_until(lambda: standby.metric("ferry_operator_leader") == 1, timeout=30, what="handover-b to lead")
+
+
+def exec_plugin_kubeconfig(kube, account):
+    """A kubeconfig whose user is an exec plugin (a shell script) printing a token of the service account
+    `account`, and the file where the plugin writes the KUBERNETES_EXEC_INFO of each run."""
+    token = kube.kubectl("create", "token", account, "-n", "default", "--duration", "1h").stdout.strip()
+    runs = os.path.join(kube.dir, f"{account}.runs")
+    plugin = os.path.join(kube.dir, f"{account}-plugin.sh")
+    with open(plugin, "w") as f:
+        f.write(f"""#!/bin/sh
+echo "$KUBERNETES_EXEC_INFO" >> "{runs}"
+cat <<EOF
+{{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {{"token": "{token}"}}}}
+EOF
+""")
+    os.chmod(plugin, 0o700)
+    with open(kube.kubeconfig) as f:
+        server = re.search(r"server: (\S+)", f.read()).group(1)
+    config = {
+        "apiVersion": "v1", "kind": "Config", "current-context": "exec",
+        "clusters": [{"name": "c", "cluster": {"server": server,
+                                               "certificate-authority": os.path.join(kube.dir, "pki", "ca.crt")}}],
+        "users": [{"name": account, "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1", "command": plugin, "args": ["get-token"],
+            "interactiveMode": "Never"}}}],
+        "contexts": [{"name": "exec", "context": {"cluster": "c", "user": account}}]}
+    path = os.path.join(kube.dir, f"{account}.kubeconfig")
+    with open(path, "w") as f:
+        json.dump(config, f)  # YAML is a superset of JSON
+    return path, runs, token
+
+
+def test_credentials_from_an_exec_plugin(kube, ferry, ns, operators):
+    kube.kubectl("create", "serviceaccount", "exec-operator", "-n", "default")
+    grant_operator(kube, "system:serviceaccount:default:exec-operator")
+    kubeconfig, runs, token = exec_plugin_kubeconfig(kube, "exec-operator")
+    op = operators("exec-plugin", kubeconfig=kubeconfig, args=("--leader-election", "false"))
+    kube.apply(topic("by-exec", ns, 2, 1))
+    wait_ready(kube, "by-exec", ns)
+    assert len(zk_partitions(ferry, "by-exec")) == 2
+    with open(runs) as f:
+        info = json.loads(f.readline())
+    assert info == {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                    "spec": {"interactive": False}}
+    assert token not in op.log()

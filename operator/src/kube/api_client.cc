@@ -108,6 +108,8 @@ result<std::unique_ptr<api_client>> api_client::create(asio::io_context& io, con
     return errc::bad_config;
   }
   client->tls_.set_verify_mode(config.insecure_skip_verify ? asio::ssl::verify_none : asio::ssl::verify_peer);
+  // A plugin that fails now most likely always will: say so at startup.
+  if (!client->token_.refresh()) return errc::bad_config;
   if (!config.client_cert_pem.empty()) {
     client->tls_.use_certificate_chain(asio::buffer(config.client_cert_pem), ec);
     if (!ec) client->tls_.use_private_key(asio::buffer(config.client_key_pem), asio::ssl::context::pem, ec);
@@ -200,8 +202,31 @@ asio::awaitable<result<http_response>> api_client::async_send(verb method, std::
   co_return co_await send_now(method, std::move(target), std::move(body), std::string(content_type));
 }
 
+void api_client::use_renewed_certificate() {
+  const auto renewed = token_.renewed_certificate();
+  if (!renewed) return;
+  boost::system::error_code ec;
+  tls_.use_certificate_chain(asio::buffer(renewed->first), ec);
+  if (!ec) tls_.use_private_key(asio::buffer(renewed->second), asio::ssl::context::pem, ec);
+  if (ec) {
+    FERRY_LOG(error, "kube") << "cannot load the client certificate and key from the exec plugin: " << ec.message();
+    return;
+  }
+  idle_.clear();  // they present the old certificate
+}
+
 asio::awaitable<result<http_response>> api_client::send_now(verb method, std::string target, std::string body,
                                                             std::string content_type) {
+  auto answer = co_await send_once(method, target, body, content_type);
+  // An exec plugin's credential can be revoked or expire early: the plugin runs again and the request is retried.
+  if (answer && answer.value().status == 401 && token_.unauthorized())
+    answer = co_await send_once(method, target, body, content_type);
+  co_return answer;
+}
+
+asio::awaitable<result<http_response>> api_client::send_once(verb method, const std::string& target,
+                                                             const std::string& body, const std::string& content_type) {
+  use_renewed_certificate();
   for (int attempt = 0;; ++attempt) {
     std::unique_ptr<connection> c;
     const bool reused = attempt == 0 && !idle_.empty();
@@ -247,6 +272,7 @@ result<http_response> api_client::send(verb method, std::string target, std::str
 
 asio::awaitable<result<http_response>> api_client::async_stream(std::string target, line_handler on_line,
                                                                 std::chrono::seconds idle_timeout) {
+  use_renewed_certificate();
   auto made = co_await connect();
   if (!made) co_return made.error();
   auto& c = *made.value();
@@ -266,6 +292,7 @@ asio::awaitable<result<http_response>> api_client::async_stream(std::string targ
       co_await http::async_read_header(c.stream, c.buffer, header_parser, use_tuple);
   if (header_error) co_return to_std(header_error);
   const unsigned status = header_parser.get().result_int();
+  if (status == 401) token_.unauthorized();  // the watch is started again, with the plugin's new credential
   if (status != 200) {
     http::response_parser<http::string_body> parser(std::move(header_parser));
     parser.body_limit(max_body);

@@ -105,6 +105,10 @@ class api_client {
   std::chrono::nanoseconds admit(verb method, const std::string& target);
   boost::asio::awaitable<result<http_response>> send_now(verb method, std::string target, std::string body,
                                                          std::string content_type);
+  boost::asio::awaitable<result<http_response>> send_once(verb method, const std::string& target,
+                                                          const std::string& body, const std::string& content_type);
+  // New connections present the exec plugin's client certificate once it gave a new one.
+  void use_renewed_certificate();
   boost::asio::awaitable<result<http_response>> exchange(connection& c, verb method, const std::string& target,
                                                          const std::string& body, std::string_view content_type);
 

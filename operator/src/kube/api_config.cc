@@ -15,6 +15,12 @@ namespace ferry::kube {
 namespace {
 
 namespace fs = std::filesystem;
+using steady = std::chrono::steady_clock;
+
+// An exec credential is run again this long before it expires, and not on a 401 this soon after it was given.
+constexpr auto exec_refresh_margin = std::chrono::seconds(10);
+// After a failed run, requests go without running the plugin for this long.
+constexpr auto exec_retry_delay = std::chrono::seconds(10);
 
 result<std::string> read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -86,6 +92,34 @@ result<void> set_server(api_config& config, const std::string& server) {
   return success();
 }
 
+result<exec_plugin> parse_exec(const YAML::Node& exec, const std::string& user, const fs::path& base) {
+  const auto refuse = [&user](const std::string& why) -> result<exec_plugin> {
+    FERRY_LOG(error, "kube") << "kubeconfig user '" << user << "': exec " << why;
+    return errc::bad_config;
+  };
+  exec_plugin plugin{.user = user,
+                     .api_version = exec["apiVersion"].as<std::string>(""),
+                     .command = exec["command"].as<std::string>(""),
+                     .install_hint = exec["installHint"].as<std::string>("")};
+  if (plugin.api_version != "client.authentication.k8s.io/v1" &&
+      plugin.api_version != "client.authentication.k8s.io/v1beta1") {
+    return refuse("apiVersion '" + plugin.api_version +
+                  "' is not client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1");
+  }
+  if (plugin.command.empty()) return refuse("has no command");
+  // As kubectl: a relative path (not a bare name looked up in PATH) is relative to the kubeconfig.
+  if (const fs::path command(plugin.command); command.is_relative() && plugin.command.find('/') != std::string::npos)
+    plugin.command = (base / command).string();
+  if (exec["interactiveMode"].as<std::string>("") == "Always")
+    return refuse("interactiveMode is Always: the operator has no terminal to give the plugin");
+  for (const auto& arg : exec["args"]) plugin.args.push_back(arg.as<std::string>());
+  for (const auto& var : exec["env"]) {
+    if (!var["name"]) return refuse("env has an entry without a name");
+    plugin.env.emplace_back(var["name"].as<std::string>(), var["value"].as<std::string>(""));
+  }
+  return plugin;
+}
+
 result<api_config> parse_kubeconfig(const YAML::Node& root, const fs::path& base) {
   const auto context_name = root["current-context"] ? root["current-context"].as<std::string>() : std::string{};
   const auto context = named_entry(root["contexts"], context_name, "context");
@@ -102,13 +136,17 @@ result<api_config> parse_kubeconfig(const YAML::Node& root, const fs::path& base
   FERRY_TRY(set_server(config, cluster["server"].as<std::string>()));
   FERRY_TRY(config.ca_pem, inline_or_file(cluster, "certificate-authority", base));
   config.insecure_skip_verify = cluster["insecure-skip-tls-verify"].as<bool>(false);
-  if (const auto user = named_entry(root["users"], context["user"].as<std::string>(""), "user")) {
+  const auto user_name = context["user"].as<std::string>("");
+  if (const auto user = named_entry(root["users"], user_name, "user")) {
     FERRY_TRY(config.client_cert_pem, inline_or_file(user, "client-certificate", base));
     FERRY_TRY(config.client_key_pem, inline_or_file(user, "client-key", base));
     config.token = user["token"].as<std::string>("");
     if (const auto file = user["tokenFile"]) {
       const fs::path path(file.as<std::string>());
       config.token_file = (path.is_absolute() ? path : base / path).string();
+    }
+    if (const auto exec = user["exec"]) {
+      FERRY_TRY(config.exec, parse_exec(exec, user_name, base));
     }
   }
   return config;
@@ -143,8 +181,35 @@ result<api_config> in_cluster_config(const std::string& account_dir) {
   return config;
 }
 
+bool token_source::refresh() {
+  std::lock_guard lock(mutex_);
+  return refresh_locked();
+}
+
+bool token_source::refresh_locked() {
+  if (!exec_) return true;
+  if (credential_ &&
+      (!credential_->expires || std::chrono::system_clock::now() + exec_refresh_margin < *credential_->expires)) {
+    return true;
+  }
+  if (steady::now() < retry_after_) return false;
+  auto fresh = run_exec_plugin(*exec_);  // logs why it failed
+  if (!fresh) {
+    retry_after_ = steady::now() + exec_retry_delay;
+    return false;  // an expiring credential stays: the API server may take it a little longer
+  }
+  credential_ = std::move(fresh).value();
+  obtained_ = steady::now();
+  certificate_renewed_ = !credential_->client_cert_pem.empty();
+  return true;
+}
+
 std::string token_source::current() {
   std::lock_guard lock(mutex_);
+  if (exec_) {
+    refresh_locked();
+    return credential_ ? credential_->token : std::string{};
+  }
   if (file_.empty()) return token_;
   std::error_code ec;
   const auto modified = fs::last_write_time(file_, ec);
@@ -156,6 +221,21 @@ std::string token_source::current() {
     }
   }
   return token_;
+}
+
+std::optional<std::pair<std::string, std::string>> token_source::renewed_certificate() {
+  std::lock_guard lock(mutex_);
+  refresh_locked();
+  if (!certificate_renewed_) return std::nullopt;
+  certificate_renewed_ = false;
+  return std::pair{credential_->client_cert_pem, credential_->client_key_pem};
+}
+
+bool token_source::unauthorized() {
+  std::lock_guard lock(mutex_);
+  if (!exec_ || !credential_ || steady::now() - obtained_ < exec_refresh_margin) return false;
+  credential_.reset();
+  return true;
 }
 
 }  // namespace ferry::kube
