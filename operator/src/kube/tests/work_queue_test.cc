@@ -59,9 +59,8 @@ TEST(WorkQueue, AKeyWaitsForOneDelayTheEarliest) {
   queue.add_after("marker", 200ms);
   EXPECT_EQ(queue.delayed(), 2U);
   EXPECT_EQ(queue.get(), "k");
-  EXPECT_EQ(queue.depth(), 0U);
   queue.done("k");
-  EXPECT_EQ(queue.delayed(), 1U);
+  EXPECT_EQ(queue.delayed() + queue.depth(), 1U) << "only the marker, delayed or (on a slow machine) due";
   EXPECT_EQ(queue.get(), "marker") << "the later delays of k were folded into its earliest";
 }
 
