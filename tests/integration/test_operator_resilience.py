@@ -168,19 +168,16 @@ def test_a_leader_that_shuts_down_hands_the_lease_over_at_once(kube, ferry, oper
     wait_until(lambda: standby.metric("ferry_operator_leader") == 1, timeout=30, what="handover-b to lead")
 
 
-def exec_plugin_kubeconfig(kube, account):
-    """A kubeconfig whose user is an exec plugin (a shell script) printing a token of the service account
-    `account`, and the file where the plugin writes the KUBERNETES_EXEC_INFO of each run."""
-    token = kube.kubectl("create", "token", account, "-n", "default", "--duration", "1h").stdout.strip()
-    runs = os.path.join(kube.dir, f"{account}.runs")
-    plugin = os.path.join(kube.dir, f"{account}-plugin.sh")
+def exec_plugin_kubeconfig(kube, name, status):
+    """A kubeconfig whose user is an exec plugin (a shell script) printing an ExecCredential with `status`, and
+    the file where the plugin writes the KUBERNETES_EXEC_INFO of each run."""
+    runs = os.path.join(kube.dir, f"{name}.runs")
+    answer = os.path.join(kube.dir, f"{name}.credential")
+    with open(answer, "w") as f:
+        json.dump({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": status}, f)
+    plugin = os.path.join(kube.dir, f"{name}-plugin.sh")
     with open(plugin, "w") as f:
-        f.write(f"""#!/bin/sh
-echo "$KUBERNETES_EXEC_INFO" >> "{runs}"
-cat <<EOF
-{{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {{"token": "{token}"}}}}
-EOF
-""")
+        f.write(f'#!/bin/sh\necho "$KUBERNETES_EXEC_INFO" >> "{runs}"\ncat "{answer}"\n')
     os.chmod(plugin, 0o700)
     with open(kube.kubeconfig) as f:
         server = re.search(r"server: (\S+)", f.read()).group(1)
@@ -188,26 +185,43 @@ EOF
         "apiVersion": "v1", "kind": "Config", "current-context": "exec",
         "clusters": [{"name": "c", "cluster": {"server": server,
                                                "certificate-authority": os.path.join(kube.dir, "pki", "ca.crt")}}],
-        "users": [{"name": account, "user": {"exec": {
+        "users": [{"name": name, "user": {"exec": {
             "apiVersion": "client.authentication.k8s.io/v1", "command": plugin, "args": ["get-token"],
             "interactiveMode": "Never"}}}],
-        "contexts": [{"name": "exec", "context": {"cluster": "c", "user": account}}]}
-    path = os.path.join(kube.dir, f"{account}.kubeconfig")
+        "contexts": [{"name": "exec", "context": {"cluster": "c", "user": name}}]}
+    path = os.path.join(kube.dir, f"{name}.kubeconfig")
     with open(path, "w") as f:
         json.dump(config, f)  # YAML is a superset of JSON
-    return path, runs, token
+    return path, runs
 
 
-def test_credentials_from_an_exec_plugin(kube, ferry, ns, operators):
+def token_credential(kube):
+    """A service account's token, the account bound to the operator's roles."""
     kube.kubectl("create", "serviceaccount", "exec-operator", "-n", "default")
     grant_operator(kube, "system:serviceaccount:default:exec-operator")
-    kubeconfig, runs, token = exec_plugin_kubeconfig(kube, "exec-operator")
-    op = operators("exec-plugin", kubeconfig=kubeconfig, args=("--leader-election", "false"))
-    kube.apply(topic("by-exec", ns, 2, 1))
-    wait_ready(kube, "by-exec", ns)
-    assert len(zk_partitions(ferry, "by-exec")) == 2
+    token = kube.kubectl("create", "token", "exec-operator", "-n", "default", "--duration", "1h").stdout.strip()
+    return {"token": token}, token
+
+
+def certificate_credential(kube):
+    """The operator's user's client certificate and key."""
+    kube.user("ferry-operator")
+    with open(os.path.join(kube.dir, "pki", "user-ferry-operator.crt")) as c, \
+            open(os.path.join(kube.dir, "pki", "user-ferry-operator.key")) as k:
+        cert, key = c.read(), k.read()
+    return {"clientCertificateData": cert, "clientKeyData": key}, key.splitlines()[1]
+
+
+@pytest.mark.parametrize("credential", [token_credential, certificate_credential], ids=["token", "certificate"])
+def test_credentials_from_an_exec_plugin(kube, ferry, ns, operators, credential):
+    status, secret = credential(kube)
+    kubeconfig, runs = exec_plugin_kubeconfig(kube, "exec-" + credential.__name__, status)
+    op = operators("exec-" + credential.__name__, kubeconfig=kubeconfig, args=("--leader-election", "false"))
+    kube.apply(topic("by-exec-" + ns, ns, 2, 1))
+    wait_ready(kube, "by-exec-" + ns, ns)
+    assert len(zk_partitions(ferry, "by-exec-" + ns)) == 2
     with open(runs) as f:
         info = json.loads(f.readline())
     assert info == {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
                     "spec": {"interactive": False}}
-    assert token not in op.log()
+    assert secret not in op.log()
