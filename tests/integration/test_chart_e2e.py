@@ -127,7 +127,9 @@ VALUES = ["image.repository=localhost/ferry", f"image.tag={TAG}", "image.pullPol
           "zookeeper.resources.requests.cpu=20m", "zookeeper.resources.requests.memory=128Mi",
           "operator.groupStatusIntervalSeconds=5",
           # Every broker also reachable from outside the cluster (here: the host) at the node's address.
-          "broker.external.enabled=true", f"broker.external.nodePortBase={NODE_PORT_BASE}"]
+          "broker.external.enabled=true", f"broker.external.nodePortBase={NODE_PORT_BASE}",
+          # The host's Prometheus scrapes the operator's authenticated /metrics as this ServiceAccount.
+          f"operator.metricsReaders[0].namespace={NS}", "operator.metricsReaders[0].name=e2e-prometheus"]
 
 
 def test_install_brings_up_zookeeper_brokers_and_operator(ferry):
@@ -213,6 +215,16 @@ def prometheus_config(ferry, path):
     scrape = ferry.kube.get("configmap", "ferry-prometheus-scrape", namespace=NS)["data"]["scrape-configs.yaml"]
     jobs = yaml.safe_load(scrape)
     for job in jobs:
+        if "authorization" in job:
+            # The operator's job (operator.metricsAuth kubernetes): the token of the ServiceAccount that
+            # operator.metricsReaders binds to the metrics reader role, where a Prometheus pod would mount its own.
+            ferry.kube.apply({"apiVersion": "v1", "kind": "ServiceAccount",
+                              "metadata": {"name": "e2e-prometheus", "namespace": NS}})
+            token = ferry.kube.kubectl("create", "token", "e2e-prometheus", "-n", NS, "--duration", "2h")
+            token_file = os.path.join(ferry.workdir, "prometheus-token")
+            with open(token_file, "w") as f:
+                f.write(token.stdout.strip())
+            job["authorization"] = {"credentials_file": token_file}
         for sd in job["kubernetes_sd_configs"]:
             sd["api_server"] = cluster["server"]
             sd["tls_config"] = {"ca_file": cluster["certificate-authority"],

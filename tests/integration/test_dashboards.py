@@ -6,7 +6,8 @@ every poll); Prometheus (Debian's) scrapes the brokers with the labels the Helm 
 Then every template variable query, every panel query of every broker dashboard and every broker alert expression
 must parse and return data, and the rules must be loaded and healthy. promtool checks the rules and runs their unit
 tests. The operator's dashboard and alerts get the same checks against a real ferry-operator (a real kube-apiserver,
-scripts/kube-env) managing Topics and ConsumerGroups of that cluster, scraped as job="ferry-operator".
+scripts/kube-env) managing Topics and ConsumerGroups of that cluster, scraped as job="ferry-operator" with the token
+of a ServiceAccount bound to ferry-metrics-reader (--metrics-auth kubernetes, as the chart runs it).
 """
 import importlib.machinery
 import importlib.util
@@ -14,6 +15,8 @@ import os
 import re
 import shutil
 import subprocess
+import urllib.error
+import urllib.request
 
 import pytest
 import yaml
@@ -308,6 +311,41 @@ def test_alert_expressions_parse_their_series_exist_and_the_rules_are_loaded(mon
     assert not firing, f"alerts firing on a healthy cluster: {firing}"
 
 
+class ScrapedOperator(Operator):
+    """An operator run with --metrics-auth kubernetes, whose /metrics this test reads with the scraper's token."""
+
+    token = None
+
+    def http(self, path):
+        if self.process is not None and self.process.poll() is not None:
+            raise AssertionError(f"the operator exited ({self.process.returncode}):\n{self.log()[-3000:]}")
+        request = urllib.request.Request(f"http://127.0.0.1:{self.http_port}{path}",
+                                         headers={"Authorization": f"Bearer {self.token}"})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+        except OSError:
+            return None, ""
+
+
+def metrics_reader_token(kube):
+    """Lets the operator review tokens and returns one of a ServiceAccount bound to ferry-metrics-reader
+    (operator/deploy/rbac.yaml), as a Prometheus in the cluster would scrape with."""
+    def binding(name, role, subject):
+        return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                "subjects": [subject]}
+    kube.kubectl("create", "serviceaccount", "prometheus", "-n", "default")
+    kube.apply(binding("ferry-operator-metrics-auth", "ferry-operator-metrics-auth",
+                       {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "ferry-operator"}),
+               binding("ferry-metrics-reader-prometheus", "ferry-metrics-reader",
+                       {"kind": "ServiceAccount", "name": "prometheus", "namespace": "default"}))
+    return kube.kubectl("create", "token", "prometheus", "-n", "default", "--duration", "2h").stdout.strip()
+
+
 @pytest.fixture(scope="module")
 def operated(request, monitored):
     """A ferry-operator for the monitored cluster, with a Topic that becomes Ready, one it refuses (more replicas
@@ -315,8 +353,12 @@ def operated(request, monitored):
     c, _, _ = monitored
     with kube_environment(request) as kube:
         grant_operator(kube, "ferry-operator")
-        op = Operator(kube, kube.user("ferry-operator"), c.zk_port, cluster_name="it",
-                      args=("--max-concurrent-moves", "0"))
+        op = ScrapedOperator(kube, kube.user("ferry-operator"), c.zk_port, cluster_name="it",
+                             args=("--max-concurrent-moves", "0", "--metrics-auth", "kubernetes"))
+        op.token = metrics_reader_token(kube)
+        token_file = os.path.join(kube.dir, "prometheus-token")
+        with open(token_file, "w") as f:
+            f.write(op.token)
         op.start()
         prometheus = None
         try:
@@ -332,7 +374,8 @@ def operated(request, monitored):
                 yaml.safe_dump({
                     "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
                     "rule_files": [os.path.abspath(rp.ALERTS)],
-                    "scrape_configs": [{"job_name": OPERATOR_JOB, "static_configs": [{
+                    "scrape_configs": [{"job_name": OPERATOR_JOB, "authorization": {"credentials_file": token_file},
+                                        "static_configs": [{
                         "targets": [f"127.0.0.1:{op.http_port}"],
                         "labels": {"namespace": rp.NAMESPACE, "cluster": rp.CLUSTER, "pod": "ferry-operator-0"}}]}]},
                     f)

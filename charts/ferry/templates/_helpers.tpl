@@ -125,3 +125,9 @@ runAsNonRoot: true
 capabilities:
   drop: [ALL]
 {{- end -}}
+
+{{/* The ClusterRole that may get the operator's /metrics (--metrics-auth kubernetes); cluster-scoped, so named
+per release and namespace. */}}
+{{- define "ferry.operatorMetricsReader" -}}
+{{ include "ferry.operatorName" . }}-{{ .Release.Namespace }}-metrics-reader
+{{- end }}

@@ -22,3 +22,15 @@ operator's (sourceLabels).
 - {{ $target }}: cluster
   replacement: {{ include "ferry.clusterName" .root }}
 {{- end -}}
+
+{{/* A monitor's credentials for the operator's /metrics under --metrics-auth kubernetes: the metrics-scraper
+ServiceAccount's token Secret (monitoring.yaml). */}}
+{{- define "ferry.operatorScrapeAuthorization" -}}
+{{- if eq .Values.operator.metricsAuth "kubernetes" -}}
+authorization:
+  type: Bearer
+  credentials:
+    name: {{ include "ferry.fullname" . }}-metrics-scraper
+    key: token
+{{- end }}
+{{- end }}

@@ -113,15 +113,21 @@ int run(const manager::options& o) {
   } else {
     metrics.set_leader(true);  // the only replica acts
   }
-  auto health =
-      manager::health_server::start(o.http_address, o.http_port, metrics.shared_registry(), [&]() -> std::string {
+  // --metrics-auth kubernetes: /metrics asks the API server who the scraper is and whether it may read it.
+  auto metrics_auth = o.metrics_auth
+                          ? std::make_shared<manager::metrics_authorizer>(manager::api_server_reviews(*api.value()))
+                          : nullptr;
+  auto health = manager::health_server::start(
+      o.http_address, o.http_port, metrics.shared_registry(),
+      [&]() -> std::string {
         if (election && !election->leading()) return {};  // a standby replica is healthy and ready
         if (!started.load()) return "starting";
         if (!topic_informers->synced()) return "listing Topic resources";
         if (!group_informers->synced()) return "listing ConsumerGroup resources";
         if (!cluster->ready()) return "reading the cluster from ZooKeeper";
         return {};
-      });
+      },
+      metrics_auth);
   if (!health) return 1;
   FERRY_LOG(info, "manager") << "ferry-operator for cluster " << o.cluster_name << ": http on " << o.http_address << ":"
                              << health.value()->port() << ", identity " << o.identity;

@@ -56,6 +56,10 @@ ZooKeeper is at --zookeeper-connect.
   --zookeeper-connect CONNECT             the Ferry cluster's zookeeper.connect (required)
   --http-address ADDRESS                  address of /metrics, /healthz and /readyz (default 0.0.0.0)
   --http-port PORT                        their port (default 8080; 0 picks a free one)
+  --metrics-auth kubernetes|none          kubernetes: /metrics answers only a bearer token that a TokenReview
+                                          accepts and whose user a SubjectAccessReview allows to get the
+                                          non-resource URL /metrics (the chart's setting); none: open, for local
+                                          runs (default none). /healthz and /readyz are always open
   --workers N                             reconciles running at once (default 4)
   --api-qps QPS                           writes (POST, PUT, PATCH, DELETE) to the API server a second, beyond
                                           --api-burst; reads, watches and the Lease are not limited (default 20;
@@ -127,6 +131,9 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       o.http_address = value;
     } else if (flag == "--http-port") {
       if (!parse_int<std::uint16_t>(value, o.http_port, 0, 65535)) return bad("must be a port number");
+    } else if (flag == "--metrics-auth") {
+      if (value != "kubernetes" && value != "none") return bad("must be kubernetes or none");
+      o.metrics_auth = value == "kubernetes";
     } else if (flag == "--workers") {
       if (!parse_int<std::size_t>(value, o.workers, 1, 64)) return bad("must be 1-64");
     } else if (flag == "--api-qps") {

@@ -17,6 +17,7 @@ struct options {
   std::string zookeeper_connect;
   std::string http_address = "0.0.0.0";
   std::uint16_t http_port = 8080;
+  bool metrics_auth = false;  // --metrics-auth kubernetes: /metrics needs a token allowed to get it
   std::size_t workers = 4;
   double api_qps = 20;         // writes to the API server a second (0: no limit)
   std::size_t api_burst = 50;  // writes at once before api_qps applies

@@ -8,7 +8,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <future>
 #include <string>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
+#include <nlohmann/json.hpp>
 
 namespace ferry::manager {
 namespace {
@@ -53,9 +58,9 @@ class client {
   bool connected_ = false;
 };
 
-std::unique_ptr<health_server> start_server() {
-  auto started =
-      health_server::start("127.0.0.1", 0, std::make_shared<prometheus::Registry>(), [] { return std::string(); });
+std::unique_ptr<health_server> start_server(std::shared_ptr<metrics_authorizer> metrics_auth = nullptr) {
+  auto started = health_server::start(
+      "127.0.0.1", 0, std::make_shared<prometheus::Registry>(), [] { return std::string(); }, std::move(metrics_auth));
   EXPECT_TRUE(started);
   return started ? std::move(started).value() : nullptr;
 }
@@ -113,6 +118,132 @@ TEST(health_server, connections_beyond_the_cap_are_closed_at_once) {
     if (next.get("/healthz").find("200 OK") != std::string::npos) break;
     ASSERT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(4)) << "the place was not freed";
   }
+}
+
+// A kube-apiserver's reviews: token "reader" is user "system:serviceaccount:mon:prometheus", allowed to get
+// /metrics; "stranger" is a user without the role; any other token is not accepted.
+struct fake_api_server {
+  std::vector<nlohmann::json> requests;
+  std::vector<std::string> paths;
+  bool reachable = true;
+
+  result<kube::http_response> answer(const std::string& path, const std::string& body) {
+    if (!reachable) return std::make_error_code(std::errc::connection_refused);
+    const auto request = nlohmann::json::parse(body);
+    paths.push_back(path);
+    requests.push_back(request);
+    if (request["kind"] == "TokenReview") {
+      const auto token = request["spec"]["token"].get<std::string>();
+      if (token != "reader" && token != "stranger")
+        return kube::http_response{201, R"({"status":{"authenticated":false,"error":"invalid bearer token"}})"};
+      const nlohmann::json user = {{"username", token == "reader" ? "system:serviceaccount:mon:prometheus" : "bob"},
+                                   {"uid", "u-1"},
+                                   {"groups", {"system:authenticated"}}};
+      return kube::http_response{201, nlohmann::json{{"status", {{"authenticated", true}, {"user", user}}}}.dump()};
+    }
+    const bool allowed = request["spec"]["user"] == "system:serviceaccount:mon:prometheus";
+    return kube::http_response{201, nlohmann::json{{"status", {{"allowed", allowed}}}}.dump()};
+  }
+  metrics_authorizer::review_fn reviews() {
+    return [this](std::string path, std::string body) -> boost::asio::awaitable<result<kube::http_response>> {
+      return respond(this, std::move(path), std::move(body));
+    };
+  }
+  static boost::asio::awaitable<result<kube::http_response>> respond(fake_api_server* server, std::string path,
+                                                                     std::string body) {
+    co_return server->answer(path, body);
+  }
+};
+
+class test_clock : public kube::clock_source {
+ public:
+  [[nodiscard]] time_point now() const override { return now_; }
+  void advance(std::chrono::seconds by) { now_ += by; }
+
+ private:
+  time_point now_ = std::chrono::steady_clock::now();
+};
+
+metrics_authorizer::verdict check(metrics_authorizer& auth, const std::string& header) {
+  boost::asio::io_context io;
+  auto answer = boost::asio::co_spawn(io, auth.check(header), boost::asio::use_future);
+  io.run();
+  return answer.get();
+}
+
+using verdict = metrics_authorizer::verdict;
+
+TEST(metrics_authorizer, reviews_the_token_then_the_users_access_to_metrics) {
+  fake_api_server api;
+  metrics_authorizer auth(api.reviews());
+  EXPECT_EQ(check(auth, ""), verdict::unauthenticated);
+  EXPECT_EQ(check(auth, "Basic cmVhZGVy"), verdict::unauthenticated);
+  EXPECT_TRUE(api.requests.empty()) << "nothing to review without a bearer token";
+  EXPECT_EQ(check(auth, "Bearer forged"), verdict::unauthenticated);
+  EXPECT_EQ(check(auth, "Bearer stranger"), verdict::forbidden);
+  EXPECT_EQ(check(auth, "bearer reader"), verdict::allowed);
+  ASSERT_EQ(api.paths.size(), 5U);
+  EXPECT_EQ(api.paths[0], "/apis/authentication.k8s.io/v1/tokenreviews");
+  EXPECT_EQ(api.paths[4], "/apis/authorization.k8s.io/v1/subjectaccessreviews");
+  const auto& access = api.requests[4];
+  EXPECT_EQ(access["apiVersion"], "authorization.k8s.io/v1");
+  EXPECT_EQ(access["spec"]["user"], "system:serviceaccount:mon:prometheus");
+  EXPECT_EQ(access["spec"]["uid"], "u-1");
+  EXPECT_EQ(access["spec"]["groups"], nlohmann::json::array({"system:authenticated"}));
+  EXPECT_EQ(access["spec"]["nonResourceAttributes"], (nlohmann::json{{"path", "/metrics"}, {"verb", "get"}}));
+}
+
+TEST(metrics_authorizer, caches_verdicts_per_token_for_the_ttl_but_not_failed_reviews) {
+  fake_api_server api;
+  test_clock clock;
+  metrics_authorizer auth(api.reviews(), std::chrono::seconds(60), 16, clock);
+  EXPECT_EQ(check(auth, "Bearer reader"), verdict::allowed);
+  EXPECT_EQ(check(auth, "Bearer stranger"), verdict::forbidden);
+  const auto reviews = api.paths.size();
+  clock.advance(std::chrono::seconds(59));
+  EXPECT_EQ(check(auth, "Bearer reader"), verdict::allowed);
+  EXPECT_EQ(check(auth, "Bearer stranger"), verdict::forbidden);
+  EXPECT_EQ(api.paths.size(), reviews) << "cached";
+  clock.advance(std::chrono::seconds(2));
+  EXPECT_EQ(check(auth, "Bearer reader"), verdict::allowed);
+  EXPECT_EQ(api.paths.size(), reviews + 2) << "expired: reviewed again";
+
+  api.reachable = false;
+  EXPECT_EQ(check(auth, "Bearer other"), verdict::unavailable);
+  api.reachable = true;
+  EXPECT_EQ(check(auth, "Bearer other"), verdict::unauthenticated) << "a failed review is not remembered";
+}
+
+TEST(metrics_authorizer, the_cache_is_bounded) {
+  fake_api_server api;
+  metrics_authorizer auth(api.reviews(), std::chrono::seconds(60), 4);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(check(auth, "Bearer forged-" + std::to_string(i)), verdict::unauthenticated);
+  const auto reviews = api.paths.size();
+  // Only the last few are still known: the first is reviewed again.
+  EXPECT_EQ(check(auth, "Bearer forged-9"), verdict::unauthenticated);
+  EXPECT_EQ(api.paths.size(), reviews);
+  EXPECT_EQ(check(auth, "Bearer forged-0"), verdict::unauthenticated);
+  EXPECT_EQ(api.paths.size(), reviews + 1);
+}
+
+TEST(health_server, metrics_needs_an_allowed_token_and_the_probes_none) {
+  fake_api_server api;
+  const auto server = start_server(std::make_shared<metrics_authorizer>(api.reviews()));
+  ASSERT_TRUE(server);
+  const auto get = [&](const std::string& path, const std::string& token) {
+    const client c(server->port(), std::chrono::seconds(2));
+    std::string request = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n";
+    if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
+    c.send_text(request + "\r\n");
+    const auto answer = c.read_all();
+    return answer.substr(0, answer.find("\r\n"));
+  };
+  EXPECT_EQ(get("/metrics", ""), "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(get("/metrics", "forged"), "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(get("/metrics", "stranger"), "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(get("/metrics", "reader"), "HTTP/1.1 200 OK");
+  EXPECT_EQ(get("/healthz", ""), "HTTP/1.1 200 OK");
+  EXPECT_EQ(get("/readyz", ""), "HTTP/1.1 200 OK");
 }
 
 }  // namespace

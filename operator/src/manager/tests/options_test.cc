@@ -30,6 +30,15 @@ TEST(options, zero_moves_with_a_broker_statefulset_is_valid) {
   EXPECT_EQ(parsed.parsed->broker_statefulset, "ferry/ferry-broker");
 }
 
+TEST(options, metrics_auth) {
+  EXPECT_FALSE(parse_options(with_required({})).parsed->metrics_auth);
+  EXPECT_TRUE(parse_options(with_required({"--metrics-auth", "kubernetes"})).parsed->metrics_auth);
+  EXPECT_FALSE(parse_options(with_required({"--metrics-auth", "none"})).parsed->metrics_auth);
+  const auto refused = parse_options(with_required({"--metrics-auth", "token"}));
+  EXPECT_FALSE(refused.parsed);
+  EXPECT_EQ(refused.error, "--metrics-auth token: must be kubernetes or none");
+}
+
 TEST(options, default_deletion_policy) {
   EXPECT_FALSE(parse_options(with_required({})).parsed->retain_by_default);
   EXPECT_TRUE(parse_options(with_required({"--default-deletion-policy", "retain"})).parsed->retain_by_default);
