@@ -83,8 +83,10 @@ def test_rbac_and_scale_guard_match_operator_deploy(helm_bin):
     with open(os.path.join(DEPLOY, "rbac.yaml")) as f:
         deploy = {d["metadata"]["name"]: d for d in yaml.safe_load_all(f) if d}
     by_name = {(d["kind"], d["metadata"]["name"]): d for d in objects}
-    # The chart grants in each watched namespace (a Role) what operator/deploy grants with its ClusterRole.
-    assert by_name[("Role", "ferry-operator-ferry")]["rules"] == deploy["ferry-operator"]["rules"]
+    # The chart grants in each watched namespace (a Role) what operator/deploy grants with its ClusterRole, but
+    # for reading the CRDs, which are cluster-scoped: a ClusterRole of its own.
+    assert by_name[("Role", "ferry-operator-ferry")]["rules"] + \
+        by_name[("ClusterRole", "ferry-operator-ferry-crds")]["rules"] == deploy["ferry-operator"]["rules"]
     assert by_name[("Role", "ferry-operator-leader-election")]["rules"] == \
         deploy["ferry-operator-leader-election"]["rules"]
     assert by_name[("Role", "ferry-operator-brokers")]["rules"] == deploy["ferry-operator-brokers"]["rules"]

@@ -4,16 +4,18 @@ changes made with Kafka's CLI), refuse what Kafka cannot do, and are deleted thr
 hatches. The operator runs with exactly the permissions of operator/deploy/rbac.yaml."""
 import datetime
 import json
+import os
 import time
 import uuid
 
 import pytest
+import yaml
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from conftest import kafka_tool, started_cluster, wait_until
-from kube_env import (Operator, grant_operator, install_cluster_binding_guard, kube_environment, ready_condition, topic,
-                      wait_ready, zk_partitions)
+from kube_env import (DEPLOY, Operator, grant_operator, install_cluster_binding_guard, kube_environment,
+                      ready_condition, topic, wait_ready, zk_partitions)
 
 CONFIG_TOOL = "org.apache.kafka.tools.ConfigCommand"
 FINALIZER_TIMEOUT = 15
@@ -441,6 +443,41 @@ def test_a_scoped_operator_manages_only_its_namespaces_and_retains_by_default(ku
     finally:
         scoped.stop()
     assert not scoped.sanitizer_reports()
+
+
+def test_the_operator_refuses_to_start_on_older_crds(kube, ferry, ns):
+    """A CRD older than the operator would silently prune the fields it writes: a new operator exits, naming the CRD,
+    both revisions and the fix; a newer CRD only draws a warning. The annotation is restored for the other tests."""
+    with open(os.path.join(DEPLOY, "consumergroups.ferry.dev.yaml")) as f:
+        needed = int(yaml.safe_load(f)["metadata"]["annotations"]["ferry.dev/crd-version"])
+
+    def stamp(revision):
+        change = f"ferry.dev/crd-version={revision}" if revision is not None else "ferry.dev/crd-version-"
+        kube.kubectl("annotate", "--overwrite", "crd", "consumergroups.ferry.dev", change)
+
+    upgrade = "kubectl apply --server-side --force-conflicts -f charts/ferry/crds/"
+    try:
+        for identity, revision, message in (
+                ("older-0", needed - 1, f"CustomResourceDefinition consumergroups.ferry.dev is at revision {needed - 1} "
+                                        f"(ferry.dev/crd-version) and this operator needs revision {needed}"),
+                ("unstamped-0", None, "CustomResourceDefinition consumergroups.ferry.dev has no ferry.dev/crd-version "
+                                      f"annotation: it predates revision {needed}")):
+            stamp(revision)
+            stale = Operator(kube, kube.user("ferry-operator"), ferry.zk_port, cluster_name="stale", identity=identity)
+            stale.start(wait_ready=False)
+            wait_until(lambda: stale.process.poll() is not None, timeout=30, what="the operator to refuse to start")
+            assert stale.process.returncode != 0
+            log = stale.log()
+            assert message in log and upgrade in log, log
+
+        stamp(needed + 1)
+        newer = Operator(kube, kube.user("ferry-operator"), ferry.zk_port, cluster_name="newer", identity="newer-0",
+                         args=("--watch-namespaces", ns, "--max-concurrent-moves", "0"))
+        newer.start()
+        newer.stop()
+        assert f"consumergroups.ferry.dev is at revision {needed + 1}, newer than this operator's {needed}" in newer.log()
+    finally:
+        stamp(needed)
 
 
 def test_operator_metrics_and_health(operator):

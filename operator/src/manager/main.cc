@@ -25,6 +25,7 @@
 #include "kube/leader_election.h"
 #include "kube/metrics.h"
 #include "manager/broker_identity.h"
+#include "manager/crd_check.h"
 #include "manager/health_server.h"
 #include "manager/options.h"
 #include "roll/roll_controller.h"
@@ -77,6 +78,8 @@ int run(const manager::options& o) {
   asio::io_context io;
   auto api = kube::api_client::create(io, config.value());
   if (!api) return 1;
+  // CRDs older than this operator would silently drop the fields it writes: refuse to run on them.
+  if (!manager::check_crds(io, *api.value())) return 1;
   kube::operator_metrics metrics;
   api.value()->on_request([&metrics](kube::api_client::verb method, unsigned status) {
     metrics.api_request(boost::beast::http::to_string(method), status);
