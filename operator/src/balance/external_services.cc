@@ -63,10 +63,10 @@ bool prune_external_services(kube::api_client& api, const std::string& ns, const
   if (!listed || listed.value().status != 200) return failed("listing the external Services of " + statefulset, listed);
   const auto services = json::parse(listed.value().body, nullptr, false);
   for (const auto& name : external_services_to_prune(services, statefulset, replicas)) {
-    const auto answer = api.send(kube::api_client::verb::delete_, base + "/" + name);
+    const auto answer = api.send(kube::api_client::verb::delete_, std::string(base).append("/").append(name));
     if (answer && answer.value().status == 404) continue;
     if (!answer || (answer.value().status != 200 && answer.value().status != 202))
-      return failed("deleting Service " + ns + "/" + name, answer);
+      return failed(std::string("deleting Service ").append(ns).append("/").append(name), answer);
     FERRY_LOG(info, "balance") << "deleted Service " << ns << "/" << name << ": " << statefulset
                                << " runs no broker at its ordinal any more";
   }

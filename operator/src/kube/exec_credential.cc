@@ -9,8 +9,8 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
-#include <cstring>
 #include <map>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
@@ -72,7 +72,7 @@ std::vector<std::string> plugin_environment(const exec_plugin& plugin) {
   vars["KUBERNETES_EXEC_INFO"] = info.dump();
   std::vector<std::string> out;
   out.reserve(vars.size());
-  for (const auto& [name, value] : vars) out.push_back(name + "=" + value);
+  for (const auto& [name, value] : vars) out.push_back(std::string(name).append("=").append(value));
   return out;
 }
 
@@ -188,7 +188,8 @@ result<exec_credential> run_exec_plugin(const exec_plugin& plugin) {
   };
   pipe_ends out;
   pipe_ends err;
-  if (!make_pipe(out) || !make_pipe(err)) return fail(errc::bad_config, std::string("cannot run: ") + strerror(errno));
+  if (!make_pipe(out) || !make_pipe(err))
+    return fail(errc::bad_config, std::string("cannot run: ") + std::generic_category().message(errno));
   std::vector<std::string> argv_strings{plugin.command};
   argv_strings.insert(argv_strings.end(), plugin.args.begin(), plugin.args.end());
   auto env_strings = plugin_environment(plugin);
@@ -218,7 +219,8 @@ result<exec_credential> run_exec_plugin(const exec_plugin& plugin) {
     return fail(errc::bad_config,
                 "was not found" + (plugin.install_hint.empty() ? std::string{} : ". " + plugin.install_hint));
   }
-  if (spawned != 0) return fail(errc::bad_config, std::string("cannot run: ") + strerror(spawned));
+  if (spawned != 0)
+    return fail(errc::bad_config, std::string("cannot run: ") + std::generic_category().message(spawned));
   out.write.reset();
   err.write.reset();
 
@@ -229,7 +231,8 @@ result<exec_credential> run_exec_plugin(const exec_plugin& plugin) {
   }
   if (done.too_long) return fail(errc::bad_config, "printed more than 1 MiB (killed)");
   if (done.unreadable != 0) {
-    return fail(errc::bad_config, std::string("could not be read from (killed): ") + strerror(done.unreadable));
+    return fail(errc::bad_config,
+                std::string("could not be read from (killed): ") + std::generic_category().message(done.unreadable));
   }
   if (WIFSIGNALED(done.status)) {
     return fail(errc::bad_config,
