@@ -42,13 +42,15 @@ def _port_free(port):
             return False
 
 
-def _free_base(brokers):
-    """A base port P with P..P+n-1, P+1000..P+1000+n-1 and P-1 (ZooKeeper) all free."""
+def _free_base(brokers, secure=False):
+    """A base port P with P..P+n-1, P+1000..P+1000+n-1 and P-1 (ZooKeeper) all free; with `secure`, also
+    P+2000.. and P+3000.. (local-cluster --secure's SSL and SASL_PLAINTEXT listeners)."""
+    offsets = (0, 1000, 2000, 3000) if secure else (0, 1000)
     for _ in range(200):
         # Below the kernel's ephemeral range (32768 and up here), so no client socket takes a broker's port
         # while the broker restarts.
-        base = random.randrange(20000, 31500, 10)
-        ports = [base - 1] + [base + i for i in range(brokers)] + [base + 1000 + i for i in range(brokers)]
+        base = random.randrange(20000, 31500 - max(offsets), 10)
+        ports = [base - 1] + [base + o + i for o in offsets for i in range(brokers)]
         if all(_port_free(p) for p in ports):
             return base
     raise RuntimeError("no free port range found on 127.0.0.1")
@@ -67,13 +69,15 @@ def wait_until(condition, timeout=30.0, interval=0.05, what="condition"):
 
 
 class Cluster:
-    def __init__(self, brokers, overrides=(), racks=(), external_host=None, log_dirs=1):
+    def __init__(self, brokers, overrides=(), racks=(), external_host=None, log_dirs=1, secure=False):
         self.brokers = brokers
         self.overrides = list(overrides)
         self.racks = list(racks)  # broker i gets broker.rack racks[i % len(racks)]
         self.external_host = external_host  # a second listener, EXTERNAL, on this address (same ports)
         self.log_dirs = log_dirs  # per broker: broker-<i>/data, data1, ...
-        self.base_port = _free_base(brokers)
+        # local-cluster --secure: INTERNAL (SASL_SSL) on the base ports, SSL on +2000, SASL_PLAINTEXT on +3000
+        self.secure = secure
+        self.base_port = _free_base(brokers, secure)
         self.zk_port = self.base_port - 1
         self.data = tempfile.mkdtemp(prefix="ferry-it-")
         self.bootstrap = ",".join(f"127.0.0.1:{self.base_port + i}" for i in range(brokers))
@@ -96,6 +100,8 @@ class Cluster:
             args += ["--external-host", self.external_host]
         if self.log_dirs != 1:
             args += ["--log-dirs", str(self.log_dirs)]
+        if self.secure:
+            args += ["--secure"]
         out = self.run(*args)
         assert out.stdout.strip().splitlines()[-1] == self.bootstrap
 
@@ -129,6 +135,25 @@ class Cluster:
 
     def address(self, broker):
         return f"127.0.0.1:{self.base_port + broker}"
+
+    @property
+    def tls_dir(self):
+        """local-cluster --secure's certificates: ca.pem, broker.pem, client.{key,crt,pem}, broker-password."""
+        return os.path.join(self.data, "tls")
+
+    def ssl_bootstrap(self):
+        return ",".join(f"localhost:{self.base_port + 2000 + i}" for i in range(self.brokers))
+
+    def sasl_plaintext_bootstrap(self):
+        return ",".join(f"127.0.0.1:{self.base_port + 3000 + i}" for i in range(self.brokers))
+
+    def sasl_ssl_bootstrap(self):
+        return ",".join(f"localhost:{self.base_port + i}" for i in range(self.brokers))
+
+    def broker_password(self):
+        """The password of user ferry-broker, the brokers' own login, which local-cluster --secure made."""
+        with open(os.path.join(self.tls_dir, "broker-password")) as f:
+            return f.read().strip()
 
     def admin(self, broker, path):
         url = f"http://127.0.0.1:{self.base_port + 1000 + broker}{path}"
@@ -259,10 +284,10 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def started_cluster(brokers, overrides=(), racks=(), external_host=None, log_dirs=1):
+def started_cluster(brokers, overrides=(), racks=(), external_host=None, log_dirs=1, secure=False):
     """A cluster for one module's own fixture (other sizes or settings than `cluster`): started, yielded,
     stopped, and checked for sanitizer reports."""
-    c = Cluster(brokers, overrides, racks, external_host, log_dirs)
+    c = Cluster(brokers, overrides, racks, external_host, log_dirs, secure)
     try:
         c.up()
     except BaseException:

@@ -106,3 +106,48 @@ def test_ready_in_sync_waits_for_a_restarted_broker_to_catch_up():
             os.kill(leader_pid, signal.SIGCONT)
         wait_until(lambda: c.admin(2, "/v1/ready?in_sync=true")[0] == 200, timeout=60,
                    what="broker 2 to be back in sync")
+
+
+def test_https_and_basic_authentication():
+    """admin.listener.protocol=https with admin.authentication=basic: the probes' paths stay open, the rest
+    needs a user's SCRAM password (here the brokers' own user, which local-cluster --secure made)."""
+    import base64
+    import json
+    import os
+    import ssl
+
+    from conftest import started_cluster
+
+    overrides = ["admin.listener.protocol=https", "admin.authentication=basic"]
+    with started_cluster(1, secure=True, overrides=overrides) as c:
+        context = ssl.create_default_context(cafile=os.path.join(c.tls_dir, "ca.pem"))
+        base = f"https://localhost:{c.base_port + 1000}"
+
+        def get(path, user=None, password=None):
+            request = urllib.request.Request(base + path)
+            if user is not None:
+                token = base64.b64encode(f"{user}:{password}".encode()).decode()
+                request.add_header("Authorization", f"Basic {token}")
+            try:
+                with urllib.request.urlopen(request, timeout=10, context=context) as response:
+                    return response.status, dict(response.headers), json.loads(response.read() or b"null")
+            except urllib.error.HTTPError as e:
+                return e.code, dict(e.headers), json.loads(e.read() or b"null")
+
+        status, _, body = get("/v1/ready")
+        assert (status, body["ready"]) == (200, True)
+        status, headers, body = get("/v1/brokers")
+        assert status == 401
+        assert headers["WWW-Authenticate"].startswith('Basic realm="ferry"')
+        assert "error" in body
+        assert get("/v1/brokers", "ferry-broker", "not-the-password-42")[0] == 401
+        status, _, body = get("/v1/brokers", "ferry-broker", c.broker_password())
+        assert status == 200
+        assert [b["id"] for b in body["brokers"]] == [0]
+        with urllib.request.urlopen(base + "/metrics", timeout=10, context=context) as response:
+            metrics = response.read().decode()
+        assert 'ferry_admin_authentications_total{method="basic",result="success"} 1' in metrics
+        assert 'ferry_admin_authentications_total{method="basic",result="failure"} 1' in metrics
+        log = c.broker_log(0)
+        assert "failed admin API authentication (basic) of user 'ferry-broker' from 127.0.0.1:" in log
+        assert "not-the-password-42" not in log and c.broker_password() not in log

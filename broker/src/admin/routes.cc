@@ -23,7 +23,6 @@ using json = nlohmann::json;
 http_reply json_reply(int status, const json& body) {
   return {status, "application/json", body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"};
 }
-http_reply error_reply(int status, const std::string& message) { return json_reply(status, {{"error", message}}); }
 
 std::vector<std::int32_t> raw(const std::vector<broker_id>& ids) {
   std::vector<std::int32_t> out;
@@ -220,8 +219,12 @@ http_reply group_detail(const admin_sources& s, const std::string& group_id) {
 
 }  // namespace
 
+http_reply error_reply(int status, const std::string& message) { return json_reply(status, {{"error", message}}); }
+
+std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
 http_reply route(const admin_sources& s, const std::string& method, const std::string& target) {
-  const std::string path = target.substr(0, target.find('?'));
+  const std::string path(path_of(target));
   const bool known = path == "/metrics" || path == "/v1/health" || path == "/v1/ready" || path == "/v1/brokers" ||
                      path == "/v1/topics" || path.rfind("/v1/topics/", 0) == 0 || path == "/v1/groups" ||
                      path.rfind("/v1/groups/", 0) == 0;

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coord/cluster_view.h"
@@ -39,5 +40,11 @@ struct http_reply {
 // /v1/groups/<id> (percent-encoded).
 // Other paths are 404 and other methods 405, each with a JSON {"error": "..."} body.
 http_reply route(const admin_sources& sources, const std::string& method, const std::string& target);
+
+// A request target's path: the target without its query.
+std::string_view path_of(std::string_view target);
+
+// An error the way every error of the API is answered: {"error": message}.
+http_reply error_reply(int status, const std::string& message);
 
 }  // namespace ferry::admin

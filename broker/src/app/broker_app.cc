@@ -14,6 +14,7 @@
 #include "coord/replica_sync.h"
 #include "group/errc.h"
 #include "replication/log_cleaning.h"
+#include "security/scram_credential.h"
 #include "txn/errc.h"
 
 namespace ferry::app {
@@ -26,6 +27,9 @@ constexpr std::int64_t health_interval_ms = 5000;
 constexpr std::int64_t isr_interval_ms = 250;
 // Group timers (sessions, rebalance and initial delays) run at this resolution.
 constexpr std::int64_t group_interval_ms = 100;
+// How often TLS listeners look for changed key and certificate files (a Secret's update): new connections take a
+// rotated certificate within this long.
+constexpr std::int64_t tls_reload_interval_ms = 5000;
 // Threads for ZooKeeper round trips: ISR changes and the admin requests' writes wait on ZooKeeper, one at a
 // time per thread, up to the session timeout each while it is away.
 constexpr std::size_t zookeeper_threads = 2;
@@ -51,7 +55,7 @@ class registry_isr_writer final : public replication::isr_writer {
 std::vector<coord::layout::endpoint> advertised_endpoints(const config::listeners_config& c) {
   std::vector<coord::layout::endpoint> out;
   const auto add = [&out](const config::listener_config& l) {
-    out.push_back({l.name, "PLAINTEXT", l.advertised->host, l.advertised->port});
+    out.push_back({l.name, std::string(config::name_of(l.protocol)), l.advertised->host, l.advertised->port});
   };
   add(c.inter_broker_listener());
   for (const auto& l : c.listeners)
@@ -74,7 +78,8 @@ broker_app::broker_app(config::broker_config config)
       producer_expiry_timer_(network_.main()),
       offline_dirs_timer_(network_.main()),
       isr_timer_(network_.main()),
-      group_timer_(network_.main()) {}
+      group_timer_(network_.main()),
+      tls_timer_(network_.main()) {}
 
 broker_app::~broker_app() {
   zookeeper_pool_.join();
@@ -83,6 +88,9 @@ broker_app::~broker_app() {
 
 void broker_app::start() {
   metrics_.set_broker_info(config_.broker_id, config_.rack, FERRY_VERSION);
+  // First: a TLS or SASL setting that cannot be used stops startup before anything else opens.
+  security_ = std::make_unique<listener_security>(config_.listeners, config_.socket_request_max_bytes, credentials_,
+                                                  clock_, *metrics_.registry());
   std::vector<std::filesystem::path> dirs(config_.log_dirs.begin(), config_.log_dirs.end());
   auto logs = storage::log_manager::open(
       {.fs = io::posix_file_system(), .clock = &clock_, .log_dirs = dirs, .topic_config = {}, .work = &background_});
@@ -98,7 +106,8 @@ void broker_app::start() {
                                .partition_max_bytes = config_.replica_fetch_max_bytes,
                                .response_max_bytes = config_.replica_fetch_response_max_bytes,
                                .backoff_ms = config_.replica_fetch_backoff_ms,
-                               .socket_timeout_ms = config_.replica_socket_timeout_ms},
+                               .socket_timeout_ms = config_.replica_socket_timeout_ms,
+                               .security = security_->peer()},
       config_.num_replica_fetchers);
 
   offsets_log_ = std::make_unique<server::replicated_coordinator_log>(
@@ -151,6 +160,7 @@ void broker_app::start() {
   isr_writer_ = std::make_unique<registry_isr_writer>(*registry_);
   cluster_ = std::make_unique<server::zk_cluster>(*registry_);
   producer_ids_ = std::make_unique<server::producer_ids>(*cluster_);
+  ensure_inter_broker_credential();
   start_transactions();
   // Every new view of the cluster brings local partitions in line (opens, leads, follows, deletes), and the
   // fetchers with what they follow.
@@ -166,17 +176,27 @@ void broker_app::start() {
     fetchers_->update(*view);
     coordinate(*view);
   });
+  // Logins look users up in the credential store; it takes the users' entities from each view that changed them.
+  registry_->add_listener([this, fed = std::optional<coord::cluster_view::users_map>()](
+                              const std::shared_ptr<const coord::cluster_view>& view) mutable {
+    if (fed == view->users) return;
+    credentials_.replace_all(view->users);
+    fed = view->users;
+  });
 
   // Lag reads other leaders' high watermarks from a poll of them, for the partitions its groups committed.
   watermarks_ = std::make_shared<follower::high_watermark_poller>(
       network_.main(), broker_id{config_.broker_id}, *partitions_, [this] { return registry_->view(); },
-      [this] { return lag_->committed_partitions(); }, follower::high_watermark_poller::settings{});
+      [this] { return lag_->committed_partitions(); },
+      follower::high_watermark_poller::settings{.security = security_->peer()});
   lag_ = std::make_unique<lag::consumer_lag>(*groups_, *watermarks_);
 
   propagation_ = std::make_unique<server::peer_topic_propagation>(*cluster_, *peers_);
   context_ = std::make_unique<server::broker_context>(server::broker_context{
       config_, *cluster_, *cluster_, *partitions_, metrics_, *producer_ids_, blocking_pool_, zookeeper_pool_, clock_,
       leader_quota_, *groups_, *transactions_, *markers_, *peers_, *propagation_});
+  context_->credentials = &credentials_;
+  context_->users = cluster_.get();
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   const net::connection_limits limits{.max_request_bytes = config_.socket_request_max_bytes,
@@ -185,21 +205,28 @@ void broker_app::start() {
                                       .max_idle_ms = config_.connections_max_idle_ms,
                                       .on_idle_close = [this] { metrics_.idle_connections_closed().Increment(); }};
   for (const auto& l : config_.listeners.listeners) {
-    auto& server = kafka_listeners_.emplace_back(std::make_unique<net::tcp_server>(
-        network_, *dispatcher_, l.name, limits, [this] { metrics_.accept_errors().Increment(); }));
+    auto& server = kafka_listeners_.emplace_back(
+        std::make_unique<net::tcp_server>(network_, *dispatcher_, l.name, limits, security_->for_listener(l),
+                                          [this] { metrics_.accept_errors().Increment(); }));
     if (const auto bound = server->listen(l.bind.host, l.bind.port); !bound)
       throw std::runtime_error("cannot listen on listeners=" + l.name + "://" + l.bind.host + ":" +
                                std::to_string(l.bind.port) + ": " + bound.error().message());
   }
+  auto admin_access = admin::admin_access::create(
+      config_.admin_security, credentials_, security_->password_checks(), *metrics_.registry(),
+      std::chrono::milliseconds(config_.listeners.failed_authentication_delay_ms));
+  if (!admin_access) throw std::runtime_error("cannot serve the admin API: " + admin_access.error());
   admin_ = std::make_unique<admin::admin_server>(
-      network_.main(), admin::admin_sources{.broker_id = config_.broker_id,
-                                            .view = [this] { return registry_->view(); },
-                                            .partitions = partitions_.get(),
-                                            .metrics = &metrics_,
-                                            .groups = groups_.get(),
-                                            .lag = lag_.get(),
-                                            .not_ready = [this](bool in_sync) { return not_ready(in_sync); },
-                                            .refresh_metrics = [this] { refresh_metrics(); }});
+      network_.main(),
+      admin::admin_sources{.broker_id = config_.broker_id,
+                           .view = [this] { return registry_->view(); },
+                           .partitions = partitions_.get(),
+                           .metrics = &metrics_,
+                           .groups = groups_.get(),
+                           .lag = lag_.get(),
+                           .not_ready = [this](bool in_sync) { return not_ready(in_sync); },
+                           .refresh_metrics = [this] { refresh_metrics(); }},
+      std::move(admin_access).value());
   if (const auto bound = admin_->listen(config_.admin.host, config_.admin.port); !bound)
     throw std::runtime_error("cannot listen on admin.listener=" + config_.admin.host + ":" +
                              std::to_string(config_.admin.port) + ": " + bound.error().message());
@@ -223,6 +250,7 @@ void broker_app::start() {
            &broker_app::producer_expiry_tick, "producer expiry");
   schedule(isr_timer_, zookeeper_pool_, isr_interval_ms, &broker_app::isr_tick, "ISR changes");
   schedule(group_timer_, blocking_pool_, group_interval_ms, &broker_app::group_tick, "group and transaction timers");
+  schedule(tls_timer_, blocking_pool_, tls_reload_interval_ms, &broker_app::tls_tick, "TLS certificate reloads");
   std::string serving;
   for (std::size_t i = 0; i < kafka_listeners_.size(); ++i) {
     const auto& l = config_.listeners.listeners[i];
@@ -232,7 +260,8 @@ void broker_app::start() {
                              : " (not advertised)");
   }
   FERRY_LOG(info, "app") << "broker " << config_.broker_id << " serving Kafka: " << serving << "; admin on "
-                         << config_.admin.host << ":" << admin_->bound_port();
+                         << config_.admin.host << ":" << admin_->bound_port()
+                         << (config_.admin_security.https ? " (https)" : "");
 }
 
 void broker_app::schedule(asio::steady_timer& timer, asio::thread_pool& pool, std::int64_t interval_ms,
@@ -254,6 +283,39 @@ void broker_app::schedule(asio::steady_timer& timer, asio::thread_pool& pool, st
 }
 
 void broker_app::retention_tick() { partitions_->apply_retention(); }
+void broker_app::tls_tick() {
+  security_->reload_changed_files();
+  admin_->reload_changed_files();
+}
+
+void broker_app::ensure_inter_broker_credential() {
+  const auto& user = security_->inter_broker_user();
+  if (user.empty()) return;
+  // PLAIN checks passwords against the SCRAM-SHA-512 credential, so that is the one it needs.
+  const auto mechanism =
+      security::scram_mechanism_named(security_->inter_broker_mechanism()).value_or(security::scram_mechanism::sha512);
+  const auto name = std::string(security::name_of(mechanism));
+  auto stored = cluster_->read_user_config(user);
+  if (!stored)
+    throw std::runtime_error("cannot read the credential of inter.broker.sasl.username " + user + ": " +
+                             stored.error().message());
+  auto config = std::move(stored.value());
+  if (const auto it = config.find(name); it != config.end()) {
+    const auto credential = security::parse_credential(mechanism, it->second);
+    if (!credential || !security::password_matches(mechanism, credential.value(), security_->inter_broker_password()))
+      FERRY_LOG(error, "app") << "the stored " << name << " credential of inter.broker.sasl.username " << user
+                              << " does not match the inter-broker password: other brokers will refuse this one";
+    return;
+  }
+  // The first broker to start with a SASL inter-broker listener makes the brokers' user, as an operator would with
+  // kafka-configs.sh before starting Kafka.
+  config[name] = security::format_credential(security::derive_credential(
+      mechanism, security_->inter_broker_password(), security::random_bytes(32), security::min_scram_iterations));
+  if (auto written = cluster_->set_user_config(user, config); !written)
+    throw std::runtime_error("cannot store the credential of inter.broker.sasl.username " + user + ": " +
+                             written.error().message());
+  FERRY_LOG(info, "app") << "created the " << name << " credential of inter-broker user " << user;
+}
 void broker_app::flush_tick() { partitions_->flush_by_time(); }
 void broker_app::producer_expiry_tick() { partitions_->expire_producers(); }
 void broker_app::checkpoint_tick() { partitions_->checkpoint(); }
@@ -268,7 +330,8 @@ void broker_app::start_transactions() {
       server::replicated_coordinator_log::error_codes{txn::errc::not_coordinator, txn::errc::coordinator_not_available},
       *partitions_, clock_, network_.main(), blocking_pool_, coordinator_request_timeout_ms);
   peers_ = std::make_shared<server::peer_requests>(network_.main(), "ferry-broker-" + std::to_string(config_.broker_id),
-                                                   std::chrono::milliseconds(coordinator_request_timeout_ms));
+                                                   std::chrono::milliseconds(coordinator_request_timeout_ms),
+                                                   security_->peer());
   markers_ = std::make_unique<server::marker_appender>(*partitions_, network_.main(), blocking_pool_,
                                                        coordinator_request_timeout_ms);
   // A marker on __consumer_offsets settles the transactional offsets of its producer there.
@@ -448,6 +511,7 @@ void broker_app::stop() {
                offline_dirs_timer_.cancel();
                isr_timer_.cancel();
                group_timer_.cancel();
+               tls_timer_.cancel();
                network_.stop();
              }));
 }

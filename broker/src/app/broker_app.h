@@ -9,6 +9,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "admin/admin_server.h"
+#include "app/listener_security.h"
 #include "app/pool_background.h"
 #include "config/broker_config.h"
 #include "coord/cluster_registry.h"
@@ -20,6 +21,7 @@
 #include "net/io_context_pool.h"
 #include "net/tcp_server.h"
 #include "replication/partition_manager.h"
+#include "security/credential_store.h"
 #include "server/coordinator_log.h"
 #include "server/dispatcher.h"
 #include "server/marker_appender.h"
@@ -66,6 +68,9 @@ class broker_app {
   void report_offline_dirs();
   void isr_tick();
   void group_tick();
+  void tls_tick();
+  // Makes the inter-broker login's SCRAM credential in ZooKeeper when it does not exist yet.
+  void ensure_inter_broker_credential();
   // Brings the group coordinator in line with the __consumer_offsets partitions this broker leads in `view`.
   // The transaction coordinator and what it sends markers and requests through.
   void start_transactions();
@@ -81,6 +86,11 @@ class broker_app {
   config::broker_config config_;
   system_clock clock_;
   metrics::broker_metrics metrics_;
+  // The users' SCRAM credentials, fed from the registry's views: declared before the registry and the listeners'
+  // security, which look users up in it, so it outlives them.
+  security::credential_store credentials_;
+  // TLS and SASL of the listeners and of this broker's connections to others (created first in start()).
+  std::unique_ptr<listener_security> security_;
   net::io_context_pool network_;
   boost::asio::thread_pool blocking_pool_;
   // ZooKeeper round trips (ISR changes, the admin requests' writes): apart from the disk work of blocking_pool_,
@@ -119,6 +129,7 @@ class broker_app {
   boost::asio::steady_timer offline_dirs_timer_;
   boost::asio::steady_timer isr_timer_;
   boost::asio::steady_timer group_timer_;
+  boost::asio::steady_timer tls_timer_;
   std::unique_ptr<replication::isr_writer> isr_writer_;
   std::atomic<bool> serving_{false};
   // Latched by not_ready() once every hosted partition is in sync after the start.

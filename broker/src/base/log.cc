@@ -124,4 +124,13 @@ bool limiter::allow(std::uint64_t& suppressed) {
   return true;
 }
 
+std::string client_text(std::string_view text) {
+  constexpr std::size_t max_chars = 128;
+  std::string out(text.substr(0, max_chars));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  if (text.size() > max_chars) out += "...";
+  return out;
+}
+
 }  // namespace ferry::log

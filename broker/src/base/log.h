@@ -24,6 +24,10 @@ void set_format(format f);
 // Parses "text" or "json"; false on anything else.
 bool parse_format(std::string_view text, format& out);
 
+// Text a client chose (a user name, a subject) as a log line may show it: cut to 128 characters, control
+// characters (a forged line break) replaced by '?'.
+std::string client_text(std::string_view text);
+
 // One log line, written to stderr as a whole when it goes out of scope, in the format set:
 //   2026-11-30T16:42:44.123Z INFO  storage: rolled segment 00000000000000001234
 class line {

@@ -9,34 +9,21 @@
 #include <set>
 #include <sstream>
 
+#include "config/listener_security.h"
+#include "config/setting_text.h"
+
 namespace ferry::config {
 namespace {
 
-[[noreturn]] void fail(const std::string& key, const std::string& value, const std::string& why) {
-  throw config_exception("invalid value '" + value + "' for '" + key + "': " + why);
-}
-
-template <typename Int>
-Int to_int(const std::string& key, const std::string& value, Int min, Int max) {
-  Int out{};
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  if (ec != std::errc{} || end != value.data() + value.size()) fail(key, value, "not an integer");
-  if (out < min || out > max)
-    fail(key, value, "must be between " + std::to_string(min) + " and " + std::to_string(max));
-  return out;
-}
+using setting_text::fail;
+using setting_text::to_bool;
+using setting_text::to_int;
 
 // A socket buffer size: -1 (the kernel's autotuning), or bytes.
 std::int32_t to_buffer_size(const std::string& key, const std::string& value) {
   const auto bytes = to_int<std::int32_t>(key, value, -1, INT32_MAX);
   if (bytes == 0) fail(key, value, "must be -1 (the operating system's default) or a size in bytes");
   return bytes;
-}
-
-bool to_bool(const std::string& key, const std::string& value) {
-  if (value == "true") return true;
-  if (value == "false") return false;
-  fail(key, value, "must be true or false");
 }
 
 // "host:port" (admin.listener).
@@ -48,14 +35,6 @@ endpoint to_endpoint(const std::string& key, const std::string& value) {
   if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') e.host = e.host.substr(1, e.host.size() - 2);
   e.port = to_int<std::uint16_t>(key, value.substr(colon + 1), 0, 65535);
   return e;
-}
-
-std::vector<std::string> to_list(const std::string& value) {
-  std::vector<std::string> out;
-  std::stringstream in(value);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
 }
 
 using setter = std::function<void(broker_config&, const std::string& key, const std::string& value)>;
@@ -80,7 +59,7 @@ const std::map<std::string, setter>& setters() {
          }},
         {"log.dirs",
          [](auto& c, auto& k, auto& v) {
-           c.log_dirs = to_list(v);
+           c.log_dirs = setting_text::items(v);
            if (c.log_dirs.empty()) fail(k, v, "needs at least one directory");
          }},
         {"log.dir", [](auto& c, auto&, auto& v) { c.log_dirs = {v}; }},
@@ -239,7 +218,7 @@ const std::map<std::string, setter>& setters() {
          [](auto& c, auto& k, auto& v) { c.group_max_size = to_int<std::int32_t>(k, v, 1, INT32_MAX); }},
         {"group.coordinator.rebalance.protocols",
          [](auto& c, auto& k, auto& v) {
-           const auto protocols = to_list(v);
+           const auto protocols = setting_text::items(v);
            c.group_consumer_protocol = false;
            bool classic = false;
            for (const auto& p : protocols) {
@@ -282,7 +261,7 @@ const std::map<std::string, setter>& setters() {
         {"group.consumer.assignors",
          [](auto& c, auto& k, auto& v) {
            c.group_consumer_assignors.clear();
-           for (const auto& name : to_list(v)) {
+           for (const auto& name : setting_text::items(v)) {
              // Kafka takes the assignors' class names too.
              if (name == "uniform" || name == "org.apache.kafka.coordinator.group.assignor.UniformAssignor")
                c.group_consumer_assignors.emplace_back("uniform");
@@ -369,7 +348,8 @@ int precedence(const std::string& key) {
 broker_config parse_broker_config(const std::map<std::string, std::string>& settings) {
   std::vector<std::string> unknown;
   for (const auto& [key, value] : settings)
-    if (!setters().contains(key) && !is_listener_setting(key)) unknown.push_back(key);
+    if (!setters().contains(key) && !is_listener_setting(key) && !is_admin_security_setting(key))
+      unknown.push_back(key);
   if (!unknown.empty()) {
     std::string names;
     for (const auto& k : unknown) names += (names.empty() ? "" : ", ") + k;
@@ -378,7 +358,8 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
   broker_config c;
   for (int pass = 0; pass < 3; ++pass)
     for (const auto& [key, value] : settings)
-      if (precedence(key) == pass && !is_listener_setting(key)) setters().at(key)(c, key, value);
+      if (precedence(key) == pass && !is_listener_setting(key) && !is_admin_security_setting(key))
+        setters().at(key)(c, key, value);
 
   if (c.broker_id < 0) throw config_exception("'broker.id' is required");
   // Kafka's own checks: a follower waiting on its leader longer than the lag limit would drop out of the ISR
@@ -415,6 +396,7 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
                            std::to_string(c.group_consumer_session_timeout_ms) + ")");
   if (c.zookeeper_connect.empty()) throw config_exception("'zookeeper.connect' is required");
   c.listeners = parse_listeners(settings);
+  c.admin_security = read_admin_security(settings);
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/listener_security.h"
 #include "config/listeners.h"
 #include "config/topic_config.h"
 
@@ -111,6 +112,7 @@ struct broker_config {
   std::int32_t producer_id_expiration_ms = 86400000;                                  // producer.id.expiration.ms
   std::int32_t producer_id_expiration_check_interval_ms = 600000;  // producer.id.expiration.check.interval.ms
   endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
+  admin_api_security admin_security;  // admin.listener.protocol, admin.ssl.*, admin.authentication* (Ferry)
   std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
   std::string log_format = "text";    // log.format: text or json, one object per line (Ferry)
   topic_settings topic_defaults;      // log.retention.*, log.segment.bytes, message.max.bytes, ...

@@ -8,35 +8,22 @@
 #include <charconv>
 #include <sstream>
 
+#include "config/listener_security.h"
+#include "config/setting_text.h"
+
 namespace ferry::config {
 namespace {
 
+using setting_text::fail;
+using setting_text::items;
+using setting_text::trim;
+using setting_text::upper;
+
 constexpr std::array<const char*, 4> listener_settings{"listeners", "advertised.listeners",
                                                        "listener.security.protocol.map", "inter.broker.listener.name"};
-constexpr std::array<const char*, 4> security_protocols{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
-
-[[noreturn]] void fail(const std::string& key, const std::string& value, const std::string& why) {
-  throw config_exception("invalid value '" + value + "' for '" + key + "': " + why);
-}
-
-std::string upper(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
-
-std::vector<std::string> items(const std::string& value) {
-  std::vector<std::string> out;
-  std::stringstream in(value);
-  for (std::string item; std::getline(in, item, ',');)
-    if (auto t = trim(item); !t.empty()) out.push_back(std::move(t));
-  return out;
-}
+constexpr std::array<security_protocol, 4> security_protocols{security_protocol::plaintext, security_protocol::ssl,
+                                                              security_protocol::sasl_plaintext,
+                                                              security_protocol::sasl_ssl};
 
 bool valid_name(const std::string& name) {
   return !name.empty() &&
@@ -77,11 +64,11 @@ std::vector<std::pair<std::string, endpoint>> parse_addresses(const std::string&
 }
 
 // listener.security.protocol.map: "NAME:PROTOCOL, ..."; Kafka's default maps each protocol's name to itself.
-std::map<std::string, std::string> parse_protocol_map(const std::map<std::string, std::string>& settings) {
-  std::map<std::string, std::string> out;
+std::map<std::string, security_protocol> parse_protocol_map(const std::map<std::string, std::string>& settings) {
+  std::map<std::string, security_protocol> out;
   const auto it = settings.find("listener.security.protocol.map");
   if (it == settings.end()) {
-    for (const auto* p : security_protocols) out[p] = p;
+    for (const auto p : security_protocols) out[std::string(name_of(p))] = p;
     return out;
   }
   for (const auto& item : items(it->second)) {
@@ -90,12 +77,14 @@ std::map<std::string, std::string> parse_protocol_map(const std::map<std::string
       fail(it->first, it->second, "expected NAME:PROTOCOL pairs, e.g. INTERNAL:PLAINTEXT");
     const auto name = upper(trim(item.substr(0, colon)));
     const auto protocol = upper(trim(item.substr(colon + 1)));
-    if (std::find(security_protocols.begin(), security_protocols.end(), protocol) == security_protocols.end())
+    const auto known = std::find_if(security_protocols.begin(), security_protocols.end(),
+                                    [&protocol](security_protocol p) { return name_of(p) == protocol; });
+    if (known == security_protocols.end())
       fail(it->first, it->second,
            "unknown security protocol '" + protocol + "' (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)");
     if (!valid_name(name) || out.contains(name))
       fail(it->first, it->second, "listener '" + name + "' is named twice or badly");
-    out[name] = protocol;
+    out[name] = *known;
   }
   return out;
 }
@@ -114,7 +103,8 @@ const listener_config& listeners_config::inter_broker_listener() const {
 }
 
 bool is_listener_setting(const std::string& key) {
-  return std::find(listener_settings.begin(), listener_settings.end(), key) != listener_settings.end();
+  return std::find(listener_settings.begin(), listener_settings.end(), key) != listener_settings.end() ||
+         is_security_setting(key);
 }
 
 listeners_config parse_listeners(const std::map<std::string, std::string>& settings) {
@@ -140,16 +130,15 @@ listeners_config parse_listeners(const std::map<std::string, std::string>& setti
       }
   }
   const auto protocols = parse_protocol_map(settings);
-  for (const auto& l : out.listeners) {
+  for (auto& l : out.listeners) {
     const auto p = protocols.find(l.name);
     if (p == protocols.end())
       throw config_exception("listener " + l.name +
                              " in 'listeners' has no security protocol: add it to "
                              "'listener.security.protocol.map', e.g. " +
                              l.name + ":PLAINTEXT");
-    if (p->second != "PLAINTEXT")
-      throw config_exception("listener " + l.name + " in 'listeners' uses security protocol " + p->second +
-                             " ('listener.security.protocol.map'): only PLAINTEXT is served (TLS and SASL come later)");
+    l.protocol = p->second;
+    read_listener_security(settings, l);
   }
 
   if (const auto value = setting("advertised.listeners")) {
@@ -175,7 +164,15 @@ listeners_config parse_listeners(const std::map<std::string, std::string>& setti
     }
   }
 
-  if (const auto value = setting("inter.broker.listener.name")) out.inter_broker = upper(trim(*value));
+  if (const auto value = setting("inter.broker.listener.name")) {
+    if (setting("security.inter.broker.protocol"))
+      throw config_exception(
+          "set only one of 'inter.broker.listener.name' and 'security.inter.broker.protocol', as Kafka requires");
+    out.inter_broker = upper(trim(*value));
+  } else if (const auto protocol = setting("security.inter.broker.protocol")) {
+    // Kafka's older form: the listener named after the protocol.
+    out.inter_broker = upper(trim(*protocol));
+  }
   const auto inter = std::find_if(out.listeners.begin(), out.listeners.end(),
                                   [&](const auto& l) { return l.name == out.inter_broker && l.advertised; });
   if (inter == out.listeners.end()) {
@@ -187,6 +184,7 @@ listeners_config parse_listeners(const std::map<std::string, std::string>& setti
     fail("inter.broker.listener.name", out.inter_broker,
          "must be a listener in 'advertised.listeners' (" + names_of(out.listeners, true) + ")");
   }
+  read_security_limits(settings, out);
   return out;
 }
 

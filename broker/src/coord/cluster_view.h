@@ -107,6 +107,10 @@ struct cluster_view {
   std::map<broker_id, std::set<topic_partition>> offline_replicas;
   // Dynamic broker settings (/config/brokers) by entity: a broker id, or layout::default_broker_entity.
   std::map<std::string, layout::config_map, std::less<>> broker_configs;
+  // The users' config entities (/config/users) by user name (desanitized): SCRAM credentials ("SCRAM-SHA-256",
+  // "SCRAM-SHA-512") beside quotas. The entity of every user's default quotas is named "<default>".
+  using users_map = std::map<std::string, layout::config_map, std::less<>>;
+  users_map users;
   // Topic names by topic id (Metadata v10+ and Fetch v13+ look topics up by id), derived from `topics` by
   // index_topic_ids(), which cluster_registry runs for every view it publishes.
   std::map<uuid, std::string> topic_names_by_id;

@@ -147,6 +147,52 @@ std::optional<std::int64_t> partition_state_change_sequence(std::string_view chi
   return sequence_after(child_name, partition_state_change_prefix);
 }
 
+std::string sanitize(std::string_view name) {
+  static constexpr std::string_view hex = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(name.size());
+  for (const char c : name) {
+    const bool kept =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+    if (kept) {
+      out += c;
+      continue;
+    }
+    const auto byte = static_cast<unsigned char>(c);
+    out += '%';
+    out += hex[byte >> 4];
+    out += hex[byte & 0x0f];
+  }
+  return out;
+}
+
+std::optional<std::string> desanitize(std::string_view sanitized) {
+  const auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(sanitized.size());
+  for (std::size_t i = 0; i < sanitized.size(); ++i) {
+    const char c = sanitized[i];
+    if (c == '+') {
+      out += ' ';
+    } else if (c != '%') {
+      out += c;
+    } else {
+      if (sanitized.size() - i < 3) return std::nullopt;
+      const int high = digit(sanitized[i + 1]);
+      const int low = digit(sanitized[i + 2]);
+      if (high < 0 || low < 0) return std::nullopt;
+      out += static_cast<char>((high << 4) | low);
+      i += 2;
+    }
+  }
+  return out;
+}
+
 bool is_valid_topic_name(std::string_view topic) {
   if (topic.empty() || topic.size() > 249 || topic == "." || topic == "..") return false;
   for (const char c : topic) {

@@ -20,6 +20,8 @@ inline constexpr std::string_view brokers_ids_path = "/brokers/ids";
 inline constexpr std::string_view brokers_topics_path = "/brokers/topics";
 inline constexpr std::string_view config_topics_path = "/config/topics";
 inline constexpr std::string_view config_brokers_path = "/config/brokers";
+// /config/users/<sanitized user>: a user's SCRAM credentials beside its quotas.
+inline constexpr std::string_view config_users_path = "/config/users";
 // The /config/brokers entity whose dynamic settings apply to every broker without its own.
 inline constexpr std::string_view default_broker_entity = "<default>";
 inline constexpr std::string_view config_changes_path = "/config/changes";
@@ -49,7 +51,7 @@ std::string topic_partitions_path(std::string_view topic);
 std::string partition_path(std::string_view topic, partition_id p);
 std::string partition_state_path(std::string_view topic, partition_id p);
 std::string topic_config_path(std::string_view topic);
-// /config/<entity_type>/<name>: entity_type "topics" or "brokers".
+// /config/<entity_type>/<name>: entity_type "topics", "brokers" or "users" (a sanitized user name).
 std::string entity_config_path(std::string_view entity_type, std::string_view name);
 std::string delete_topic_path(std::string_view topic);
 // "<parent>/<child>".
@@ -59,6 +61,12 @@ std::string child_path(std::string_view parent, std::string_view child);
 std::optional<std::int64_t> config_change_sequence(std::string_view child_name);
 // The same for a "state_change_0000000042" child of /ferry/partition_state_changes.
 std::optional<std::int64_t> partition_state_change_sequence(std::string_view child_name);
+
+// A user or client name as a znode name, as Kafka's Sanitizer writes it: java.net.URLEncoder's UTF-8 form
+// (letters, digits and ".-_" kept, every other byte %XX), with "*" and a space also written %2A and %20.
+std::string sanitize(std::string_view name);
+// The reverse, as java.net.URLDecoder ("+" is a space); nullopt for a broken %XX escape.
+std::optional<std::string> desanitize(std::string_view sanitized);
 
 // Kafka's legal topic names: 1-249 characters of [a-zA-Z0-9._-], and not "." or "..".
 bool is_valid_topic_name(std::string_view topic);

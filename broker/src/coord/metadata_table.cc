@@ -97,6 +97,7 @@ result<void> metadata_table::resync() {
   FERRY_TRY(refresh_config_changes(true));
   FERRY_TRY(refresh_state_changes(true));
   FERRY_TRY(refresh_broker_configs());
+  FERRY_TRY(refresh_user_configs());
   return refresh_topics(true);
 }
 
@@ -370,6 +371,32 @@ result<void> metadata_table::refresh_broker_configs() {
   return success();
 }
 
+result<void> metadata_table::read_user_config(const std::string& sanitized) {
+  auto name = layout::desanitize(sanitized);
+  if (!name) {
+    FERRY_LOG(warn, "coord") << "ignoring " << layout::config_users_path << "/" << sanitized
+                             << ": not a sanitized user name";
+    return success();
+  }
+  FERRY_TRY(auto config, read_entity_config(layout::entity_config_path("users", sanitized)));
+  if (config)
+    model_.users[*name] = std::move(*config);
+  else
+    model_.users.erase(*name);
+  return success();
+}
+
+result<void> metadata_table::refresh_user_configs() {
+  auto children = session_.get_children(std::string(layout::config_users_path));
+  if (!children && children.error() != errc::no_node) return children.error();
+  model_.users.clear();
+  if (!children) return success();
+  for (const auto& sanitized : children.value()) {
+    FERRY_TRY(read_user_config(sanitized));
+  }
+  return success();
+}
+
 result<std::vector<std::string>> metadata_table::read_children_watched(std::string_view parent, task_kind kind) {
   const std::string key = children_key(parent);
   const bool arm = !armed_.contains(key);
@@ -414,6 +441,11 @@ result<std::vector<std::string>> metadata_table::refresh_config_changes(bool ski
           return success();
         }
         if (change.value().entity_type == "brokers") return read_broker_config(change.value().entity_name);
+        // "users/<user>/clients/<client>" is a quota of a user's client (issue 32), not a user entity.
+        if (change.value().entity_type == "users") {
+          if (change.value().entity_name.find('/') != std::string::npos) return success();
+          return read_user_config(change.value().entity_name);
+        }
         if (change.value().entity_type != "topics") return success();
         const auto topic = model_.topics.find(change.value().entity_name);
         // A topic not in the model yet gets its config when it is read.

@@ -16,8 +16,8 @@
 namespace ferry::coord {
 
 // The cluster as this broker reads it from ZooKeeper: brokers, topics and their assignments, partition
-// states, topic configs and deletion markers, kept in a cluster_view model that the registry publishes.
-// Every read sets its watch once; a fired watch comes back as a task (task_sink) and the worker calls the
+// states, topic, broker and user configs and deletion markers, kept in a cluster_view model that the registry
+// publishes. Every read sets its watch once; a fired watch comes back as a task (task_sink) and the worker calls the
 // matching refresh_*.
 //
 // Partition states are not watched one by one: a broker would hold a watch per partition of the cluster.
@@ -66,6 +66,8 @@ class metadata_table {
   result<std::vector<std::string>> refresh_config_changes(bool skip_existing);
   // Reads every dynamic broker config (/config/brokers/*); notifications keep them current afterwards.
   result<void> refresh_broker_configs();
+  // Reads every user's config entity (/config/users/*); notifications keep them current afterwards.
+  result<void> refresh_user_configs();
 
   [[nodiscard]] const std::set<std::string, std::less<>>& deletion_markers() const { return deletion_markers_; }
   void forget_deletion_marker(const std::string& name) { deletion_markers_.erase(name); }
@@ -97,6 +99,8 @@ class metadata_table {
   result<layout::config_map> read_config(const std::string& name);
   // One /config/brokers entity into the model (removed from it when the node is gone).
   result<void> read_broker_config(const std::string& entity);
+  // One /config/users entity (a sanitized user name) into the model, the same way.
+  result<void> read_user_config(const std::string& sanitized);
   // Keeps a topic whose znode cannot be used in the model, without partitions, and says why once.
   result<void> mark_invalid(const std::string& name, std::string why, std::int32_t version, bool is_new);
   void drop_topic(const std::string& name);

@@ -102,7 +102,7 @@ awaitable<result<high_watermark_poller::watermarks>> high_watermark_poller::ask(
     const coord::broker_info& leader, const std::vector<topic_partition>& partitions) {
   auto& [address, peer] = peers_[leader.id];
   if (peer && (address.host != leader.host || address.port != leader.port)) peer.reset();
-  if (!peer) peer = std::make_unique<net::peer_client>(io_);
+  if (!peer) peer = std::make_unique<net::peer_client>(io_, settings_.security);
   address = leader;
   if (!peer->is_open()) {
     if (auto connected =

@@ -32,7 +32,8 @@ class high_watermark_poller final : public lag::high_watermarks,
  public:
   struct settings {
     std::chrono::milliseconds interval{5000};
-    std::chrono::milliseconds timeout{5000};  // connect and each request
+    std::chrono::milliseconds timeout{5000};       // connect and each request
+    const net::peer_security* security = nullptr;  // the inter-broker listener's TLS and login; null: plaintext
   };
   using view_source = std::function<std::shared_ptr<const coord::cluster_view>()>;
   using wanted_source = std::function<std::set<topic_partition>()>;

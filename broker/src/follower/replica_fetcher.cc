@@ -25,7 +25,13 @@ constexpr std::int16_t fetch_version = 12;
 
 replica_fetcher::replica_fetcher(asio::io_context& io, broker_id self, leader_address leader, fetch_settings settings,
                                  replication::replication_quota& quota)
-    : io_(io), self_(self), leader_(std::move(leader)), settings_(settings), quota_(quota), peer_(io), wake_(io) {}
+    : io_(io),
+      self_(self),
+      leader_(std::move(leader)),
+      settings_(settings),
+      quota_(quota),
+      peer_(io, settings.security),
+      wake_(io) {}
 
 void replica_fetcher::start() {
   asio::co_spawn(

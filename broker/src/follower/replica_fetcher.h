@@ -22,12 +22,13 @@ namespace ferry::follower {
 
 // How a follower fetches (the broker's replica.fetch.* settings; Kafka's defaults).
 struct fetch_settings {
-  std::int32_t max_wait_ms = 500;              // replica.fetch.wait.max.ms
-  std::int32_t min_bytes = 1;                  // replica.fetch.min.bytes
-  std::int32_t partition_max_bytes = 1048576;  // replica.fetch.max.bytes
-  std::int32_t response_max_bytes = 10485760;  // replica.fetch.response.max.bytes
-  std::int32_t backoff_ms = 1000;              // replica.fetch.backoff.ms
-  std::int32_t socket_timeout_ms = 30000;      // replica.socket.timeout.ms
+  std::int32_t max_wait_ms = 500;                // replica.fetch.wait.max.ms
+  std::int32_t min_bytes = 1;                    // replica.fetch.min.bytes
+  std::int32_t partition_max_bytes = 1048576;    // replica.fetch.max.bytes
+  std::int32_t response_max_bytes = 10485760;    // replica.fetch.response.max.bytes
+  std::int32_t backoff_ms = 1000;                // replica.fetch.backoff.ms
+  std::int32_t socket_timeout_ms = 30000;        // replica.socket.timeout.ms
+  const net::peer_security* security = nullptr;  // the inter-broker listener's TLS and login; null: plaintext
 };
 
 // The leader broker a fetcher fetches from, and where it listens.

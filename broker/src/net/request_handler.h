@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -17,16 +18,23 @@ struct connection_info {
   std::string peer;  // "host:port"
   // The listener (listeners) the connection came in on: answers name brokers by their addresses on it.
   std::string listener = "PLAINTEXT";
+  // Who the client is, as Kafka's principal builder names it: User:ANONYMOUS on PLAINTEXT and on TLS without a
+  // client certificate, User:<mapped DN> with one, User:<name> once SASL has authenticated the connection.
+  std::string principal = "User:ANONYMOUS";
   // The connection's thread: where a request that waits for something (a parked group request) resumes.
   boost::asio::any_io_executor executor;
 };
 
-// What to do after a request: send `response`, send nothing (a Produce with acks=0), or close the
-// connection (a frame that does not parse, or an API the broker does not serve, as Kafka does).
+// What to do after a request: send `response`, send nothing (a Produce with acks=0), close the connection (a
+// frame that does not parse, or an API the broker does not serve, as Kafka does), or send `response` and then
+// close (a failed authentication).
 struct request_outcome {
-  enum class action { respond, no_response, close };
+  enum class action { respond, no_response, close, respond_and_close };
   action what = action::respond;
   protocol::output_buffer response;  // a whole frame, size prefix included
+  // Wait this long before acting (connection.failed.authentication.delay.ms): the connection's coroutine
+  // sleeps, no thread does.
+  std::chrono::milliseconds delay{0};
 };
 
 // The layer above the network: turns one request frame (without its size prefix) into an outcome.

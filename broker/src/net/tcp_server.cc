@@ -13,11 +13,12 @@ namespace ferry::net {
 namespace asio = boost::asio;
 
 tcp_server::tcp_server(io_context_pool& pool, request_handler& handler, std::string listener, connection_limits limits,
-                       std::function<void()> on_accept_error)
+                       connection_security security, std::function<void()> on_accept_error)
     : pool_(pool),
       handler_(handler),
       listener_(std::move(listener)),
       limits_(std::move(limits)),
+      security_(std::move(security)),
       acceptor_(pool.main()),
       on_accept_error_(std::move(on_accept_error)) {}
 
@@ -64,7 +65,7 @@ asio::awaitable<void> tcp_server::accept_loop() {
     info.executor = home.get_executor();
     info.listener = listener_;
     ++open_connections_;
-    asio::co_spawn(home, serve_connection(std::move(socket), handler_, limits_, std::move(info)),
+    asio::co_spawn(home, serve_connection(std::move(socket), handler_, limits_, security_, std::move(info)),
                    guarded_detached("a connection", [this] { --open_connections_; }));
   }
 }

@@ -17,15 +17,15 @@
 
 namespace ferry::net {
 
-// Accepts Kafka client connections on one listener (on the pool's main context) and serves each on one of the
-// pool's contexts, round-robin: a connection's requests run one after another on one thread, and different
-// connections spread over the network threads.
+// Accepts Kafka client connections on one listener (plaintext, TLS, with or without SASL: `security`) (on the pool's
+// main context) and serves each on one of the pool's contexts, round-robin: a connection's requests run one after
+// another on one thread, and different connections spread over the network threads.
 class tcp_server {
  public:
   // `listener` names the listener (connection_info::listener). on_accept_error runs (on the accepting thread)
   // each time accept fails.
   tcp_server(io_context_pool& pool, request_handler& handler, std::string listener, connection_limits limits,
-             std::function<void()> on_accept_error = {});
+             connection_security security = {}, std::function<void()> on_accept_error = {});
 
   // Binds and listens; the error names the address when the port is taken.
   result<void> listen(const std::string& host, std::uint16_t port);
@@ -50,6 +50,7 @@ class tcp_server {
   request_handler& handler_;
   const std::string listener_;
   connection_limits limits_;
+  const connection_security security_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::uint16_t bound_port_ = 0;
   std::atomic<std::uint64_t> next_connection_id_{1};

@@ -158,6 +158,16 @@ std::string_view name(error_code e) {
       return "PRODUCER_FENCED";
     case error_code::resource_not_found:
       return "RESOURCE_NOT_FOUND";
+    case error_code::duplicate_resource:
+      return "DUPLICATE_RESOURCE";
+    case error_code::unacceptable_credential:
+      return "UNACCEPTABLE_CREDENTIAL";
+    case error_code::unsupported_sasl_mechanism:
+      return "UNSUPPORTED_SASL_MECHANISM";
+    case error_code::illegal_sasl_state:
+      return "ILLEGAL_SASL_STATE";
+    case error_code::sasl_authentication_failed:
+      return "SASL_AUTHENTICATION_FAILED";
     case error_code::unknown_topic_id:
       return "UNKNOWN_TOPIC_ID";
   }

@@ -16,6 +16,7 @@
 #include "metrics/broker_metrics.h"
 #include "replication/partition_manager.h"
 #include "replication/replication_quota.h"
+#include "security/credential_store.h"
 #include "server/marker_appender.h"
 #include "server/peer_requests.h"
 #include "server/producer_ids.h"
@@ -56,8 +57,19 @@ class cluster_writes {
       std::chrono::milliseconds timeout) = 0;
 };
 
-// Both, over this broker's ZooKeeper registry.
-class zk_cluster final : public cluster_metadata, public cluster_writes {
+// The users' config entities (/config/users/<sanitized user>: SCRAM credentials beside quotas) by user name,
+// as coord::config_store reads and writes them. Blocking: call through run_on_zookeeper.
+class user_configs {
+ public:
+  virtual ~user_configs() = default;
+  // Empty when the user has no entity.
+  virtual result<coord::layout::config_map> read_user_config(std::string_view user) = 0;
+  // Replaces the user's entity (an empty map leaves an empty node, as Kafka does) and announces the change.
+  virtual result<void> set_user_config(std::string_view user, const coord::layout::config_map& config) = 0;
+};
+
+// All three, over this broker's ZooKeeper registry.
+class zk_cluster final : public cluster_metadata, public cluster_writes, public user_configs {
  public:
   explicit zk_cluster(coord::cluster_registry& registry) : registry_(registry) {}
 
@@ -94,6 +106,12 @@ class zk_cluster final : public cluster_metadata, public cluster_writes {
       std::chrono::milliseconds timeout) override {
     return registry_.elect_leaders(type, partitions, timeout);
   }
+  result<coord::layout::config_map> read_user_config(std::string_view user) override {
+    return registry_.configs().read("users", coord::layout::sanitize(user));
+  }
+  result<void> set_user_config(std::string_view user, const coord::layout::config_map& config) override {
+    return registry_.configs().write("users", coord::layout::sanitize(user), config);
+  }
 
  private:
   coord::cluster_registry& registry_;
@@ -126,6 +144,11 @@ struct broker_context {
   peer_requests& peers;
   // Whether new partitions reached every broker (topic_propagation.h).
   topic_propagation& propagation;
+  // The users' SCRAM credentials as logins see them, which DescribeUserScramCredentials lists, and their
+  // entities in ZooKeeper, which AlterUserScramCredentials changes (every broker's store follows them). Null
+  // only in tests of other handlers.
+  const security::credential_store* credentials = nullptr;
+  user_configs* users = nullptr;
 };
 
 // Runs a blocking call on `pool` and resumes the calling coroutine on its own executor.

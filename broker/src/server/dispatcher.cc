@@ -116,6 +116,10 @@ dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
   add(handlers::handle_describe_log_dirs);
   add(handlers::handle_alter_partition_reassignments);
   add(handlers::handle_list_partition_reassignments);
+  add(handlers::handle_describe_user_scram_credentials);
+  add(handlers::handle_alter_user_scram_credentials);
+  add(handlers::handle_sasl_handshake);
+  add(handlers::handle_sasl_authenticate);
   for (const auto& api : protocol::all_apis)
     if (!table_.at(static_cast<std::size_t>(api.key)))
       throw std::logic_error("no handler for API " + std::string(api.name));

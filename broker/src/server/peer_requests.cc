@@ -18,7 +18,7 @@ boost::asio::awaitable<result<std::unique_ptr<net::peer_client>>> peer_requests:
     peers.pop_back();
     if (peer->is_open()) co_return peer;
   }
-  auto peer = std::make_unique<net::peer_client>(io_);
+  auto peer = std::make_unique<net::peer_client>(io_, security_);
   if (auto connected = co_await peer->connect(to.host, static_cast<std::uint16_t>(to.port), timeout_); !connected)
     co_return connected.error();
   co_return peer;

@@ -33,8 +33,10 @@ namespace ferry::server {
 // caller resumes on its own.
 class peer_requests : public std::enable_shared_from_this<peer_requests> {
  public:
-  peer_requests(boost::asio::io_context& io, std::string client_id, std::chrono::milliseconds timeout)
-      : io_(io), client_id_(std::move(client_id)), timeout_(timeout) {}
+  // `security` (the inter-broker listener's TLS and login; null: plaintext) must outlive this.
+  peer_requests(boost::asio::io_context& io, std::string client_id, std::chrono::milliseconds timeout,
+                const net::peer_security* security = nullptr)
+      : io_(io), client_id_(std::move(client_id)), timeout_(timeout), security_(security) {}
 
   template <typename Request, typename Response>
   boost::asio::awaitable<result<Response>> call(const coord::broker_info& to, const Request& request,
@@ -100,6 +102,7 @@ class peer_requests : public std::enable_shared_from_this<peer_requests> {
   boost::asio::io_context& io_;
   std::string client_id_;
   std::chrono::milliseconds timeout_;
+  const net::peer_security* security_;
   std::int32_t correlation_id_ = 0;  // io_'s thread only
   // Idle connections per broker, with the address they were opened to. io_'s thread only.
   std::map<broker_id, std::pair<address, std::vector<std::unique_ptr<net::peer_client>>>> idle_;

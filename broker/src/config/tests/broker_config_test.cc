@@ -76,7 +76,7 @@ TEST(broker_config, errors_name_the_setting) {
   EXPECT_NE(error_of(s).find("'num.partitions'"), std::string::npos);
   s = minimal;
   s["listeners"] = "SSL://:9093";
-  EXPECT_NE(error_of(s).find("listeners"), std::string::npos);
+  EXPECT_NE(error_of(s).find("ssl.keystore.location"), std::string::npos);
   s = minimal;
   s["log.retention.ms"] = "-7";
   EXPECT_NE(error_of(s).find("log.retention.ms"), std::string::npos);

@@ -225,6 +225,37 @@ TEST(ClusterRegistry, TopicConfigChangesReachEveryBroker) {
   EXPECT_EQ(one->topics().set_topic_config("unknown", changed).error(), errc::no_node);
 }
 
+// Users' config entities (/config/users/<sanitized name>, Kafka's layout) reach every broker's view by their
+// name, through the config change notifications, and a user whose node is deleted leaves it.
+TEST(ClusterRegistry, UserConfigsReachEveryBroker) {
+  const auto connect = test::fresh_connect();
+  auto zk = open_session(connect);
+  auto one = start_broker(connect, 1);
+  ASSERT_TRUE(zk && one);
+  // Written before broker 2 starts: its first full read finds it.
+  ASSERT_TRUE(one->configs().write("users", "early", {{"SCRAM-SHA-256", "salt=x"}}));
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->view()->users.at("early"), (layout::config_map{{"SCRAM-SHA-256", "salt=x"}}));
+
+  const std::string name = "CN=Alice Smith,O=Acme";
+  const layout::config_map alice = {{"SCRAM-SHA-512", "salt=y"}, {"producer_byte_rate", "1024"}};
+  ASSERT_TRUE(one->configs().write("users", layout::sanitize(name), alice));
+  for (auto* r : {one.get(), two.get()}) {
+    await(*r, [&](const cluster_view& v) { return v.users.contains(name) && v.users.at(name) == alice; });
+  }
+  EXPECT_TRUE(zk->get("/config/users/CN%3DAlice%20Smith%2CO%3DAcme"));
+
+  ASSERT_TRUE(zk->remove("/config/users/early"));
+  ASSERT_TRUE(zk->create("/config/changes/config_change_", R"({"version":2,"entity_path":"users/early"})",
+                         create_mode::persistent_sequential));
+  // A user's client quota is no user entity.
+  ASSERT_TRUE(zk->create("/config/changes/config_change_", R"({"version":2,"entity_path":"users/bob/clients/app"})",
+                         create_mode::persistent_sequential));
+  await(*two, [](const cluster_view& v) { return !v.users.contains("early"); });
+  EXPECT_EQ(two->view()->users.size(), 1u);
+}
+
 TEST(ClusterRegistry, DeleteTopicRemovesItsNodes) {
   const auto connect = test::fresh_connect();
   auto one = start_broker(connect, 1);

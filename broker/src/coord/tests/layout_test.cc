@@ -288,5 +288,22 @@ TEST(Layout, MalformedJsonIsInvalidData) {
   EXPECT_EQ(layout::decode_cluster_id(R"({"version":"1","id":""})").error(), errc::invalid_data);
 }
 
+// Kafka's Sanitizer (SanitizerTest): URL-encoding with "*" as %2A and a space as %20, and back.
+TEST(Layout, SanitizesUserNamesAsKafka) {
+  EXPECT_EQ(layout::sanitize("alice"), "alice");
+  EXPECT_EQ(layout::sanitize("a.b-c_d09"), "a.b-c_d09");
+  EXPECT_EQ(layout::sanitize("user 1*"), "user%201%2A");
+  EXPECT_EQ(layout::sanitize("CN=Some User,O=Acme/x+y"), "CN%3DSome%20User%2CO%3DAcme%2Fx%2By");
+  EXPECT_EQ(layout::sanitize("<default>"), "%3Cdefault%3E");
+  EXPECT_EQ(layout::sanitize("\xc3\xa9t\xc3\xa9"), "%C3%A9t%C3%A9");  // UTF-8 bytes, upper-case hex
+  EXPECT_EQ(layout::sanitize(""), "");
+
+  for (const std::string name : {"alice", "user 1*", "CN=Some User,O=Acme/x+y", "%41", "\xc3\xa9t\xc3\xa9", ""})
+    EXPECT_EQ(layout::desanitize(layout::sanitize(name)), name) << name;
+  EXPECT_EQ(layout::desanitize("a+b%2a%2A"), "a b**");  // URLDecoder: "+" is a space, hex in either case
+  EXPECT_EQ(layout::desanitize("<default>"), "<default>");
+  for (const std::string broken : {"%", "%4", "a%zz", "%G0"}) EXPECT_FALSE(layout::desanitize(broken)) << broken;
+}
+
 }  // namespace
 }  // namespace ferry::coord

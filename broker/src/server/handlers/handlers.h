@@ -95,5 +95,12 @@ awaitable<p::alter_partition_reassignments_response> handle_alter_partition_reas
     request_context& ctx, p::alter_partition_reassignments_request& request);
 awaitable<p::list_partition_reassignments_response> handle_list_partition_reassignments(
     request_context& ctx, p::list_partition_reassignments_request& request);
+awaitable<p::describe_user_scram_credentials_response> handle_describe_user_scram_credentials(
+    request_context& ctx, p::describe_user_scram_credentials_request& request);
+awaitable<p::alter_user_scram_credentials_response> handle_alter_user_scram_credentials(
+    request_context& ctx, p::alter_user_scram_credentials_request& request);
+awaitable<p::sasl_handshake_response> handle_sasl_handshake(request_context& ctx, p::sasl_handshake_request& request);
+awaitable<p::sasl_authenticate_response> handle_sasl_authenticate(request_context& ctx,
+                                                                  p::sasl_authenticate_request& request);
 
 }  // namespace ferry::server::handlers

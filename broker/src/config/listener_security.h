@@ -1,0 +1,48 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/listeners.h"
+
+namespace ferry::config {
+
+// Whether `key` is a TLS or SASL setting (Kafka's ssl.*, sasl.* and their listener.name.<name>. forms, the
+// authentication limits, Ferry's inter-broker login). Settings Kafka has and Ferry does not serve (Kerberos,
+// OAUTHBEARER, delegation tokens, JAAS files, Java key stores, pluggable classes) count as security settings
+// too: read_listener_security refuses them by name rather than calling them unknown.
+bool is_security_setting(std::string_view key);
+
+// Fills `l.tls` and `l.sasl` from the settings for the listener's protocol: a `listener.name.<lower-case
+// name>.` setting wins over the plain one, except that a SASL_SSL listener takes ssl.client.auth only in the
+// prefixed form (KIP-684). Throws config_exception naming the setting.
+void read_listener_security(const std::map<std::string, std::string>& settings, listener_config& l);
+
+// The authentication limits and the inter-broker login (which needs the inter-broker listener's protocol).
+void read_security_limits(const std::map<std::string, std::string>& settings, listeners_config& c);
+
+// The HTTP admin API's security (Ferry's settings).
+struct admin_api_security {
+  bool https = false;  // admin.listener.protocol: http (the default) or https
+  // admin.ssl.*, each falling back to the broker-wide ssl.* setting; when https.
+  tls_settings tls;
+  // admin.authentication: basic (HTTP Basic against the users' SCRAM credentials) and/or mtls (a client
+  // certificate's mapped subject); neither (none, the default): no authentication.
+  bool basic = false;
+  bool mtls = false;
+  // admin.authentication.exempt.paths: exact paths left open (Prometheus and kubelet probes).
+  std::vector<std::string> exempt_paths{"/metrics", "/v1/health", "/v1/ready"};
+
+  [[nodiscard]] bool authenticates() const { return basic || mtls; }
+};
+
+// Whether `key` is one of the settings read_admin_security reads.
+bool is_admin_security_setting(std::string_view key);
+
+// Reads the admin API's security. Throws config_exception naming the setting: an unknown protocol or method, mtls
+// without https, a truststore or admin.ssl.client.auth, https without a key, admin.ssl.* with http.
+admin_api_security read_admin_security(const std::map<std::string, std::string>& settings);
+
+}  // namespace ferry::config
