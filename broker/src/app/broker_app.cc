@@ -77,6 +77,7 @@ broker_app::broker_app(config::broker_config config)
       health_timer_(network_.main()),
       producer_expiry_timer_(network_.main()),
       offline_dirs_timer_(network_.main()),
+      deletions_timer_(network_.main()),
       isr_timer_(network_.main()),
       group_timer_(network_.main()),
       tls_timer_(network_.main()) {}
@@ -166,6 +167,7 @@ void broker_app::start() {
   // fetchers with what they follow.
   registry_->add_listener([this](const std::shared_ptr<const coord::cluster_view>& view) {
     partitions_->reconcile(*view);
+    acknowledge_deletions(*view);
     const broker_id self{config_.broker_id};
     const auto rate = [&](std::string_view name) {
       const auto setting = view->dynamic_broker_setting(self, name);
@@ -245,6 +247,8 @@ void broker_app::start() {
   // A report that failed (ZooKeeper away) is tried again with the health checks.
   schedule(offline_dirs_timer_, zookeeper_pool_, health_interval_ms, &broker_app::report_offline_dirs,
            "reporting offline log dirs");
+  schedule(deletions_timer_, zookeeper_pool_, health_interval_ms, &broker_app::deletions_tick,
+           "acknowledging topic deletions");
   schedule(health_timer_, blocking_pool_, health_interval_ms, &broker_app::health_tick, "log dir health");
   schedule(producer_expiry_timer_, blocking_pool_, config_.producer_id_expiration_check_interval_ms,
            &broker_app::producer_expiry_tick, "producer expiry");
@@ -322,6 +326,15 @@ void broker_app::checkpoint_tick() { partitions_->checkpoint(); }
 
 // The same monotonic time as the fetch handler's (system_clock::steady_now), read without a virtual call: the
 // tick runs four times a second, also while descriptors run out, when UBSan's vptr check cannot read vtables.
+void broker_app::acknowledge_deletions(const coord::cluster_view& view) {
+  for (const auto& topic : partitions_->deletions_done(view)) {
+    if (const auto acknowledged = registry_->acknowledge_deletion(topic); !acknowledged)
+      FERRY_LOG(warn, "app") << "cannot tell the controller that the logs of topic " << topic
+                             << " are deleted: " << acknowledged.error().message() << "; will retry";
+  }
+}
+
+void broker_app::deletions_tick() { acknowledge_deletions(*registry_->view()); }
 void broker_app::isr_tick() { partitions_->update_isrs(*isr_writer_, steady_ms(std::chrono::steady_clock::now())); }
 
 void broker_app::start_transactions() {
@@ -509,6 +522,7 @@ void broker_app::stop() {
                health_timer_.cancel();
                producer_expiry_timer_.cancel();
                offline_dirs_timer_.cancel();
+               deletions_timer_.cancel();
                isr_timer_.cancel();
                group_timer_.cancel();
                tls_timer_.cancel();

@@ -66,6 +66,10 @@ class broker_app {
   // Tells the controller about log dirs that went offline (their partitions' replicas here are dead), or
   // leaves the cluster and exits when every dir is offline, as Kafka halts then (review finding 4).
   void report_offline_dirs();
+  // Tells the controller which topics marked for deletion this broker holds no logs of any more; run with every
+  // view, and again every few seconds in case a write failed.
+  void acknowledge_deletions(const coord::cluster_view& view);
+  void deletions_tick();
   void isr_tick();
   void group_tick();
   void tls_tick();
@@ -127,6 +131,7 @@ class broker_app {
   boost::asio::steady_timer health_timer_;
   boost::asio::steady_timer producer_expiry_timer_;
   boost::asio::steady_timer offline_dirs_timer_;
+  boost::asio::steady_timer deletions_timer_;
   boost::asio::steady_timer isr_timer_;
   boost::asio::steady_timer group_timer_;
   boost::asio::steady_timer tls_timer_;

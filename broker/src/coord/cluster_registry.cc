@@ -433,6 +433,13 @@ result<void> cluster_registry::report_offline_replicas(std::size_t dir,
   return success();
 }
 
+result<void> cluster_registry::acknowledge_deletion(const std::string& topic) {
+  auto created =
+      session_->create(layout::deletion_acknowledgement_path(topic, options_.id), "", create_mode::persistent);
+  if (!created && created.error() != errc::node_exists && created.error() != errc::no_node) return created.error();
+  return success();
+}
+
 result<void> cluster_registry::controlled_shutdown(std::int32_t attempts, std::chrono::milliseconds backoff) {
   if (!session_->connected()) return errc::connection_loss;
   const broker_id self = options_.id;

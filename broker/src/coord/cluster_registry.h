@@ -114,6 +114,9 @@ class cluster_registry {
   // leaderships elsewhere and takes this broker's replicas of them out of their ISRs
   // (/ferry/offline_replicas). Blocking (a ZooKeeper write).
   result<void> report_offline_replicas(std::size_t dir, const std::vector<topic_partition>& partitions);
+  // This broker has deleted its logs of `topic`, which is marked for deletion: the controller deletes the topic
+  // once every live replica has said so. Blocking (a ZooKeeper write); a marker already gone is fine.
+  result<void> acknowledge_deletion(const std::string& topic);
   // ElectLeaders, run by the controller's worker (controller::elect_leaders): errc::not_controller unless
   // this broker is the controller, errc::timeout if the worker did not get to it in time.
   result<std::vector<election_result>> elect_leaders(election_type type,

@@ -147,7 +147,13 @@ result<void> controller::reconcile() {
 
   const std::vector<std::string> doomed(table_.deletion_markers().begin(), table_.deletion_markers().end());
   for (const auto& name : doomed) {
-    FERRY_TRY(delete_topic_enable_ ? delete_topic_nodes(name) : refuse_deletion(name));
+    if (delete_topic_enable_) {
+      FERRY_TRY(const bool deleted_everywhere, live_replicas_deleted_their_logs(name));
+      if (!deleted_everywhere) continue;  // the watch on the marker's children brings another pass
+      FERRY_TRY(delete_topic_nodes(name));
+    } else {
+      FERRY_TRY(refuse_deletion(name));
+    }
     table_.forget_deletion_marker(name);
   }
 
@@ -247,6 +253,21 @@ result<void> controller::assign_topic_id(const std::string& name) {
   return success();
 }
 
+result<bool> controller::live_replicas_deleted_their_logs(const std::string& name) {
+  auto acknowledged = table_.deletion_acknowledgements(name);
+  // The marker went meanwhile (removed by hand): the refresh of the markers that its watch brings settles it.
+  if (!acknowledged && acknowledged.error() == errc::no_node) return false;
+  FERRY_TRY(const auto brokers, std::move(acknowledged));
+  const auto& model = table_.model();
+  const auto topic = model.topics.find(name);
+  if (topic == model.topics.end()) return true;
+  for (const auto& [p, info] : topic->second.partitions) {
+    for (const auto r : info.replicas)
+      if (model.is_live(r) && !brokers.contains(r)) return false;
+  }
+  return true;
+}
+
 result<void> controller::delete_topic_nodes(const std::string& name) {
   // Post-order: children before their parent. A topic that is already gone leaves only the marker.
   std::vector<std::string> doomed;
@@ -262,7 +283,7 @@ result<void> controller::delete_topic_nodes(const std::string& name) {
   FERRY_TRY(collect(layout::topic_path(name)));
   FERRY_TRY(const auto config, session_.exists(layout::topic_config_path(name)));
   if (config) doomed.push_back(layout::topic_config_path(name));
-  doomed.push_back(layout::delete_topic_path(name));
+  FERRY_TRY(collect(layout::delete_topic_path(name)));  // the replicas' acknowledgements, then the marker
 
   for (std::size_t begin = 0; begin < doomed.size(); begin += deletions_per_multi) {
     std::vector<zk_op> ops;

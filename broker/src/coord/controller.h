@@ -37,7 +37,8 @@ struct election_counts {
 // ephemeral /controller (bumping /controller_epoch in the same multi-op) holds the role until its session
 // ends. While it does, reconcile() runs after every change the worker reads:
 //   - topics written without a topic id get one;
-//   - topics marked in /admin/delete_topics lose their znodes (the marker last), or with delete.topic.enable
+//   - topics marked in /admin/delete_topics lose their znodes (the marker last) once their live replicas have
+//     deleted their logs, or with delete.topic.enable
 //     false keep them and only lose the marker, as Kafka's processTopicDeletion does;
 //   - new partitions get a state znode, led by their first live replica (NewPartition -> OnlinePartition);
 //   - a partition whose leader died gets the next live in-sync replica, or with unclean.leader.election.enable
@@ -100,6 +101,11 @@ class controller {
   // `ops` of the operation that failed.
   result<void> controller_write(std::vector<zk_op> ops, std::size_t* failed_op = nullptr);
   result<void> assign_topic_id(const std::string& name);
+  // Whether every live replica of a topic marked for deletion has deleted its logs of it (acknowledged under the
+  // marker), as Kafka's controller waits for the answers to its StopReplica(delete): a broker that saw the marker
+  // only after the topic's nodes went would set its logs aside instead. A replica that is down sets them aside
+  // when it comes back to find the topic gone.
+  result<bool> live_replicas_deleted_their_logs(const std::string& name);
   result<void> delete_topic_nodes(const std::string& name);
   // delete.topic.enable is false: removes the marker of `name` and keeps the topic.
   result<void> refuse_deletion(const std::string& name);

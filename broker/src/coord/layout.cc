@@ -132,6 +132,10 @@ std::string delete_topic_path(std::string_view topic) {
   return std::string(delete_topics_path) + "/" + std::string(topic);
 }
 
+std::string deletion_acknowledgement_path(std::string_view topic, broker_id id) {
+  return child_path(delete_topic_path(topic), std::to_string(id.value()));
+}
+
 std::string child_path(std::string_view parent, std::string_view child) {
   std::string path(parent);
   path += '/';

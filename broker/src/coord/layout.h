@@ -54,6 +54,8 @@ std::string topic_config_path(std::string_view topic);
 // /config/<entity_type>/<name>: entity_type "topics", "brokers" or "users" (a sanitized user name).
 std::string entity_config_path(std::string_view entity_type, std::string_view name);
 std::string delete_topic_path(std::string_view topic);
+// Ferry's own: /admin/delete_topics/<topic>/<id>, persistent and empty: broker <id> deleted its logs of the topic.
+std::string deletion_acknowledgement_path(std::string_view topic, broker_id id);
 // "<parent>/<child>".
 std::string child_path(std::string_view parent, std::string_view child);
 

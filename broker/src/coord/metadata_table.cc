@@ -140,6 +140,15 @@ result<void> metadata_table::refresh_deletions() {
   return success();
 }
 
+result<std::set<broker_id>> metadata_table::deletion_acknowledgements(const std::string& topic) {
+  FERRY_TRY(const auto children, read_children_watched(layout::delete_topic_path(topic), task_kind::reconcile));
+  std::set<broker_id> acknowledged;
+  for (const auto& child : children) {
+    if (const auto id = broker_id_of(child)) acknowledged.insert(*id);
+  }
+  return acknowledged;
+}
+
 result<void> metadata_table::refresh_shutting_down() {
   FERRY_TRY(const auto children, read_children_watched(layout::controlled_shutdown_path, task_kind::shutting_down));
   model_.shutting_down.clear();

@@ -71,6 +71,9 @@ class metadata_table {
 
   [[nodiscard]] const std::set<std::string, std::less<>>& deletion_markers() const { return deletion_markers_; }
   void forget_deletion_marker(const std::string& name) { deletion_markers_.erase(name); }
+  // The brokers that have deleted their logs of a topic marked for deletion (the children of its marker), read
+  // with a watch that runs the worker, and so the controller's duties, when one more has.
+  result<std::set<broker_id>> deletion_acknowledgements(const std::string& topic);
   // Data version of the topic znode as last read (for conditional writes by the controller).
   [[nodiscard]] std::int32_t topic_version(const std::string& name) const { return topic_versions_.at(name); }
   // The controller rewrote the topic znode (and updated the model to match): the version its write produced.

@@ -1,6 +1,7 @@
 #include "replication/partition_manager.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "base/log.h"
@@ -48,8 +49,8 @@ void partition_manager::retire(const topic_partition& tp, const coord::cluster_v
   const auto* topic = view.find_topic(tp.topic);
   // Only two signals delete data: the topic was marked for deletion and is gone, or the topic's assignment
   // (readable, since invalid topics keep their partitions) moved this partition's replica elsewhere.
-  const bool deleted_topic = topic == nullptr && doomed_topics_.contains(tp.topic);
-  const bool moved_away = topic != nullptr && topic->partitions.contains(tp.partition);
+  const bool deleted_topic = doomed_topics_.contains(tp.topic) && (topic == nullptr || topic->marked_for_deletion);
+  const bool moved_away = !deleted_topic && topic != nullptr && topic->partitions.contains(tp.partition);
   if (deleted_topic || moved_away) {
     if (const auto removed = logs_.remove(tp); !removed)
       FERRY_LOG(error, "replication") << "cannot delete the log of " << tp << ": " << removed.error().message();
@@ -82,6 +83,7 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
         }
         continue;
       }
+      if (topic.marked_for_deletion) continue;  // not served any more: its logs are deleted below
       config::topic_settings settings;
       if (auto bad = config::resolve_topic_settings(config_.topic_defaults, topic.config, settings))
         FERRY_LOG(warn, "replication") << "topic '" << name << "' keeps default settings: " << bad->message;
@@ -152,6 +154,22 @@ void partition_manager::reconcile(const coord::cluster_view& view) {
   metrics_.invalid_topics().Set(static_cast<double>(invalid_topics));
   metrics_.stray_logs().Set(static_cast<double>(logs_.stray_logs()));
   in_line_with_live_view_.store(view.is_live(self));
+}
+
+std::vector<std::string> partition_manager::deletions_done(const coord::cluster_view& view) const {
+  const broker_id self{config_.broker_id};
+  std::set<std::string, std::less<>> with_logs;
+  for (const auto& tp : logs_.partitions()) with_logs.insert(tp.topic);
+  std::vector<std::string> done;
+  for (const auto& [name, topic] : view.topics) {
+    if (!topic.marked_for_deletion || with_logs.contains(name)) continue;
+    const auto replica_here = [&](const auto& entry) {
+      const auto& replicas = entry.second.replicas;
+      return std::find(replicas.begin(), replicas.end(), self) != replicas.end();
+    };
+    if (std::any_of(topic.partitions.begin(), topic.partitions.end(), replica_here)) done.push_back(name);
+  }
+  return done;
 }
 
 result<std::shared_ptr<partition>> partition_manager::leader_for(const topic_partition& tp) const {

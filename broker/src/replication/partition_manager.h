@@ -35,6 +35,9 @@ class partition_manager {
   partition_manager(storage::log_manager& logs, const config::broker_config& config, metrics::broker_metrics& metrics);
 
   void reconcile(const coord::cluster_view& view);
+  // The topics marked for deletion in `view` that this broker is a replica of and holds no log of any more:
+  // what it acknowledges to the controller (cluster_registry::acknowledge_deletion).
+  [[nodiscard]] std::vector<std::string> deletions_done(const coord::cluster_view& view) const;
   // True once the last view reconciled lists this broker as live: until then a restarted broker may be named
   // leader of partitions it does not serve yet (readiness waits for this).
   [[nodiscard]] bool in_line_with_a_live_view() const { return in_line_with_live_view_.load(); }

@@ -268,6 +268,19 @@ TEST(ClusterRegistry, DeleteTopicRemovesItsNodes) {
 
   ASSERT_TRUE(two->topics().delete_topic("doomed"));
   EXPECT_TRUE(two->topics().delete_topic("doomed"));  // already marked: fine
+  // The topic stays, marked, until both of its live replicas have deleted their logs; a topic created after the
+  // marker, led once the controller has passed over it, shows that it waited.
+  ASSERT_TRUE(one->topics().create_topic("later", {{partition_id{0}, ids({1})}}, {}));
+  await(*one, [](const cluster_view& v) { return has_leaders(v, "later"); });
+  ASSERT_TRUE(one->acknowledge_deletion("doomed"));
+  ASSERT_TRUE(one->topics().create_topic("later-still", {{partition_id{0}, ids({1})}}, {}));
+  await(*one, [](const cluster_view& v) { return has_leaders(v, "later-still"); });
+  for (auto* r : {one.get(), two.get()}) {
+    const auto* doomed = r->view()->find_topic("doomed");
+    ASSERT_NE(doomed, nullptr);
+    EXPECT_TRUE(doomed->marked_for_deletion);
+  }
+  ASSERT_TRUE(two->acknowledge_deletion("doomed"));
   for (auto* r : {one.get(), two.get()}) {
     const auto view = await(*r, [](const cluster_view& v) { return v.find_topic("doomed") == nullptr; });
     EXPECT_NE(view->find_topic("kept"), nullptr);
@@ -282,6 +295,18 @@ TEST(ClusterRegistry, DeleteTopicRemovesItsNodes) {
   // The name can be used again.
   ASSERT_TRUE(one->topics().create_topic("doomed", {{partition_id{0}, ids({1})}}, {}));
   await(*two, [](const cluster_view& v) { return has_leaders(v, "doomed") && v.find_topic("doomed")->config.empty(); });
+}
+
+TEST(ClusterRegistry, AReplicaThatIsDownDoesNotHoldADeletionUp) {
+  const auto connect = test::fresh_connect();
+  auto one = start_broker(connect, 1);
+  ASSERT_TRUE(one);
+  // Broker 2 is not running: only broker 1 is waited for.
+  ASSERT_TRUE(one->topics().create_topic("doomed", {{partition_id{0}, ids({1, 2})}}, {}));
+  await(*one, [](const cluster_view& v) { return has_leaders(v, "doomed"); });
+  ASSERT_TRUE(one->topics().delete_topic("doomed"));
+  ASSERT_TRUE(one->acknowledge_deletion("doomed"));
+  await(*one, [](const cluster_view& v) { return v.find_topic("doomed") == nullptr; });
 }
 
 TEST(ClusterRegistry, ControllerFailsOver) {

@@ -61,6 +61,7 @@ TEST(Layout, Paths) {
   EXPECT_EQ(layout::partition_state_path("orders", partition_id{7}), "/brokers/topics/orders/partitions/7/state");
   EXPECT_EQ(layout::topic_config_path("orders"), "/config/topics/orders");
   EXPECT_EQ(layout::delete_topic_path("orders"), "/admin/delete_topics/orders");
+  EXPECT_EQ(layout::deletion_acknowledgement_path("orders", broker_id{3}), "/admin/delete_topics/orders/3");
   EXPECT_EQ(layout::config_change_sequence("config_change_0000000042"), 42);
   EXPECT_EQ(layout::config_change_sequence("config_change_"), std::nullopt);
   EXPECT_EQ(layout::config_change_sequence("other_0000000042"), std::nullopt);

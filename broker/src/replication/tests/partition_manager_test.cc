@@ -87,13 +87,20 @@ TEST_F(partition_manager_test, follows_config_overrides_and_deletes_removed_topi
   manager_->reconcile(view);
   EXPECT_EQ(p->settings()->max_message_bytes, config::topic_settings{}.max_message_bytes);
 
-  // Deleted the way Kafka deletes: marked in /admin/delete_topics, then gone.
+  // Deleted the way Kafka deletes: marked in /admin/delete_topics, which stops the replica and deletes its log
+  // (what this broker then acknowledges to the controller), then gone.
+  view.topics["other"].partitions[partition_id{0}] = led_by({broker_id{2}}, broker_id{2}, 0);
+  view.topics["other"].marked_for_deletion = true;  // not a replica here: nothing to acknowledge
+  EXPECT_TRUE(manager_->deletions_done(view).empty());
   view.topics["t"].marked_for_deletion = true;
-  manager_->reconcile(view);
-  view.topics.erase("t");
+  EXPECT_TRUE(manager_->deletions_done(view).empty());  // its log is still here
   manager_->reconcile(view);
   EXPECT_EQ(manager_->leader_for({"t", partition_id{0}}).error(), errc::unknown_partition);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "t-0"));
+  EXPECT_EQ(manager_->deletions_done(view), std::vector<std::string>{"t"});
+  view.topics.clear();
+  manager_->reconcile(view);
+  EXPECT_TRUE(manager_->deletions_done(view).empty());
   EXPECT_TRUE(storage::testing::holds_only_its_lock(dir_));
 }
 
