@@ -93,12 +93,16 @@ class BackgroundProducer:
         self._thread.join(90)
 
 
-def configs_tool(c, *args):
+def run_configs_tool(c, *args):
     """Kafka's kafka-configs.sh (ConfigCommand) against one broker's SASL_PLAINTEXT listener, as ferry-broker."""
     with tempfile.TemporaryDirectory() as scratch:
         properties = java_properties(os.path.join(scratch, "admin.properties"), librdkafka_config(c, "sasl_plaintext"))
-        run = kafka_tool("org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", c.sasl_plaintext_bootstrap().split(",")[0],
-                         "--command-config", properties, *args)
+        return kafka_tool("org.apache.kafka.tools.ConfigCommand", "--bootstrap-server",
+                          c.sasl_plaintext_bootstrap().split(",")[0], "--command-config", properties, *args)
+
+
+def configs_tool(c, *args):
+    run = run_configs_tool(c, *args)
     assert run.returncode == 0, run.stdout + run.stderr
     return run.stdout
 
@@ -293,6 +297,26 @@ def serial_seen(c):
     return out.stdout.decode().strip()
 
 
+def issue_broker_keystore(tls, scratch):
+    """A new key and certificate for the brokers, signed by local-cluster's CA, as one PEM file in `scratch`."""
+    subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{scratch}/new.key", "-out",
+                    f"{scratch}/new.csr", "-subj", "/OU=brokers/CN=localhost"], check=True, capture_output=True)
+    with open(f"{scratch}/ext", "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    subprocess.run(["openssl", "x509", "-req", "-in", f"{scratch}/new.csr", "-CA", f"{tls}/ca.pem", "-CAkey",
+                    f"{tls}/ca.key", "-CAcreateserial", "-out", f"{scratch}/new.crt", "-days", "30", "-extfile",
+                    f"{scratch}/ext"], check=True, capture_output=True)
+    with open(f"{scratch}/broker.pem", "wb") as out:
+        for part in ("new.key", "new.crt"):
+            out.write(open(f"{scratch}/{part}", "rb").read())
+    return f"{scratch}/broker.pem"
+
+
+def serial_of(pem):
+    out = subprocess.run(["openssl", "x509", "-in", pem, "-noout", "-serial"], capture_output=True, check=True)
+    return out.stdout.decode().strip()
+
+
 def test_a_rotated_certificate_is_served_to_new_connections_without_a_restart(secure):
     tls = secure.tls_dir
     old = serial_seen(secure)
@@ -300,20 +324,50 @@ def test_a_rotated_certificate_is_served_to_new_connections_without_a_restart(se
     create_topic(secure, "rotation")
     with BackgroundProducer(config, "rotation") as producer:
         scratch = tempfile.mkdtemp()
-        subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{scratch}/new.key", "-out",
-                        f"{scratch}/new.csr", "-subj", "/OU=brokers/CN=localhost"], check=True, capture_output=True)
-        with open(f"{scratch}/ext", "w") as f:
-            f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-        subprocess.run(["openssl", "x509", "-req", "-in", f"{scratch}/new.csr", "-CA", f"{tls}/ca.pem", "-CAkey",
-                        f"{tls}/ca.key", "-CAcreateserial", "-out", f"{scratch}/new.crt", "-days", "30", "-extfile",
-                        f"{scratch}/ext"], check=True, capture_output=True)
-        with open(f"{scratch}/broker.pem", "wb") as out:
-            for part in ("new.key", "new.crt"):
-                out.write(open(f"{scratch}/{part}", "rb").read())
-        os.replace(f"{scratch}/broker.pem", f"{tls}/broker.pem")  # as a Secret's update swaps the file
+        os.replace(issue_broker_keystore(tls, scratch), f"{tls}/broker.pem")  # as a Secret's update swaps the file
         shutil.rmtree(scratch)
         wait_until(lambda: serial_seen(secure) != old, timeout=30, what="the new certificate on new connections")
         producer.wait_for_more()
     assert not producer.errors, producer.errors[:5]
     got = consume(config, "rotation", len(producer.delivered), "rotation-reader")
     assert set(got) >= set(producer.delivered)
+
+
+def test_kafka_configs_moves_a_listeners_keystore_on_one_broker(secure):
+    """Per-broker dynamic listener settings, as Kafka's: the broker checks the file before it keeps the setting,
+    serves the new certificate to new connections, and goes back to its own file when the setting is deleted. A
+    file that cannot be used, the setting for every broker, and a key password (which ZooKeeper would hold in the
+    clear) are refused by name."""
+    setting = "listener.name.ssl.ssl.keystore.location"
+    own = serial_seen(secure)
+    with tempfile.TemporaryDirectory() as scratch:
+        keystore = issue_broker_keystore(secure.tls_dir, scratch)
+        with open(f"{scratch}/half.pem", "wb") as half:
+            whole = open(keystore, "rb").read()
+            half.write(whole[:len(whole) // 2])
+        for value in (f"{scratch}/missing.pem", f"{scratch}/half.pem"):
+            refused = run_configs_tool(secure, "--entity-type", "brokers", "--entity-name", "0", "--alter",
+                                       "--add-config", f"{setting}={value}")
+            assert refused.returncode != 0 and setting in refused.stdout + refused.stderr, refused.stdout + refused.stderr
+        for args, why in (([ "--entity-default"], "can only be set for one broker"),
+                          (["--entity-name", "0"], "in the clear")):
+            name = setting if why != "in the clear" else "listener.name.ssl.ssl.key.password"
+            refused = run_configs_tool(secure, "--entity-type", "brokers", *args, "--alter", "--add-config",
+                                       f"{name}={keystore}")
+            assert refused.returncode != 0 and why in refused.stdout + refused.stderr, refused.stdout + refused.stderr
+        assert serial_seen(secure) == own
+
+        configs_tool(secure, "--entity-type", "brokers", "--entity-name", "0", "--alter", "--add-config",
+                     f"{setting}={keystore}")
+        wait_until(lambda: serial_seen(secure) == serial_of(keystore), timeout=30,
+                   what="the keystore kafka-configs named on new connections")
+        described = configs_tool(secure, "--entity-type", "brokers", "--entity-name", "0", "--describe")
+        assert f"{setting}={keystore}" in described, described
+        # Clients still get in over the listener, with the new certificate.
+        ssl_config = librdkafka_config(secure, "ssl")
+        ssl_config["bootstrap.servers"] = secure.ssl_bootstrap().split(",")[0]
+        assert kcat(*kcat_args(ssl_config), "-L", "-m", "10", check=False, timeout=30).returncode == 0
+
+        configs_tool(secure, "--entity-type", "brokers", "--entity-name", "0", "--alter", "--delete-config", setting)
+        wait_until(lambda: serial_seen(secure) != serial_of(keystore), timeout=30,
+                   what="the listener's own keystore once the setting is deleted")

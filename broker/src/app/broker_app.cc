@@ -173,6 +173,10 @@ void broker_app::start() {
       const auto setting = view->dynamic_broker_setting(self, name);
       return config::replication_throttle_rate(setting ? std::optional(setting->value) : std::nullopt);
     };
+    security_->use_dynamic_tls_files([&](const std::string& name) -> std::optional<std::string> {
+      const auto setting = view->dynamic_broker_setting(self, name);
+      return setting ? std::optional(setting->value) : std::nullopt;
+    });
     leader_quota_.set_limit(rate(config::leader_replication_throttled_rate));
     follower_quota_.set_limit(rate(config::follower_replication_throttled_rate));
     fetchers_->update(*view);

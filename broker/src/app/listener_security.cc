@@ -8,6 +8,8 @@
 #include <stdexcept>
 
 #include "base/log.h"
+#include "config/dynamic_broker_config.h"
+#include "config/listener_security.h"
 #include "security/sasl_client.h"
 #include "security/sasl_session.h"
 #include "security/tls_context.h"
@@ -19,12 +21,6 @@ namespace {
 // quickly rather than queued, and never takes a network thread.
 constexpr std::size_t password_check_threads = 1;
 constexpr std::size_t password_checks_waiting = 64;
-
-std::string prefix_of(const config::listener_config& l) {
-  std::string lower;
-  for (const char c : l.name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return "listener.name." + lower + ".";
-}
 
 // The inter-broker password: the file named by inter.broker.sasl.password.file, else the environment.
 std::string read_password(const config::inter_broker_sasl& login) {
@@ -75,7 +71,7 @@ listener_security::listener_security(const config::listeners_config& listeners, 
                    .Register(registry)) {
   for (const auto& l : listeners.listeners) {
     if (config::uses_tls(l.protocol)) {
-      const auto prefix = prefix_of(l);
+      const auto prefix = config::listener_setting_prefix(l.name);
       auto contexts = security::tls_context_source::create(l.tls, prefix);
       if (!contexts) throw std::runtime_error(contexts.error());
       auto principals = security::principal_mapper::parse(l.tls.principal_mapping_rules, prefix);
@@ -85,6 +81,7 @@ listener_security::listener_security(const config::listeners_config& listeners, 
       t.not_after = &certificate_not_after_.Add({{"listener", l.name}});
       t.reloads = &reloads_.Add({{"listener", l.name}, {"result", "success"}});
       t.refused_reloads = &reloads_.Add({{"listener", l.name}, {"result", "refused"}});
+      t.listener = l;
       tls_.emplace(l.name, std::move(t));
     }
     if (config::uses_sasl(l.protocol)) {
@@ -106,7 +103,7 @@ listener_security::listener_security(const config::listeners_config& listeners, 
 void listener_security::read_inter_broker_login(const config::listeners_config& listeners) {
   const auto& inter = listeners.inter_broker_listener();
   if (config::uses_tls(inter.protocol)) {
-    auto client = security::make_client_context(inter.tls, prefix_of(inter));
+    auto client = security::make_client_context(inter.tls, config::listener_setting_prefix(inter.name));
     if (!client) throw std::runtime_error(client.error());
     peer_tls_ = std::move(client.value());
     peer_.tls = peer_tls_;
@@ -148,6 +145,12 @@ void listener_security::reload_changed_files() {
       t.not_after->Set(
           static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(not_after->time_since_epoch()).count()));
   }
+}
+
+void listener_security::use_dynamic_tls_files(
+    const std::function<std::optional<std::string>(const std::string&)>& dynamic) {
+  // A refusal is logged and counted by the source, which tries again with the periodic file checks.
+  for (auto& [name, t] : tls_) (void)t.contexts->replace(config::with_dynamic_tls_files(t.listener, dynamic));
 }
 
 }  // namespace ferry::app

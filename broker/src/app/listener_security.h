@@ -6,8 +6,10 @@
 #include <prometheus/registry.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/clock.h"
@@ -47,6 +49,10 @@ class listener_security {
   // Takes the certificates whose files changed for new connections (a periodic job, off the network threads),
   // and updates the certificates' expiry gauges.
   void reload_changed_files();
+  // Points each TLS listener at the files its per-broker dynamic settings name (listener.name.<l>.ssl.keystore.location
+  // and .ssl.truststore.location, looked up with `dynamic`), or back at its own files when it has none; files that
+  // cannot be used are refused (logged and counted) and the context in use stays. Reads files: off the network threads.
+  void use_dynamic_tls_files(const std::function<std::optional<std::string>(const std::string&)>& dynamic);
 
  private:
   struct tls_listener {
@@ -58,6 +64,7 @@ class listener_security {
     prometheus::Counter* refused_reloads = nullptr;
     std::uint64_t counted_reloads = 0;  // what the counters have so far
     std::uint64_t counted_refused = 0;
+    config::listener_config listener;  // as configured, before any dynamic setting
   };
 
   void read_inter_broker_login(const config::listeners_config& listeners);

@@ -128,7 +128,7 @@ class prefixed_settings {
 };
 
 prefixed_settings listener_settings(const std::map<std::string, std::string>& settings, const std::string& listener) {
-  return {settings, std::string(listener_prefix) + lower(listener) + "."};
+  return {settings, listener_setting_prefix(listener)};
 }
 
 // `what` names the TLS endpoint in messages ("listener SSL"), `protocol` is what it speaks; with
@@ -246,6 +246,10 @@ std::string_view name_of(security_protocol p) {
       return "SASL_SSL";
   }
   return "PLAINTEXT";
+}
+
+std::string listener_setting_prefix(std::string_view listener_name) {
+  return std::string(listener_prefix) + lower(std::string(listener_name)) + ".";
 }
 
 bool is_security_setting(std::string_view key) {

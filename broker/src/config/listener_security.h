@@ -15,6 +15,9 @@ namespace ferry::config {
 // too: read_listener_security refuses them by name rather than calling them unknown.
 bool is_security_setting(std::string_view key);
 
+// "listener.name.<lower-case name>.": what prefixes a listener's own settings.
+std::string listener_setting_prefix(std::string_view listener_name);
+
 // Fills `l.tls` and `l.sasl` from the settings for the listener's protocol: a `listener.name.<lower-case
 // name>.` setting wins over the plain one, except that a SASL_SSL listener takes ssl.client.auth only in the
 // prefixed form (KIP-684). Throws config_exception naming the setting.

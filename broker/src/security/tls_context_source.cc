@@ -31,6 +31,7 @@ tls_context_source::tls_context_source(config::tls_settings settings, std::strin
                                        std::string fingerprint, std::shared_ptr<boost::asio::ssl::context> context)
     : setting_prefix_(std::move(setting_prefix)),
       settings_(std::move(settings)),
+      wanted_(settings_),
       fingerprint_(std::move(fingerprint)),
       context_(std::move(context)) {}
 
@@ -58,6 +59,7 @@ std::optional<std::chrono::system_clock::time_point> tls_context_source::certifi
 
 bool tls_context_source::check_files() {
   const std::lock_guard lock(renew_mutex_);
+  if (wanted_ != settings_) return take_wanted().has_value();  // files replace() named that could not be used yet
   auto material = read_tls_material(settings_, setting_prefix_);
   if (!material) {
     refuse(material.error());
@@ -77,11 +79,19 @@ bool tls_context_source::check_files() {
 
 tls_result<void> tls_context_source::replace(const config::tls_settings& settings) {
   const std::lock_guard lock(renew_mutex_);
-  auto material = read_tls_material(settings, setting_prefix_);
-  auto installed = material ? install(settings, material.value()) : tls_result<void>(material.error());
+  if (settings == settings_) {
+    wanted_ = settings;
+    return boost::outcome_v2::success();
+  }
+  wanted_ = settings;
+  return take_wanted();
+}
+
+tls_result<void> tls_context_source::take_wanted() {
+  auto material = read_tls_material(wanted_, setting_prefix_);
+  auto installed = material ? install(wanted_, material.value()) : tls_result<void>(material.error());
   if (!installed) {
-    refused_reloads_.fetch_add(1, std::memory_order_relaxed);
-    FERRY_LOG(error, "security") << "new TLS settings refused, the ones in use stay: " << installed.error();
+    refuse(installed.error());
     return installed;
   }
   FERRY_LOG(info, "security") << setting_prefix_ << "ssl: new settings in use for new connections";

@@ -35,7 +35,8 @@ class tls_context_source {
   // Re-reads the files the settings name; when their contents changed since the context in use was built, builds
   // a new one and swaps it in, or logs why not (once per distinct content). Returns whether it swapped.
   bool check_files();
-  // Builds a context from new settings and swaps it in; the message when refused (the old context stays).
+  // Builds a context from new settings and swaps it in; the message when refused (the old context stays, and
+  // check_files() tries the new settings again until they can be used, logging and counting a refusal once).
   tls_result<void> replace(const config::tls_settings& settings);
 
   [[nodiscard]] config::tls_settings settings() const;
@@ -50,11 +51,14 @@ class tls_context_source {
   // Swaps in a context built from `settings` and `material`, or returns why not.
   tls_result<void> install(const config::tls_settings& settings, const tls_material& material);
   void refuse(const std::string& message);
+  // Builds from wanted_ and swaps it in, or refuses; under renew_mutex_.
+  tls_result<void> take_wanted();
 
   const std::string setting_prefix_;
   // Held while reading files and building, so check_files() and replace() do not interleave.
   std::mutex renew_mutex_;
   config::tls_settings settings_;  // under renew_mutex_ (and context_mutex_ to write)
+  config::tls_settings wanted_;    // what replace() asked for last (settings_ once in use); under renew_mutex_
   std::string fingerprint_;        // SHA-256 of the material in use; under renew_mutex_
   std::string refused_;            // what was last refused (a fingerprint or a message); under renew_mutex_
 

@@ -386,6 +386,31 @@ TEST_F(TlsTest, SourceReplacesItsSettings) {
   EXPECT_TRUE(presents(handshake(*source.current(), *client_context()), renewed));
 }
 
+// AlterConfigs pointed the listener at a file that cannot be used yet (not there): refused once, tried again
+// with the periodic checks, and taken when it appears; back to the first settings when the setting goes.
+TEST_F(TlsTest, SourceTakesReplacedFilesOnceTheyCanBeUsed) {
+  auto created = tls_context_source::create(server_settings(server_), std::string(prefix));
+  ASSERT_TRUE(created) << created.error();
+  auto& source = *created.value();
+  auto later = server_settings(server_);
+  later.keystore_location = (dir_.path() / "later.pem").string();
+  ASSERT_FALSE(source.replace(later));
+  EXPECT_FALSE(source.check_files());
+  EXPECT_FALSE(source.check_files());
+  EXPECT_EQ(source.refused_reloads(), 1U);
+  EXPECT_TRUE(presents(handshake(*source.current(), *client_context()), server_));
+
+  const test_certificate renewed = ca_.server_certificate();
+  testing::write_file(dir_.path(), "later.pem", testing::keystore_pem(renewed));
+  EXPECT_TRUE(source.check_files());
+  EXPECT_EQ(source.settings(), later);
+  EXPECT_TRUE(presents(handshake(*source.current(), *client_context()), renewed));
+
+  ASSERT_TRUE(source.replace(server_settings(server_)));
+  EXPECT_TRUE(presents(handshake(*source.current(), *client_context()), server_));
+  EXPECT_FALSE(source.check_files()) << "nothing left to take";
+}
+
 TEST_F(TlsTest, SourceRefusesUnusableFirstSettings) {
   auto created = tls_context_source::create(server_settings(ca_.expired_certificate()), std::string(prefix));
   ASSERT_FALSE(created);

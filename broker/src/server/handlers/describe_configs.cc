@@ -98,6 +98,23 @@ void describe_broker(request_context& ctx, const p::describe_configs_request::de
     c.is_default = !dynamic;
     c.config_source = !dynamic ? source_default : dynamic->own ? source_dynamic_broker : source_dynamic_default_broker;
   }
+  // The TLS listeners' files: per broker only, so the resource for every broker has none.
+  if (!broker) return;
+  for (const auto& l : config.listeners.listeners) {
+    if (!config::uses_tls(l.protocol)) continue;
+    for (const bool truststore : {false, true}) {
+      const auto name = config::listener_tls_file_setting(l, truststore);
+      if (!wanted(resource.configuration_keys, name)) continue;
+      const auto dynamic = view->dynamic_broker_setting(broker, name);
+      const auto& file = truststore ? l.tls.truststore_location : l.tls.keystore_location;
+      if (!dynamic && file.empty()) continue;  // inline PEM or none: nothing to show
+      auto& c = out.configs.emplace_back();
+      c.name = name;
+      c.config_type = static_cast<std::int8_t>(config::config_type::string);
+      c.value = dynamic ? dynamic->value : file;
+      c.config_source = dynamic ? source_dynamic_broker : source_static_broker;
+    }
+  }
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <sstream>
 
 #include "config/dynamic_broker_config.h"
+#include "config/listener_security.h"
 #include "config/topic_config.h"
+#include "security/tls_context.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/topic_admin.h"
@@ -78,6 +80,28 @@ std::optional<std::string> broker_entity(const std::string& resource_name, std::
   return resource_name;
 }
 
+// Why the TLS files a listener would take from `settings` (a broker's dynamic settings as the request leaves
+// them) cannot serve it, for each listener whose files the request names; nullopt when they can. Reads files.
+std::optional<std::string> refused_tls_files(
+    const config::listeners_config& listeners,
+    const p::incremental_alter_configs_request::alter_configs_resource& resource,
+    const std::map<std::string, std::string>& settings) {
+  std::set<const config::listener_config*> changed;
+  for (const auto& c : resource.configs) {
+    if (const auto file = config::find_listener_tls_file(c.name, listeners)) changed.insert(file->listener);
+  }
+  const auto dynamic = [&settings](const std::string& name) -> std::optional<std::string> {
+    const auto it = settings.find(name);
+    return it == settings.end() ? std::nullopt : std::optional(it->second);
+  };
+  for (const auto* l : changed) {
+    const auto tls = config::with_dynamic_tls_files(*l, dynamic);
+    if (auto context = security::make_server_context(tls, config::listener_setting_prefix(l->name)); !context)
+      return std::move(context).error();
+  }
+  return std::nullopt;
+}
+
 // A broker resource: SET or DELETE of the dynamic broker settings (config/dynamic_broker_config.h). DELETE of a
 // setting that is not set succeeds whatever its name, as in Kafka: kafka-reassign-partitions --verify clears
 // replica.alter.log.dirs.io.max.bytes.per.second along with the throttles on every broker.
@@ -100,12 +124,14 @@ awaitable<void> alter_broker(request_context& ctx, const p::incremental_alter_co
     co_return;
   }
   auto settings = current.value();
+  const bool per_broker = *entity != coord::layout::default_broker_entity;
   for (const auto& c : resource.configs) {
     const auto op = static_cast<operation>(c.config_operation);
     std::optional<config::config_error> problem;
     if (op == operation::set)
-      problem = c.value ? config::check_dynamic_broker_setting(c.name, *c.value)
-                        : config::config_error{"SET of '" + c.name + "' needs a value"};
+      problem = c.value
+                    ? config::check_dynamic_broker_setting(c.name, *c.value, ctx.broker.config.listeners, per_broker)
+                    : config::config_error{"SET of '" + c.name + "' needs a value"};
     else if (op != operation::remove)
       problem = config::config_error{"only SET and DELETE apply to broker setting '" + c.name + "'"};
     if (problem) {
@@ -117,6 +143,13 @@ awaitable<void> alter_broker(request_context& ctx, const p::incremental_alter_co
       settings[c.name] = *c.value;
     else
       settings.erase(c.name);
+  }
+  if (auto refused = co_await run_blocking(ctx.broker, [&ctx, &resource, &settings] {
+        return refused_tls_files(ctx.broker.config.listeners, resource, settings);
+      })) {
+    out.error_code = ctx.error(p::error_code::invalid_config);
+    out.error_message = std::move(*refused);
+    co_return;
   }
   if (request.validate_only || settings == current.value()) co_return;
   const auto written = co_await run_on_zookeeper(
@@ -131,7 +164,7 @@ awaitable<void> alter_broker(request_context& ctx, const p::incremental_alter_co
 
 // IncrementalAlterConfigs sets or deletes single overrides and keeps the rest; APPEND and SUBTRACT add values
 // to or remove them from list configs (cleanup.policy). The result is validated as a whole, as AlterConfigs is.
-// Broker resources change the dynamic broker settings: the replication throttles.
+// Broker resources change the dynamic broker settings: the replication throttles and the TLS listeners' files.
 awaitable<p::incremental_alter_configs_response> handle_incremental_alter_configs(
     request_context& ctx, p::incremental_alter_configs_request& request) {
   p::incremental_alter_configs_response response;
