@@ -30,6 +30,10 @@ meet OUT_OF_ORDER_SEQUENCE_NUMBER until they expire.
 
   tests/faults/check.py                      the short form: each fault once (~2 min)
   tests/faults/check.py --duration 3600      the long form: random faults for an hour
+  tests/faults/check.py --secure             either form on local-cluster --secure: the brokers replicate,
+                                             and the controller reaches them, over SASL_SSL (SCRAM-SHA-512,
+                                             user ferry-broker), and every client of the checker connects the
+                                             same way, as ferry-broker, to the same (inter-broker) listener
 
 The producers are the Java client's (tests/java, built offline from what scripts/install-deps fetched), the
 reader is kcat.
@@ -53,6 +57,7 @@ import conftest  # noqa: E402  (the integration tests' cluster driver: scripts/l
 import history  # noqa: E402
 import upkeep  # noqa: E402
 from network import LoopbackCut  # noqa: E402
+from security_clients import java_properties, librdkafka_config  # noqa: E402
 
 TOPIC = "faults"
 PARTITIONS = 6
@@ -207,9 +212,14 @@ class Checker:
             conftest.wait_until(lambda: not self.registered(victim), timeout=60, interval=0.2,
                                 what=f"broker {victim}'s session to expire")
             self.wait_led_without(victim)
+            dropped = self.cut.dropped()
         finally:
             self.cut.heal()
-        log(f"isolate: broker {victim} reconnected")
+        peers = {b: p for b, p in self.cut.broker_ports.items() if b != victim}
+        log(f"isolate: broker {victim} reconnected; TCP segments dropped: "
+            f"{dropped.get((victim, self.c.zk_port), 0)} to ZooKeeper, "
+            f"{sum(dropped.get((victim, p), 0) for p in peers.values())} to its peers, "
+            f"{sum(dropped.get((b, self.cut.broker_ports[victim]), 0) for b in peers)} from its peers")
 
     def garbled_tail(self):
         victim = self.rng.randrange(self.c.brokers)
@@ -298,19 +308,35 @@ def replica_digests(cluster):
     return out
 
 
-def create_topic(cluster):
-    created = conftest.kafka_tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", cluster.bootstrap,
-                                  "--create", "--topic", TOPIC, "--partitions", str(PARTITIONS),
-                                  "--replication-factor", "3", "--config", "min.insync.replicas=2")
+def client_settings(cluster):
+    """What every client of the checker connects with, in librdkafka's names: the bootstrap list, and against a
+    secure cluster SASL_SSL with SCRAM-SHA-512 as the brokers' own user to the inter-broker listener."""
+    if cluster.secure:
+        return librdkafka_config(cluster, "sasl_ssl")
+    return {"bootstrap.servers": cluster.bootstrap}
+
+
+def create_topic(cluster, clients):
+    secure = []
+    if "security.protocol" in clients:
+        secure = ["--command-config", java_properties(os.path.join(cluster.data, "admin.properties"), clients)]
+    created = conftest.kafka_tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
+                                  clients["bootstrap.servers"], *secure, "--create", "--topic", TOPIC,
+                                  "--partitions", str(PARTITIONS), "--replication-factor", "3",
+                                  "--config", "min.insync.replicas=2")
     if created.returncode != 0:
         raise AssertionError(f"kafka-topics --create failed: {created.stdout}{created.stderr}")
 
 
 def run(args):
     rng = random.Random(args.seed)
-    log(f"seed {args.seed}; build {conftest.BUILD_DIR}")
+    log(f"seed {args.seed}; build {conftest.BUILD_DIR}" + ("; secure: SASL_SSL between the brokers and for the "
+                                                           "clients" if args.secure else ""))
     cluster = conftest.Cluster(3, overrides=[f"zookeeper.session.timeout.ms={SESSION_TIMEOUT_MS}",
-                                             "replica.lag.time.max.ms=10000", *upkeep.BROKER_SETTINGS])
+                                             "replica.lag.time.max.ms=10000", *upkeep.BROKER_SETTINGS],
+                               secure=args.secure)
+    # A broker's peers reach it on its Kafka port, base_port + id: the only listener with --secure as well (the
+    # INTERNAL one, SASL_SSL), which replication and the controller's connections use.
     cut = LoopbackCut(cluster.zk_port, {b: cluster.base_port + b for b in range(3)})
     producers, reader, counts, load = None, None, None, None
     try:
@@ -320,14 +346,15 @@ def run(args):
         for b in range(3):
             cluster.stop(b)
             checker.start(b)
-        create_topic(cluster)
+        clients = client_settings(cluster)
+        create_topic(cluster, clients)
         for p in range(PARTITIONS):
             cluster.leader(TOPIC, p)
         upkeep.create_topics(cluster)
-        load = upkeep.Load(cluster.bootstrap)
-        producers = history.Producers(3, cluster.bootstrap, TOPIC, PARTITIONS, args.rate, cluster.data,
+        load = upkeep.Load(clients)
+        producers = history.Producers(3, clients, TOPIC, PARTITIONS, args.rate, cluster.data,
                                       client_debug=args.client_debug)
-        reader = history.Reader(cluster.bootstrap, TOPIC, os.path.join(cluster.data, "reader.log"))
+        reader = history.Reader(clients, TOPIC, os.path.join(cluster.data, "reader.log"))
         checker.wait_in_sync()
         deadline = time.monotonic() + args.duration
         schedule = list(FAULTS) if args.duration == 0 else []
@@ -339,7 +366,7 @@ def run(args):
         producers.stop()
         load.stop()
         conftest.wait_until(checker.settled, timeout=180, interval=0.2, what="every replica at the same end")
-        final = history.read_all(cluster.bootstrap, TOPIC, PARTITIONS)
+        final = history.read_all(clients, TOPIC, PARTITIONS)
         # The reader has seen up to the end before it stops.
         ends = {p: rows[-1][0] for p, rows in final.items() if rows}
         try:
@@ -353,7 +380,7 @@ def run(args):
         counts, examples = history.check(producers.records, reader, final)
         conftest.wait_until(checker.upkeep_in_sync, timeout=180, interval=0.2,
                             what="every replica of the retained and compacted topics in sync")
-        upkeep_counts, examples["compacted"] = upkeep.check(cluster.bootstrap, load)
+        upkeep_counts, examples["compacted"] = upkeep.check(clients, load)
         counts.update(upkeep_counts)
         digests = replica_digests(cluster)
         differing = [p for p, by_broker in digests.items() if len(set(by_broker.values())) != 1]
@@ -411,6 +438,9 @@ def main():
     parser.add_argument("--client-debug", action="store_true",
                         help="the producers' internals (sequence numbers, epoch bumps, retries) at debug level in "
                              "producers.log beside the brokers' logs, kept also when the run passes")
+    parser.add_argument("--secure", action="store_true",
+                        help="local-cluster --secure: the brokers' inter-broker listener is SASL_SSL, and the "
+                             "producers, readers and tools connect over SASL_SSL as user ferry-broker")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running and its directory in place, for inspection")
     args = parser.parse_args()
     if args.seed is None:

@@ -4,6 +4,9 @@ Producers: the Java client's, idempotent, acks=all, each writing numbered values
 round-robin over the partitions and remembering, from its callbacks, where each acknowledged record went.
 Reader: kcat consuming every partition all along, remembering the value it was served at each offset.
 check() compares both with a final read of every partition.
+
+Each takes the clients' settings as librdkafka names them (tests/integration/security_clients.py): a dict with
+bootstrap.servers and, against a secure cluster, security.protocol, sasl.* and ssl.ca.location.
 """
 import collections
 import json
@@ -12,6 +15,7 @@ import subprocess
 import threading
 
 import conftest
+from security_clients import java_properties, kcat_args
 
 
 class ProducerRecord:
@@ -36,7 +40,7 @@ class Producers:
 
     CLOSE_TIMEOUT_S = 180
 
-    def __init__(self, count, bootstrap, topic, partitions, rate, work_dir, client_debug=False):
+    def __init__(self, count, clients, topic, partitions, rate, work_dir, client_debug=False):
         version = conftest.JAVA_CLIENT_VERSIONS[-1]
         build_dir = os.path.join(work_dir, "java-producers")
         os.makedirs(build_dir, exist_ok=True)
@@ -48,10 +52,14 @@ class Producers:
         levels = ["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.showDateTime=true"]
         if client_debug:
             levels.append("-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals=debug")
+        # TLS and the login, if the cluster wants them, in a properties file added to the producers' settings.
+        config = []
+        if "security.protocol" in clients:
+            config = ["--config", java_properties(os.path.join(work_dir, "producers.properties"), clients)]
         self.proc = subprocess.Popen(
-            ["java", *levels, "-cp", classpath, "ferry.NumberedProducers", "--bootstrap", bootstrap, "--topic", topic,
-             "--partitions", str(partitions), "--producers", str(count), "--rate", str(rate),
-             "--close-timeout", str(self.CLOSE_TIMEOUT_S)],
+            ["java", *levels, "-cp", classpath, "ferry.NumberedProducers", "--bootstrap", clients["bootstrap.servers"],
+             "--topic", topic, "--partitions", str(partitions), "--producers", str(count), "--rate", str(rate),
+             "--close-timeout", str(self.CLOSE_TIMEOUT_S), *config],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
         self._thread = threading.Thread(target=self._read, name="producers", daemon=True)
         self._thread.start()
@@ -101,11 +109,11 @@ class Producers:
 class Reader:
     """kcat -C on every partition from the start, for the whole run: the offsets served and their values."""
 
-    def __init__(self, bootstrap, topic, errors_path):
+    def __init__(self, clients, topic, errors_path):
         # -E: kcat stops at the first error otherwise, and a leader change is full of retriable ones.
         self.errors = open(errors_path, "wb")
         self.proc = subprocess.Popen(
-            ["kcat", "-b", bootstrap, "-C", "-t", topic, "-o", "beginning", "-u", "-E", "-f", "%p %o %s\\n",
+            ["kcat", *kcat_args(clients), "-C", "-t", topic, "-o", "beginning", "-u", "-E", "-f", "%p %o %s\\n",
              "-X", "topic.metadata.refresh.interval.ms=5000"],
             stdout=subprocess.PIPE, stderr=self.errors)
         self.served = {}        # (partition, offset) -> value
@@ -128,9 +136,9 @@ class Reader:
         self.errors.close()
 
 
-def read_all(bootstrap, topic, partitions):
+def read_all(clients, topic, partitions):
     """{partition: [(offset, value)]} of everything up to each partition's high watermark."""
-    out = subprocess.run(["kcat", "-b", bootstrap, "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-f",
+    out = subprocess.run(["kcat", *kcat_args(clients), "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-f",
                           "%p %o %s\\n"], capture_output=True, timeout=300, check=True).stdout
     records = {p: [] for p in range(partitions)}
     for line in out.split(b"\n")[:-1]:

@@ -74,6 +74,20 @@ class LoopbackCut:
             self._drop(other, self.broker_ports[broker])
         self.cut_broker = broker
 
+    def dropped(self):
+        """{(sending broker, destination port): TCP segments dropped} by the cut's rules so far."""
+        listing = subprocess.run(["iptables", "-w", "-L", self.chain, "-v", "-x", "-n"], capture_output=True,
+                                 text=True, check=True).stdout
+        out = {}
+        for line in listing.splitlines()[2:]:
+            fields = line.split()
+            prefix = f"{self.name}/broker-"
+            sender = next((int(f[len(prefix):]) for f in fields if f.startswith(prefix)), None)
+            port = next((int(f[len("dpt:"):]) for f in fields if f.startswith("dpt:")), None)
+            if sender is not None and port is not None:
+                out[(sender, port)] = out.get((sender, port), 0) + int(fields[0])
+        return out
+
     def heal(self):
         _iptables("-F", self.chain)
         self.cut_broker = None

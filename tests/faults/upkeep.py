@@ -4,6 +4,8 @@ acks=all librdkafka producer. At the end every key of the compacted topic must r
 acknowledged value or a later one (review findings 3 and 6: the cleaner and retention stay below the high
 watermark), and every replica of both topics must be back in the ISR (finding 1: a follower behind the leader's
 log start starts over there).
+
+The clients take librdkafka settings (bootstrap.servers and, against a secure cluster, TLS and the login).
 """
 import json
 import threading
@@ -43,8 +45,8 @@ class Load:
     """Overwrites KEYS keys of the compacted topic and appends to the retained one, about 200 records a second,
     remembering the last acknowledged value of each key."""
 
-    def __init__(self, bootstrap):
-        self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+    def __init__(self, clients):
+        self.producer = Producer({**clients, "acks": "all", "enable.idempotence": True,
                                   "linger.ms": 5, "message.timeout.ms": 300000})
         self.acked = {}  # key -> the highest sequence acknowledged for it
         self.sent = 0
@@ -71,9 +73,9 @@ class Load:
         self._thread.join(330)
 
 
-def latest_values(bootstrap):
+def latest_values(clients):
     """Every key's latest value in the compacted topic, read from the start."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"upkeep-{time.monotonic_ns()}",
+    consumer = Consumer({**clients, "group.id": f"upkeep-{time.monotonic_ns()}",
                          "enable.auto.commit": False})
     try:
         ends = {p: consumer.get_watermark_offsets(TopicPartition(COMPACTED, p), timeout=30)[1] for p in range(PARTITIONS)}
@@ -96,20 +98,20 @@ def latest_values(bootstrap):
         consumer.close()
 
 
-def retained_start(bootstrap):
+def retained_start(clients):
     """The smallest log start of the retained topic's partitions: above 0 once retention ran."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"upkeep-{time.monotonic_ns()}"})
+    consumer = Consumer({**clients, "group.id": f"upkeep-{time.monotonic_ns()}"})
     try:
         return min(consumer.get_watermark_offsets(TopicPartition(RETAINED, p), timeout=30)[0] for p in range(PARTITIONS))
     finally:
         consumer.close()
 
 
-def check(bootstrap, load):
+def check(clients, load):
     """{what: count} of violations (and of upkeep that never ran), and examples."""
-    latest, read = latest_values(bootstrap)
+    latest, read = latest_values(clients)
     behind = {k: (v, latest.get(k)) for k, v in load.acked.items() if latest.get(k, -1) < v}
     counts = {"compacted writes": load.sent, "compacted records read": read,
               "compacted keys older than acknowledged": len(behind),
-              "upkeep that never ran": int(read >= load.sent) + int(retained_start(bootstrap) == 0)}
+              "upkeep that never ran": int(read >= load.sent) + int(retained_start(clients) == 0)}
     return counts, [f"{k}: acknowledged {v}, read {r}" for k, (v, r) in sorted(behind.items())[:5]]

@@ -120,7 +120,22 @@ def connection_closed(sock, timeout=10):
 
 
 
-def _uvarint(data, at):
+def uvarint(n):
+    """An unsigned varint, as flexible versions write lengths and counts."""
+    out = b""
+    while n >= 0x80:
+        out += bytes([n & 0x7F | 0x80])
+        n >>= 7
+    return out + bytes([n])
+
+
+def compact(data):
+    """Compact bytes or string: the length plus one as a varint, then the data."""
+    return uvarint(len(data) + 1) + data
+
+
+def read_uvarint(data, at):
+    """The unsigned varint at `at`, and where the next field starts."""
     value, shift = 0, 0
     while True:
         b = data[at]
@@ -132,7 +147,7 @@ def _uvarint(data, at):
 
 
 def _compact_string(data, at):
-    length, at = _uvarint(data, at)
+    length, at = read_uvarint(data, at)
     if length == 0:
         return None, at
     return data[at:at + length - 1].decode(), at + length - 1
@@ -149,24 +164,24 @@ def describe_scram_users(address, user, password):
         size = struct.unpack(">i", recv_exactly(sasl.sock, 4))[0]
         frame = recv_exactly(sasl.sock, size)
         at = 4
-        _, at = _uvarint(frame, at)  # response header tags
+        _, at = read_uvarint(frame, at)  # response header tags
         at += 4  # throttle_time_ms
         error = struct.unpack(">h", frame[at:at + 2])[0]
         assert error == 0, error
         _, at = _compact_string(frame, at + 2)
-        count, at = _uvarint(frame, at)
+        count, at = read_uvarint(frame, at)
         out = {}
         for _ in range(count - 1):
             name, at = _compact_string(frame, at)
             at += 2  # error code
             _, at = _compact_string(frame, at)
-            infos, at = _uvarint(frame, at)
+            infos, at = read_uvarint(frame, at)
             credentials = []
             for _ in range(infos - 1):
                 mechanism, iterations = struct.unpack(">bi", frame[at:at + 5])
-                _, at = _uvarint(frame, at + 5)
+                _, at = read_uvarint(frame, at + 5)
                 credentials.append(({1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}[mechanism], iterations))
-            _, at = _uvarint(frame, at)
+            _, at = read_uvarint(frame, at)
             out[name] = credentials
         return out
     finally:

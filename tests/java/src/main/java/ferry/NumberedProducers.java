@@ -5,7 +5,10 @@ import static ferry.JsonLines.emit;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.Reader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,8 +34,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *
  * <pre>
  * java -cp CLASSES:DEPS ferry.NumberedProducers --bootstrap HOST:PORT,... --topic T --partitions N
- *     --producers P --rate RECORDS_PER_SECOND --close-timeout SECONDS
+ *     --producers P --rate RECORDS_PER_SECOND --close-timeout SECONDS [--config FILE]
  * </pre>
+ *
+ * <p>--config names a .properties file whose settings are added to every producer's (and win over its own),
+ * such as security.protocol and sasl.jaas.config for a cluster whose listeners want TLS and a login.
  */
 public final class NumberedProducers {
     private NumberedProducers() {}
@@ -44,6 +50,7 @@ public final class NumberedProducers {
         int producers = 0;
         double rate = 0;
         long closeTimeoutSeconds = 0;
+        Properties extra = new Properties();
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--bootstrap": bootstrap = args[i + 1]; break;
@@ -52,6 +59,11 @@ public final class NumberedProducers {
                 case "--producers": producers = Integer.parseInt(args[i + 1]); break;
                 case "--rate": rate = Double.parseDouble(args[i + 1]); break;
                 case "--close-timeout": closeTimeoutSeconds = Long.parseLong(args[i + 1]); break;
+                case "--config":
+                    try (Reader file = Files.newBufferedReader(Paths.get(args[i + 1]), StandardCharsets.UTF_8)) {
+                        extra.load(file);
+                    }
+                    break;
                 default: throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -63,7 +75,8 @@ public final class NumberedProducers {
         CountDownLatch stop = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
         for (int index = 0; index < producers; index++) {
-            Writer writer = new Writer(index, bootstrap, topic, partitions, rate, Duration.ofSeconds(closeTimeoutSeconds));
+            Writer writer = new Writer(index, bootstrap, topic, partitions, rate, Duration.ofSeconds(closeTimeoutSeconds),
+                    extra);
             Thread thread = new Thread(() -> writer.run(stop), "producer-" + index);
             thread.setDaemon(true);  // should a later producer fail to start, the JVM still exits
             thread.start();
@@ -90,7 +103,8 @@ public final class NumberedProducers {
         private final Duration closeTimeout;
         private final KafkaProducer<byte[], byte[]> producer;
 
-        Writer(int index, String bootstrap, String topic, int partitions, double rate, Duration closeTimeout) {
+        Writer(int index, String bootstrap, String topic, int partitions, double rate, Duration closeTimeout,
+                Properties extra) {
             this.index = index;
             this.topic = topic;
             this.partitions = partitions;
@@ -103,6 +117,7 @@ public final class NumberedProducers {
             props.put(ProducerConfig.METADATA_MAX_AGE_CONFIG, 5000);
             props.put(ProducerConfig.RECONNECT_BACKOFF_MS_CONFIG, 50);
             props.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1000);
+            props.putAll(extra);
             this.producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
         }
 
