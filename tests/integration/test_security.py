@@ -327,6 +327,9 @@ def test_a_rotated_certificate_is_served_to_new_connections_without_a_restart(se
         os.replace(issue_broker_keystore(tls, scratch), f"{tls}/broker.pem")  # as a Secret's update swaps the file
         shutil.rmtree(scratch)
         wait_until(lambda: serial_seen(secure) != old, timeout=30, what="the new certificate on new connections")
+        # The brokers' own connections to each other follow the inter-broker listener's files too.
+        wait_until(lambda: "connections to other brokers use listener INTERNAL's new TLS files" in secure.broker_log(0),
+                   timeout=30, what="the inter-broker client context rebuilt")
         producer.wait_for_more()
     assert not producer.errors, producer.errors[:5]
     got = consume(config, "rotation", len(producer.delivered), "rotation-reader")

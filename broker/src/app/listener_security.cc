@@ -106,7 +106,12 @@ void listener_security::read_inter_broker_login(const config::listeners_config& 
     auto client = security::make_client_context(inter.tls, config::listener_setting_prefix(inter.name));
     if (!client) throw std::runtime_error(client.error());
     peer_tls_ = std::move(client.value());
-    peer_.tls = peer_tls_;
+    inter_broker_tls_ = &tls_.at(inter.name);
+    peer_tls_reloads_ = inter_broker_tls_->contexts->reloads();
+    peer_.tls = [this] {
+      const std::lock_guard lock(peer_tls_mutex_);
+      return peer_tls_;
+    };
     peer_.verify_host = inter.tls.verify_peer_host;
   }
   if (!config::uses_sasl(inter.protocol)) return;
@@ -135,6 +140,7 @@ net::connection_security listener_security::for_listener(const config::listener_
 void listener_security::reload_changed_files() {
   for (auto& [name, t] : tls_) {
     t.contexts->check_files();
+    if (&t == inter_broker_tls_) follow_inter_broker_files();
     const auto reloads = t.contexts->reloads();
     const auto refused = t.contexts->refused_reloads();
     t.reloads->Increment(static_cast<double>(reloads - t.counted_reloads));
@@ -147,10 +153,30 @@ void listener_security::reload_changed_files() {
   }
 }
 
+void listener_security::follow_inter_broker_files() {
+  const std::lock_guard lock(peer_tls_mutex_);
+  if (inter_broker_tls_ == nullptr) return;
+  const auto reloads = inter_broker_tls_->contexts->reloads();
+  if (reloads == peer_tls_reloads_) return;
+  // The listener took other files (AlterConfigs, or changed on disk): the broker's own connections to other
+  // brokers present that key and trust those CAs too, from their next connection on.
+  const auto& name = inter_broker_tls_->listener.name;
+  auto client =
+      security::make_client_context(inter_broker_tls_->contexts->settings(), config::listener_setting_prefix(name));
+  if (!client) {
+    FERRY_LOG(error, "security") << "the connections to other brokers keep their TLS files: " << client.error();
+  } else {
+    peer_tls_ = std::move(client.value());
+    FERRY_LOG(info, "security") << "connections to other brokers use listener " << name << "'s new TLS files";
+  }
+  peer_tls_reloads_ = reloads;
+}
+
 void listener_security::use_dynamic_tls_files(
     const std::function<std::optional<std::string>(const std::string&)>& dynamic) {
   // A refusal is logged and counted by the source, which tries again with the periodic file checks.
   for (auto& [name, t] : tls_) (void)t.contexts->replace(config::with_dynamic_tls_files(t.listener, dynamic));
+  follow_inter_broker_files();
 }
 
 }  // namespace ferry::app

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -68,6 +69,9 @@ class listener_security {
   };
 
   void read_inter_broker_login(const config::listeners_config& listeners);
+  // Rebuilds the context of the broker's own connections to other brokers when the inter-broker listener took
+  // other files.
+  void follow_inter_broker_files();
 
   const security::credential_source& users_;
   const clock& clock_;
@@ -79,7 +83,10 @@ class listener_security {
   std::map<std::string, tls_listener> tls_;  // by listener name
   std::map<std::string, net::session_factory> sessions_;
   net::peer_security peer_;
+  std::mutex peer_tls_mutex_;  // peer_tls_ and peer_tls_reloads_
   std::shared_ptr<boost::asio::ssl::context> peer_tls_;
+  const tls_listener* inter_broker_tls_ = nullptr;  // the inter-broker listener's, when it has TLS
+  std::uint64_t peer_tls_reloads_ = 0;              // its source's reloads when peer_tls_ was built
   std::string inter_broker_user_;
   std::string inter_broker_password_;
   std::string inter_broker_mechanism_;

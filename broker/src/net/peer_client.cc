@@ -89,7 +89,8 @@ asio::awaitable<result<void>> peer_client::connect(const std::string& host, std:
 }
 
 asio::awaitable<result<void>> peer_client::secure(const std::string& host) {
-  tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket>>(std::move(socket_), *security_->tls);
+  tls_context_ = security_->tls();
+  tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket>>(std::move(socket_), *tls_context_);
   socket_ = asio::ip::tcp::socket(io_);
   boost::system::error_code ec;
   asio::ip::make_address(host, ec);

@@ -51,6 +51,7 @@ class peer_client {
   boost::asio::io_context& io_;
   const peer_security* security_;
   boost::asio::ip::tcp::socket socket_;
+  std::shared_ptr<boost::asio::ssl::context> tls_context_;  // the one tls_ was made with, kept while it lives
   std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket>> tls_;  // after a TLS handshake
   std::int32_t correlation_id_ = 0;
 };

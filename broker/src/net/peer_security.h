@@ -26,9 +26,10 @@ class sasl_client_exchange {
 // certificate checked, and a SASL login. Shared by every peer_client; the app builds it from the inter-broker
 // listener's settings.
 struct peer_security {
-  std::shared_ptr<boost::asio::ssl::context> tls;  // null: plaintext
-  bool verify_host = true;                         // ssl.endpoint.identification.algorithm=https
-  std::string sasl_mechanism;                      // empty: no SASL
+  // The TLS context for a new connection (it follows the inter-broker listener's files); empty: plaintext.
+  std::function<std::shared_ptr<boost::asio::ssl::context>()> tls;
+  bool verify_host = true;     // ssl.endpoint.identification.algorithm=https
+  std::string sasl_mechanism;  // empty: no SASL
   std::function<std::unique_ptr<sasl_client_exchange>()> sasl_exchange;
 };
 
