@@ -283,6 +283,16 @@ def test_authentication_is_visible_in_metrics(secure):
                                      mechanism="SCRAM-SHA-512") > 0, what="a failure counted")
     log = secure.broker_log(0)
     assert "ferry-broker" in log and secure.broker_password() not in log
+    # Connections by listener and protocol: one held open here, and the other brokers' on the inter-broker one.
+    host, port = secure.sasl_plaintext_bootstrap().split(",")[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10):
+        wait_until(lambda: (secure.metric(0, "ferry_listener_connections", listener="SASL_PLAINTEXT",
+                                          security_protocol="SASL_PLAINTEXT") or 0) >= 1,
+                   what="the held connection counted on its listener")
+    create_topic(secure, "connections")  # each broker leads one of its partitions: the others fetch from it
+    wait_until(lambda: (secure.metric(0, "ferry_listener_connections", listener="INTERNAL",
+                                      security_protocol="SASL_SSL") or 0) >= 1,
+               what="the other brokers' connections counted on the inter-broker listener")
 
 
 def serial_seen(c):

@@ -537,7 +537,13 @@ void broker_app::stop() {
 void broker_app::refresh_metrics() {
   partitions_->refresh_metrics();
   std::int64_t open = 0;
-  for (const auto& server : kafka_listeners_) open += server->open_connections();
+  for (std::size_t i = 0; i < kafka_listeners_.size(); ++i) {
+    const auto& l = config_.listeners.listeners[i];
+    const auto connections = kafka_listeners_[i]->open_connections();
+    metrics_.listener_connections(l.name, std::string(config::name_of(l.protocol)))
+        .Set(static_cast<double>(connections));
+    open += connections;
+  }
   metrics_.open_connections().Set(static_cast<double>(open));
   auto& replication = metrics_.replication();
   const bool controller = registry_->is_controller();

@@ -39,6 +39,8 @@ broker_metrics::broker_metrics()
       topic_replication_bytes_out_(family<prometheus::Counter>(*registry_, "ferry_topic_replication_bytes_out_total",
                                                                "Record batch bytes sent to followers, by topic")),
       connections_(family<prometheus::Gauge>(*registry_, "ferry_open_connections", "Open Kafka client connections")),
+      listener_connections_(family<prometheus::Gauge>(
+          *registry_, "ferry_listener_connections", "Open Kafka client connections by listener and security protocol")),
       log_size_(family<prometheus::Gauge>(*registry_, "ferry_partition_log_size_bytes",
                                           "Bytes on disk in a partition's log segments")),
       log_end_offset_(family<prometheus::Gauge>(*registry_, "ferry_partition_log_end_offset",

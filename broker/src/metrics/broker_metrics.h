@@ -49,6 +49,10 @@ class broker_metrics {
   void forget_topic(const std::string& topic);
 
   prometheus::Gauge& open_connections() { return *open_connections_; }
+  // The open connections of one Kafka listener, labelled with its security protocol as well.
+  prometheus::Gauge& listener_connections(const std::string& listener, const std::string& protocol) {
+    return listener_connections_.Add({{"listener", listener}, {"security_protocol", protocol}});
+  }
   // Topics whose ZooKeeper assignment cannot be read, and "-stray" logs kept in the log dirs.
   prometheus::Gauge& invalid_topics() { return *invalid_topics_; }
   prometheus::Gauge& stray_logs() { return *stray_logs_; }
@@ -87,6 +91,7 @@ class broker_metrics {
   prometheus::Family<prometheus::Counter>& topic_replication_bytes_in_;
   prometheus::Family<prometheus::Counter>& topic_replication_bytes_out_;
   prometheus::Family<prometheus::Gauge>& connections_;
+  prometheus::Family<prometheus::Gauge>& listener_connections_;
   prometheus::Family<prometheus::Gauge>& log_size_;
   prometheus::Family<prometheus::Gauge>& log_end_offset_;
   prometheus::Family<prometheus::Gauge>& log_start_offset_;
