@@ -21,15 +21,9 @@ constexpr std::array<std::string_view, 6> sensitive_tls_settings{
 
 // "ssl.<x>" of "listener.name.<l>.ssl.<x>" or of "ssl.<x>"; nullopt for other names.
 std::optional<std::string_view> tls_setting(std::string_view name) {
-  constexpr std::string_view listener_prefix = "listener.name.";
-  if (name.starts_with(listener_prefix)) {
-    const auto rest = name.substr(listener_prefix.size());
-    const auto dot = rest.find('.');
-    if (dot == std::string_view::npos) return std::nullopt;
-    name = rest.substr(dot + 1);
-  }
-  if (!name.starts_with("ssl.")) return std::nullopt;
-  return name;
+  const auto bare = without_listener_prefix(name);
+  if (!bare.starts_with("ssl.")) return std::nullopt;
+  return bare;
 }
 
 std::optional<std::int64_t> parse_rate(std::string_view text) {

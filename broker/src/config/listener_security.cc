@@ -71,15 +71,6 @@ constexpr std::array<unserved, 14> unserved_settings{{
 
 constexpr std::array<std::string_view, 3> served_mechanisms{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"};
 
-// "listener.name.<name>.<rest>" -> <rest>; the key itself otherwise.
-std::string_view without_listener_prefix(std::string_view key) {
-  if (!key.starts_with(listener_prefix)) return key;
-  const auto rest = key.substr(listener_prefix.size());
-  const auto dot = rest.find('.');
-  if (dot == std::string_view::npos) return key;
-  return rest.substr(dot + 1);
-}
-
 // A mechanism-scoped setting ("scram-sha-512.sasl.jaas.config") without its mechanism.
 std::string_view without_mechanism(std::string_view key) {
   for (const auto mechanism : {"plain.", "scram-sha-256.", "scram-sha-512.", "gssapi.", "oauthbearer."})
@@ -246,6 +237,14 @@ std::string_view name_of(security_protocol p) {
       return "SASL_SSL";
   }
   return "PLAINTEXT";
+}
+
+std::string_view without_listener_prefix(std::string_view key) {
+  if (!key.starts_with(listener_prefix)) return key;
+  const auto rest = key.substr(listener_prefix.size());
+  const auto dot = rest.find('.');
+  if (dot == std::string_view::npos) return key;
+  return rest.substr(dot + 1);
 }
 
 std::string listener_setting_prefix(std::string_view listener_name) {

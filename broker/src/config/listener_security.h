@@ -15,6 +15,9 @@ namespace ferry::config {
 // too: read_listener_security refuses them by name rather than calling them unknown.
 bool is_security_setting(std::string_view key);
 
+// "listener.name.<name>.<rest>" -> <rest>; the key itself otherwise.
+std::string_view without_listener_prefix(std::string_view key);
+
 // "listener.name.<lower-case name>.": what prefixes a listener's own settings.
 std::string listener_setting_prefix(std::string_view listener_name);
 
