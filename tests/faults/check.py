@@ -370,12 +370,14 @@ def run(args):
         # The reader has seen up to the end before it stops.
         ends = {p: rows[-1][0] for p, rows in final.items() if rows}
         try:
-            conftest.wait_until(lambda: all((p, o) in reader.served for p, o in ends.items()), timeout=60,
-                                what="the reader to reach the end")
+            conftest.wait_until(lambda: all((p, o) in reader.served for p, o in ends.items()) or reader.exited(),
+                                timeout=60, what="the reader to reach the end")
         except AssertionError:
             reached = {p: max((o for q, o in reader.served if q == p), default=-1) for p in range(PARTITIONS)}
             log(f"the reader reached {reached} of {ends} (kcat {'running' if reader.proc.poll() is None else 'exited'})")
             raise
+        if reader.exited():
+            raise AssertionError(f"the reader stopped before the end: {reader.exited()}")
         reader.stop()
         counts, examples = history.check(producers.records, reader, final)
         conftest.wait_until(checker.upkeep_in_sync, timeout=180, interval=0.2,

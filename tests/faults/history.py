@@ -17,6 +17,8 @@ import threading
 import conftest
 from security_clients import java_properties, kcat_args
 
+METADATA_TIMEOUT_S = 60  # kcat -m: how long kcat waits for its first metadata answer before it gives up
+
 
 class ProducerRecord:
     """What one producer sent and which answers it got."""
@@ -110,11 +112,14 @@ class Reader:
     """kcat -C on every partition from the start, for the whole run: the offsets served and their values."""
 
     def __init__(self, clients, topic, errors_path):
-        # -E: kcat stops at the first error otherwise, and a leader change is full of retriable ones.
+        # -E: kcat stops at the first error otherwise, and a leader change is full of retriable ones. -m: its first
+        # metadata answer may take longer than kcat's 5 s default while brokers restart (and with SASL_SSL, the
+        # handshake and login come first); kcat exits without it.
+        self.errors_path = errors_path
         self.errors = open(errors_path, "wb")
         self.proc = subprocess.Popen(
-            ["kcat", *kcat_args(clients), "-C", "-t", topic, "-o", "beginning", "-u", "-E", "-f", "%p %o %s\\n",
-             "-X", "topic.metadata.refresh.interval.ms=5000"],
+            ["kcat", *kcat_args(clients), "-C", "-t", topic, "-o", "beginning", "-u", "-E", "-m", str(METADATA_TIMEOUT_S),
+             "-f", "%p %o %s\\n", "-X", "topic.metadata.refresh.interval.ms=5000"],
             stdout=subprocess.PIPE, stderr=self.errors)
         self.served = {}        # (partition, offset) -> value
         self.conflicts = []     # (partition, offset, first value, later value)
@@ -129,6 +134,15 @@ class Reader:
             if seen != value:
                 self.conflicts.append((*key, seen, value))
 
+    def exited(self):
+        """None while kcat runs, else how it ended and the end of what it printed on stderr."""
+        if self.proc.poll() is None:
+            return None
+        self.errors.flush()
+        with open(self.errors_path, errors="replace") as f:
+            tail = "".join(f.readlines()[-10:])
+        return f"kcat exited with {self.proc.returncode}:\n{tail}"
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait(30)
@@ -138,8 +152,9 @@ class Reader:
 
 def read_all(clients, topic, partitions):
     """{partition: [(offset, value)]} of everything up to each partition's high watermark."""
-    out = subprocess.run(["kcat", *kcat_args(clients), "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-f",
-                          "%p %o %s\\n"], capture_output=True, timeout=300, check=True).stdout
+    out = subprocess.run(["kcat", *kcat_args(clients), "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-m",
+                          str(METADATA_TIMEOUT_S), "-f", "%p %o %s\\n"], capture_output=True, timeout=300,
+                         check=True).stdout
     records = {p: [] for p in range(partitions)}
     for line in out.split(b"\n")[:-1]:
         partition, offset, value = line.split(b" ", 2)
