@@ -307,6 +307,34 @@ def serial_seen(c):
     return out.stdout.decode().strip()
 
 
+def test_a_reconnecting_client_resumes_its_tls_session_with_the_one_ticket_it_got(secure):
+    """A client that reconnects resumes its TLS 1.3 session with the ticket of its last connection (no signature
+    for the broker to make; the client certificate kept), and the broker sends one ticket per full handshake, not
+    OpenSSL's default two: making a ticket costs the broker a fifth of a full handshake."""
+    host, port = secure.ssl_bootstrap().split(",")[0].rsplit(":", 1)
+    context = ssl.create_default_context(cafile=os.path.join(secure.tls_dir, "ca.pem"))
+    context.load_cert_chain(os.path.join(secure.tls_dir, "client.crt"), os.path.join(secure.tls_dir, "client.key"))
+    tickets = []
+    # CPython's hook for each TLS message (what its own test suite uses): the NewSessionTicket messages received.
+    context._msg_callback = lambda _conn, direction, _version, _type, message, _data: (
+        direction == "read" and message == ssl._TLSMessageType.NEWSESSION_TICKET and tickets.append(message))
+
+    def connect(session=None):
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            with context.wrap_socket(raw, server_hostname="localhost", session=session) as tls:
+                # ApiVersions v0 and its answer: the tickets come before it, and the principal is served.
+                tls.sendall(kafka_request(18, 0, 7))
+                correlation, body = read_response(tls)
+                assert correlation == 7 and struct.unpack(">h", body[:2])[0] == 0
+                return tls.session, tls.session_reused
+
+    first, reused = connect()
+    assert not reused
+    assert len(tickets) == 1, f"the broker sent {len(tickets)} tickets for one handshake"
+    _, reused = connect(first)
+    assert reused, "the ticket did not resume the session"
+
+
 def issue_broker_keystore(tls, scratch):
     """A new key and certificate for the brokers, signed by local-cluster's CA, as one PEM file in `scratch`."""
     subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{scratch}/new.key", "-out",

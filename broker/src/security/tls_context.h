@@ -52,7 +52,8 @@ tls_result<tls_material> read_tls_material(const config::tls_settings& settings,
 // A TLS server context for a listener: its key and chain, the truststore for client certificates and
 // ssl.client.auth, ssl.enabled.protocols and ssl.cipher.suites. Refuses an unreadable file, a missing key or
 // certificate, a key that does not match its certificate, a certificate outside its validity, and client
-// authentication without a truststore. Stateful session caching is off (tickets still resume sessions).
+// authentication without a truststore. Stateful session caching is off: one ticket per full handshake resumes
+// the client's next session.
 tls_result<std::shared_ptr<boost::asio::ssl::context>> make_server_context(const config::tls_settings& settings,
                                                                            const tls_material& material,
                                                                            std::string_view setting_prefix);
