@@ -91,6 +91,7 @@ class Ferry:
         self.pid = None
         self.log = os.path.join(self.data, "broker-0", "broker.log")
         self.settings = {**SAME_ON_BOTH, **SAME_FOR_GROUPS}
+        self.up_args = []  # more scripts/local-cluster up options (--secure)
         self.has_groups = True
 
     def _cluster(self, *args, timeout=300):
@@ -99,7 +100,7 @@ class Ferry:
 
     def _up(self):
         args = ["up", "--brokers", "1", "--base-port", str(self.port), "--zk-port", str(self.zk_port),
-                "--build-dir", self.build_dir, "--timeout", "120"]
+                "--build-dir", self.build_dir, "--timeout", "120", *self.up_args]
         for k, v in self.settings.items():
             args += ["--override", f"{k}={v}"]
         return self._cluster(*args)
@@ -165,10 +166,13 @@ class Kafka:
     """Apache Kafka started from the jars alone: java -cp 'lib/*' kafka.Kafka server.properties."""
 
     def __init__(self, key, label, version, lib, run_dir, port, guardian, benchtool, kraft, zk_port=None,
-                 controller_port=None, home=None, settings=None, cluster_id=None):
-        """One node. `home`, `settings` and `cluster_id` are for a node of a cluster (clusters.py): its own
-        directory, its whole server.properties but log.dirs, and the KRaft cluster id every node is
-        formatted with (static voters); by default a single node of its own."""
+                 controller_port=None, home=None, settings=None, cluster_id=None, format_args=()):
+        """One node. `home`, `settings` and `cluster_id` are for a node of a cluster (clusters.py) or a node
+        with other listeners (secure.py): its own directory, its whole server.properties but log.dirs, and
+        the KRaft cluster id every node is formatted with (static voters); by default a single node of its
+        own. `format_args`: more kafka-storage format options (--add-scram)."""
+        self.format_args = list(format_args)
+        self.ready_args = []  # benchtool ready's client settings (-X ...) when the bootstrap is not PLAINTEXT
         self.key, self.label, self.version, self.lib = key, label, version, lib
         self.home = home or os.path.join(run_dir, key)
         self.port, self.kraft = port, kraft
@@ -239,7 +243,7 @@ class Kafka:
             # cluster, the cluster's id with the static voters of controller.quorum.voters.
             alone = self.cluster_id is None
             argv = self._java("kafka.tools.StorageTool", "format", "-t", self.cluster_id or new_cluster_id(), "-c",
-                              self.config, *(["--standalone"] if alone else []), heap=["-Xmx512M"],
+                              self.config, *(["--standalone"] if alone else []), *self.format_args, heap=["-Xmx512M"],
                               log4j_level="WARN")
             r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
             if r.returncode != 0:
@@ -274,7 +278,7 @@ class Kafka:
             if self.proc.poll() is not None:
                 raise BrokerError(f"{self.label} exited during startup ({self.proc.returncode}); end of "
                                   f"{self.log}:\n{_tail(self.log)}")
-            r = subprocess.run([self.benchtool, "ready", "-b", self.bootstrap, "-w", "2"],
+            r = subprocess.run([self.benchtool, "ready", "-b", self.bootstrap, "-w", "2", *self.ready_args],
                                stdin=subprocess.DEVNULL, capture_output=True, text=True)
             if r.returncode == 0:
                 return

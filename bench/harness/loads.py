@@ -13,6 +13,8 @@
 
 MB is 10^6 bytes everywhere in the results (the Java tools print MiB; converted here).
 """
+import copy
+import itertools
 import json
 import os
 import re
@@ -157,16 +159,28 @@ class Tools:
         from .brokers import LOG4J2
         with open(self.log4j, "w") as f:
             f.write(LOG4J2.format(level="WARN"))
-        self.seq = 0
+        self.seq = itertools.count(1)
+        self.rdkafka_security, self.java_security = {}, {}
+
+    def secured(self, rdkafka_settings, java_settings):
+        """The same tools connecting with these settings (librdkafka's names for rdkafka_performance and
+        benchtool, the Java client's for the Java tools): a TLS or SASL listener's."""
+        tools = copy.copy(self)
+        tools.rdkafka_security, tools.java_security = dict(rdkafka_settings), dict(java_settings)
+        return tools
+
+    def _x(self):
+        """-X KEY=VALUE of the security settings, for rdkafka_performance and benchtool."""
+        return [a for k, v in self.rdkafka_security.items() for a in ("-X", f"{k}={v}")]
 
     def _props(self, props):
-        self.seq += 1
-        return _props_file(os.path.join(self.tmp, f"client-{self.seq}.properties"), props)
+        return _props_file(os.path.join(self.tmp, f"client-{next(self.seq)}.properties"),
+                           {**props, **self.java_security})
 
     # --- admin -------------------------------------------------------------------------------------------
     def create_topic(self, bootstrap, topic, partitions, configs=None, replication_factor=1):
         argv = [self.benchtool, "create-topic", "-b", bootstrap, "-t", topic, "-p", str(partitions), "-w", "120",
-                "-R", str(replication_factor)]
+                "-R", str(replication_factor), *self._x()]
         for k, v in (configs or {}).items():
             argv += ["-c", f"{k}={v}"]
         r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
@@ -196,7 +210,7 @@ class Tools:
         return _benchtool_result(code, out, "benchtool leaders")
 
     def delete_topic(self, bootstrap, topic):
-        subprocess.run([self.benchtool, "delete-topic", "-b", bootstrap, "-t", topic],
+        subprocess.run([self.benchtool, "delete-topic", "-b", bootstrap, "-t", topic, *self._x()],
                        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
 
     # --- produce -----------------------------------------------------------------------------------------
@@ -204,7 +218,7 @@ class Tools:
         props = RDKAFKA_BATCHED if batched else RDKAFKA_BATCH1
         argv = [self.perf, "-P", "-t", topic, "-b", bootstrap, "-s", str(size), "-c", str(count),
                 "-a", "-1" if acks == "all" else acks,
-                "-i", "5000"]
+                "-i", "5000", *self._x()]
         for k, v in props.items():
             argv += ["-X", f"{k}={v}"]
         code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "rdkafka_performance -P")
@@ -233,7 +247,7 @@ class Tools:
     # --- consume -----------------------------------------------------------------------------------------
     def rdkafka_consume(self, bootstrap, topic, partitions, count, log, timeout):
         argv = [self.perf, "-C", "-t", topic, "-b", bootstrap, "-o", "beginning", "-e", "-c", str(count),
-                "-i", "5000"]
+                "-i", "5000", *self._x()]
         for p in range(partitions):
             argv += ["-p", str(p)]
         code, out, wall, cpu = procs.run_tool(argv, log, timeout, self.say, "rdkafka_performance -C")

@@ -48,6 +48,15 @@ def build_tools(bench_dir, work):
     return perf, tool
 
 
+def build_connbench(bench_dir, work):
+    """bench/tools/connbench.c (TLS handshakes and SCRAM logins, on OpenSSL) into WORK/bin."""
+    src = os.path.join(bench_dir, "tools", "connbench.c")
+    tool = os.path.join(work, "bin", "connbench")
+    if not _newer(tool, src):
+        _run(["gcc", "-O2", "-Wall", "-o", tool, src, "-lssl", "-lcrypto", "-lpthread"], "building connbench")
+    return tool
+
+
 POM = """<?xml version="1.0" encoding="UTF-8"?>
 <!-- Written by bench/run: the jars of Apache Kafka {version} (broker and tools), copied into lib/. -->
 <project xmlns="http://maven.apache.org/POM/4.0.0">

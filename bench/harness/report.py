@@ -108,7 +108,8 @@ class Report:
     def throughput_rows(self, kind):
         rows = []
         for scenario, tool in self.keys(kind):
-            row = {"scenario": self.title(kind, scenario), "tool": tool, "cells": {}, "rps": {}, "mbps": {}}
+            row = {"id": scenario, "scenario": self.title(kind, scenario), "tool": tool, "cells": {}, "rps": {},
+                   "mbps": {}}
             for s in self.systems:
                 runs = self.runs(kind, scenario, tool, s.key)
                 st = self.cell_status(runs)
@@ -230,6 +231,50 @@ class Report:
             out.append("| " + " | ".join([name, *cells, *ratios]) + " |")
         return "\n".join(out)
 
+    def cpu_per_gb(self, runs):
+        """The median broker CPU seconds per GB (10^9 bytes) of records moved, over the good runs."""
+        return median([r["broker_cpu_s"] / (r["records"] * r["size"] / 1e9) for r in runs
+                       if r.get("ok") and r.get("broker_cpu_s") is not None and r.get("records")])
+
+    def cpu_per_gb_table(self, kinds):
+        keys = [(kind, scenario, tool) for kind in kinds for scenario, tool in self.keys(kind)]
+        if not keys:
+            return ""
+        head = ["Run", "Tool", *[f"{s.short} CPU s/GB" for s in self.systems],
+                *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for kind, scenario, tool in keys:
+            vals = {s.key: self.cpu_per_gb(self.runs(kind, scenario, tool, s.key)) for s in self.systems}
+            ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([f"{kind.split('-')[-1]} {self.title(kind, scenario)}", tool,
+                                          *[fmt_num(vals[s.key]) for s in self.systems], *ratios]) + " |")
+        return "\n".join(out)
+
+    def connect_rows(self):
+        """(row name, {system: value}) for each connection set-up scenario: the rate, the broker's CPU per
+        connection and the p99 time of one set-up."""
+        rows = []
+        for scenario, _ in self.keys("connect"):
+            title = self.title("connect", scenario)
+            for name, key, unit, digits in ((f"{title}: per second", "per_s", "/s", 0),
+                                            (f"{title}: broker CPU each", "broker_cpu_ms_each", "ms", 3),
+                                            (f"{title}: p99 of one", "p99_ms", "ms", 1)):
+                vals = {s.key: self.med(self.runs("connect", scenario, None, s.key), key) for s in self.systems}
+                rows.append((name, vals, unit, digits))
+        return rows
+
+    def connect_table(self):
+        rows = self.connect_rows()
+        if not rows:
+            return ""
+        head = ["", *[s.label for s in self.systems], *[f"Ferry / {k.short}" for k in self.kafkas]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for name, vals, unit, digits in rows:
+            cells = [f"{fmt_num(vals[s.key], digits)} {unit}" if vals[s.key] is not None else "–" for s in self.systems]
+            ratios = [fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]
+            out.append("| " + " | ".join([name, *cells, *ratios]) + " |")
+        return "\n".join(out)
+
     def restart_table(self):
         keys = self.keys("restart")
         if not keys:
@@ -277,7 +322,7 @@ class Report:
         """(max - min) / median of MB/s over the repetitions of each produce and consume cell."""
         cells = {}
         for r in self.results:
-            if r.get("ok") and r["kind"] in ("produce", "consume"):
+            if r.get("ok") and r["kind"] in ("produce", "consume", "tls-produce", "tls-consume"):
                 cells.setdefault((r["kind"], r["title"], r["tool"], r["system"]), []).append(r["metrics"]["MB_per_s"])
         out = []
         for key, v in cells.items():
@@ -315,6 +360,25 @@ class Report:
                 else:
                     name = f"latency {pname}, {self.title('latency', scenario).split(',')[0]}"
                 out.append("| " + " | ".join([name, tool, *cells, *ratios]) + " |")
+        for kind in ("tls-produce", "tls-consume"):
+            for row in self.throughput_rows(kind):
+                cells = [row["cells"][s.key] if row["mbps"][s.key] is None else
+                         f"{row['mbps'][s.key]:.{0 if row['mbps'][s.key] >= 10 else 1}f} MB/s" for s in self.systems]
+                ratios = [fmt_ratio(row["mbps"][self.ferry.key], row["mbps"][k.key]) for k in self.kafkas]
+                out.append("| " + " | ".join([f"{kind.split('-')[-1]} {row['scenario']}", row["tool"], *cells,
+                                              *ratios]) + " |")
+                gb = {s.key: self.cpu_per_gb(self.runs(kind, row["id"], row["tool"], s.key)) for s in self.systems}
+                out.append("| " + " | ".join(["... broker CPU per GB", row["tool"],
+                                              *[f"{fmt_num(gb[s.key])} s" if gb[s.key] is not None else "–"
+                                                for s in self.systems],
+                                              *[fmt_ratio(gb[self.ferry.key], gb[k.key]) for k in self.kafkas]])
+                           + " |")
+        for name, vals, unit, digits in self.connect_rows():
+            if name.endswith("p99 of one"):
+                continue
+            cells = [f"{fmt_num(vals[s.key], digits)} {unit}" if vals[s.key] is not None else "–" for s in self.systems]
+            out.append("| " + " | ".join([name, "connbench", *cells,
+                                          *[fmt_ratio(vals[self.ferry.key], vals[k.key]) for k in self.kafkas]]) + " |")
         for scenario, tool in self.keys("restart"):
             vals = {s.key: self.med(self.runs("restart", scenario, tool, s.key), "serve_s") for s in self.systems}
             cells = [f"{fmt_num(vals[s.key])} s" if vals[s.key] is not None else "–" for s in self.systems]
@@ -389,6 +453,9 @@ class Report:
         L.append("")
         for s in self.systems:
             L.append(f"- **{s.label}**: {s.describe}")
+        for key, describe in (m.get("tls") or {}).items():
+            label = next((s.label for s in self.systems if s.key == key), key)
+            L.append(f"- **{label}, TLS** (the TLS scenarios): {describe}")
         for key, describe in (m.get("clusters") or {}).items():
             label = next((s.label for s in self.systems if s.key == key), key)
             L.append(f"- **{label}, 3 brokers** (replicated scenarios): {describe}")
@@ -415,6 +482,29 @@ class Report:
             t = self.throughput_table(kind)
             if t:
                 L += [f"## {head}", "", *text, t, ""]
+        t = self.throughput_table("tls-produce")
+        if t:
+            L += ["## Over TLS (SSL listener, client certificates)", "",
+                  "The loads of the plaintext produce and consume scenarios (acks=1, batched) over an SSL "
+                  "listener that asks for client "
+                  "certificates (RSA 2048, TLS 1.3 as the peers negotiate it), one partition; each record produced "
+                  "is read back warm. Broker CPU per GB: the broker's CPU seconds over the run per 10^9 bytes of "
+                  "records moved (lower is better).", "", "### Produce", "", t, ""]
+            t = self.throughput_table("tls-consume")
+            if t:
+                L += ["### Consume (page cache warm)", "", t, ""]
+            L += ["### Broker CPU per GB over TLS", "", self.cpu_per_gb_table(("tls-produce", "tls-consume")), ""]
+        t = self.connect_table()
+        if t:
+            L += ["## Connection set-up", "",
+                  "`bench/tools/connbench.c` (OpenSSL) opens connections in a loop from "
+                  f"{self.runs('connect')[0].get('threads')} threads for {self.runs('connect')[0].get('seconds')} s "
+                  "and closes each once set up: full TLS handshakes (no session resumption) with a client "
+                  "certificate followed by one ApiVersions; SCRAM-SHA-512 logins (SaslHandshake and both "
+                  "SaslAuthenticate rounds, the server's signature checked) over SASL_PLAINTEXT, and after a TLS "
+                  "handshake over SASL_SSL. The client derives the salted password once, as a client that logs in "
+                  "again would, so the rate is the broker's. Broker CPU each: its CPU over the run divided by the "
+                  "connections set up.", "", t, ""]
         t = self.latency_table()
         if t:
             L += ["## End-to-end latency", "", t, "",

@@ -231,7 +231,7 @@ class Bench:
         if self.wants("transactions"):
             self.transactions()
 
-    def produce(self, scenarios):
+    def produce(self, scenarios, kind="produce"):
         timeout = self.profile["timeout"]
         for sc in scenarios:
             for rep in range(self.profile["reps"]):
@@ -250,7 +250,7 @@ class Bench:
                             return f(system.bootstrap, topic, sc["size"], sc["records"][tool], sc["batched"], log,
                                      timeout)
 
-                        rec = self.measure("produce", sc["id"], sc["title"], tool, system, rep, go,
+                        rec = self.measure(kind, sc["id"], sc["title"], tool, system, rep, go,
                                            throughput_summary,
                                            {"records": sc["records"][tool], "size": sc["size"],
                                             "partitions": sc["partitions"], "batched": sc["batched"]}, setup)
@@ -259,10 +259,11 @@ class Bench:
                         elif system.alive():
                             self.tools.delete_topic(system.bootstrap, topic)
 
-    def consume(self, scenarios):
+    def consume(self, scenarios, kind="consume", modes=("warm", "cold")):
+        """What produce() kept, read back; with the page cache dropped before each run too ("cold") when this
+        machine can drop it."""
         timeout = self.profile["timeout"]
-        modes = ["warm", "cold"]
-        if not self.drop_ok:
+        if "cold" in modes and not self.drop_ok:
             self.notes.append(self.drop_note)
             modes = ["warm"]
         for mode in modes:
@@ -279,12 +280,12 @@ class Bench:
                             if tool == "ConsumerPerformance" and not system.has_groups:
                                 self.done += 1
                                 if rep == 0:
-                                    self.skip("consume", sid, title, tool, system, NO_GROUPS, extra)
+                                    self.skip(kind, sid, title, tool, system, NO_GROUPS, extra)
                                 continue
                             if src is None:
                                 self.done += 1
                                 if rep == 0:
-                                    self.skip("consume", sid, title, tool, system, "its produce run failed", extra)
+                                    self.skip(kind, sid, title, tool, system, "its produce run failed", extra)
                                 continue
                             topic, n = src
                             log = os.path.join(self.logs, f"{system.key}-{sid}.log")
@@ -295,7 +296,7 @@ class Bench:
                                                                       log, timeout)
                                 return self.tools.java_consume(system.bootstrap, topic, n, log, timeout)
 
-                            self.measure("consume", sid, title, tool, system, rep, go,
+                            self.measure(kind, sid, title, tool, system, rep, go,
                                          throughput_summary,
                                          extra, prepare.drop_caches if mode == "cold" else None)
 

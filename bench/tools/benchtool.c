@@ -31,6 +31,9 @@
  *   benchtool pagecache-write -f FILE -m MIB
  *       write MIB MiB to FILE in 1 MiB writes without fsync, then unlink it: the page-cache ceiling
  *
+ * Every command that talks to brokers takes -X KEY=VALUE (repeatable): a librdkafka setting for its clients,
+ * such as security.protocol=ssl and the ssl.* files of a TLS listener.
+ *
  * Built by bench/run into its work directory: gcc -O2 benchtool.c -lrdkafka -lzookeeper_mt -lpthread
  */
 #define _GNU_SOURCE
@@ -77,6 +80,9 @@ static const char *zookeeper = NULL;
 #define MAX_TOPIC_CONFIGS 16
 static const char *topic_configs[MAX_TOPIC_CONFIGS];
 static int topic_config_count = 0;
+#define MAX_CLIENT_SETTINGS 16
+static const char *client_settings[MAX_CLIENT_SETTINGS]; /* -X KEY=VALUE */
+static int client_setting_count = 0;
 
 static double mono_now(void) {
   struct timespec ts;
@@ -96,11 +102,26 @@ static void fail(const char *what, const char *detail) {
   exit(1);
 }
 
-static rd_kafka_t *client(rd_kafka_type_t type, int linger0) {
+/* A client configuration with the bootstrap servers, quiet logs and the -X settings. */
+static rd_kafka_conf_t *base_conf(void) {
   char err[512];
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err) != RD_KAFKA_CONF_OK) fail("conf", err);
   rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
+  for (int i = 0; i < client_setting_count; i++) {
+    char name[128];
+    const char *eq = strchr(client_settings[i], '=');
+    if (!eq || (size_t)(eq - client_settings[i]) >= sizeof name) fail("usage", "-X needs KEY=VALUE");
+    memcpy(name, client_settings[i], (size_t)(eq - client_settings[i]));
+    name[eq - client_settings[i]] = 0;
+    if (rd_kafka_conf_set(conf, name, eq + 1, err, sizeof err) != RD_KAFKA_CONF_OK) fail("-X", err);
+  }
+  return conf;
+}
+
+static rd_kafka_t *client(rd_kafka_type_t type, int linger0) {
+  char err[512];
+  rd_kafka_conf_t *conf = base_conf();
   /* A CreateTopics of many partitions may take the controller longer than the default 60 s to answer. */
   char timeout_ms[32];
   snprintf(timeout_ms, sizeof timeout_ms, "%d", (wait_s + 30) * 1000);
@@ -350,11 +371,9 @@ static double quantile(const double *sorted, long n, double q) {
 
 static int cmd_paced_produce(void) {
   char err[512];
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err);
+  rd_kafka_conf_t *conf = base_conf();
   if (rd_kafka_conf_set(conf, "acks", acks, err, sizeof err) != RD_KAFKA_CONF_OK) fail("acks", err);
   rd_kafka_conf_set(conf, "linger.ms", "0", err, sizeof err);
-  rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
   /* After a restart, reconnect at once instead of backing off for seconds (librdkafka's max is 10 s). */
   rd_kafka_conf_set(conf, "reconnect.backoff.ms", "20", err, sizeof err);
   rd_kafka_conf_set(conf, "reconnect.backoff.max.ms", "100", err, sizeof err);
@@ -444,11 +463,9 @@ struct member {
 
 static rd_kafka_t *subscribed_consumer(const char *group_id) {
   char err[512];
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err) != RD_KAFKA_CONF_OK) fail("conf", err);
+  rd_kafka_conf_t *conf = base_conf();
   rd_kafka_conf_set(conf, "group.id", group_id, err, sizeof err);
   rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
-  rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
   rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
   if (!rk) fail("rd_kafka_new", err);
   rd_kafka_poll_set_consumer(rk);
@@ -639,7 +656,7 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   int opt;
   optind = 2;
-  while ((opt = getopt(argc, argv, "b:t:p:w:s:r:n:f:m:c:d:R:T:a:x:iz:g:")) != -1) {
+  while ((opt = getopt(argc, argv, "b:t:p:w:s:r:n:f:m:c:d:R:T:a:x:iz:g:X:")) != -1) {
     switch (opt) {
       case 'b': brokers = optarg; break;
       case 't': topic = optarg; break;
@@ -662,6 +679,10 @@ int main(int argc, char **argv) {
       case 'i': want_in_sync = 1; break;
       case 'z': zookeeper = optarg; break;
       case 'g': group_count = atoi(optarg); break;
+      case 'X':
+        if (client_setting_count == MAX_CLIENT_SETTINGS) fail("usage", "too many -X");
+        client_settings[client_setting_count++] = optarg;
+        break;
       default: return 2;
     }
   }
