@@ -1,5 +1,7 @@
 #include "net/transport.h"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
 
@@ -9,8 +11,8 @@
 #include <vector>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 namespace ferry::net {
 namespace asio = boost::asio;
@@ -89,21 +91,74 @@ asio::awaitable<bool> plain_transport::write(const protocol::output_buffer& out,
   co_return gathered.empty() || co_await send_bytes(socket_, gathered, deadline);
 }
 
+tls_transport::tls_transport(asio::ip::tcp::socket socket, std::shared_ptr<asio::ssl::context> context)
+    : context_(std::move(context)), socket_(std::move(socket)), ssl_(SSL_new(context_->native_handle())) {
+  if (!ssl_) return;  // handshake() reports it
+  SSL_set_fd(ssl_.get(), static_cast<int>(socket_.native_handle()));
+  SSL_set_accept_state(ssl_.get());
+  SSL_set_mode(ssl_.get(),
+               SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+  SSL_set_read_ahead(ssl_.get(), 1);
+  SSL_set_default_read_buffer_len(ssl_.get(), read_ahead_bytes);
+}
+
+asio::awaitable<boost::system::error_code> tls_transport::wait_or_fail(int result, int socket_errno) {
+  const int reason = SSL_get_error(ssl_.get(), result);
+  if (reason == SSL_ERROR_WANT_READ || reason == SSL_ERROR_WANT_WRITE) {
+    auto [ec] = co_await socket_.async_wait(
+        reason == SSL_ERROR_WANT_READ ? asio::socket_base::wait_read : asio::socket_base::wait_write, no_throw);
+    co_return ec;
+  }
+  boost::system::error_code ec;
+  const unsigned long queued = ERR_get_error();  // NOLINT(google-runtime-int): OpenSSL's type
+  if (reason == SSL_ERROR_ZERO_RETURN) {
+    ec = asio::error::eof;
+  } else if (reason == SSL_ERROR_SYSCALL && queued == 0) {
+    // The peer closed the socket without close_notify, or the socket failed.
+    ec = socket_errno != 0 ? boost::system::error_code(socket_errno, boost::system::system_category())
+                           : boost::system::error_code(asio::ssl::error::stream_truncated);
+  } else if (queued != 0 && ERR_GET_REASON(queued) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+    ec = asio::ssl::error::stream_truncated;
+  } else {
+    ec = boost::system::error_code(static_cast<int>(queued), asio::error::get_ssl_category());
+  }
+  ERR_clear_error();
+  co_return ec ? ec : boost::system::error_code(asio::error::fault);
+}
+
 asio::awaitable<boost::system::error_code> tls_transport::handshake() {
-  auto [ec] = co_await stream_.async_handshake(asio::ssl::stream_base::server, no_throw);
-  co_return ec;
+  if (!ssl_) co_return boost::system::error_code(asio::error::no_memory);
+  for (;;) {
+    if (ERR_peek_error() != 0) ERR_clear_error();  // SSL_get_error reads the thread's queue
+    const int result = SSL_do_handshake(ssl_.get());
+    if (result == 1) co_return boost::system::error_code{};
+    if (const auto ec = co_await wait_or_fail(result, errno)) co_return ec;
+  }
 }
 
 asio::awaitable<std::pair<boost::system::error_code, std::size_t>> tls_transport::read_some(asio::mutable_buffer into) {
-  auto [ec, n] = co_await stream_.async_read_some(into, no_throw);
-  co_return std::pair{ec, n};
+  for (;;) {
+    if (ERR_peek_error() != 0) ERR_clear_error();
+    std::size_t read = 0;
+    const int result = SSL_read_ex(ssl_.get(), into.data(), into.size(), &read);
+    if (result == 1) co_return std::pair{boost::system::error_code{}, read};
+    if (const auto ec = co_await wait_or_fail(result, errno)) co_return std::pair{ec, std::size_t{0}};
+  }
 }
 
 asio::awaitable<bool> tls_transport::flush(progress_deadline& deadline) {
-  if (staged_ == 0) co_return true;
-  auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(staging_.get(), staged_), no_throw);
-  if (ec) co_return false;
-  deadline.moved();
+  std::size_t done = 0;
+  while (done < staged_) {
+    if (ERR_peek_error() != 0) ERR_clear_error();
+    std::size_t written = 0;
+    const int result = SSL_write_ex(ssl_.get(), staging_.get() + done, staged_ - done, &written);
+    if (result == 1) {
+      done += written;
+      deadline.moved();
+      continue;
+    }
+    if (co_await wait_or_fail(result, errno)) co_return false;
+  }
   staged_ = 0;
   co_return true;
 }
