@@ -7,12 +7,14 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -62,6 +64,26 @@ std::uint16_t pick_free_port() {
   return ntohs(addr.sin_port);
 }
 
+// Holds `port` against the ZooKeeper servers of other test processes for as long as the returned descriptor stays
+// open (a socket bound to an abstract Unix address named after the port: released when closed or when the process
+// dies, and no file left behind); -1 if another one holds it. Without it, a test whose server is stopped for a
+// restart frees its port, another test's new server picks it, and each test then reaches the other's server (ruok
+// answers imok whoever serves it).
+int reserve_port(std::uint16_t port) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("socket: " + std::generic_category().message(errno));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string name = "ferry-test-zookeeper-port-" + std::to_string(port);
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());  // sun_path[0] == 0: the abstract namespace
+  const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), length) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // Sends a four-letter command and returns the whole answer ("" if the server is not there yet).
 std::string four_letter_word(std::uint16_t port, const char* command) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -103,7 +125,11 @@ zookeeper_server::zookeeper_server() {
   std::filesystem::create_directories(dir_ / "data");
   // Another process may take the port between picking and binding it; then ZooKeeper exits and we pick again.
   for (int attempt = 1;; ++attempt) {
-    port_ = pick_free_port();
+    if (port_lock_ >= 0) ::close(port_lock_);
+    do {
+      port_ = pick_free_port();
+      port_lock_ = reserve_port(port_);
+    } while (port_lock_ < 0);
     try {
       launch();
       wait_until_serving();
@@ -114,6 +140,7 @@ zookeeper_server::zookeeper_server() {
         std::error_code ignored;
         const std::string tail = log_tail();
         std::filesystem::remove_all(dir_, ignored);
+        ::close(port_lock_);
         throw std::runtime_error("ZooKeeper did not start; end of its log:\n" + tail);
       }
     }
@@ -124,6 +151,7 @@ zookeeper_server::~zookeeper_server() {
   stop();
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
+  ::close(port_lock_);
 }
 
 std::string zookeeper_server::connect_string() const { return "127.0.0.1:" + std::to_string(port_); }

@@ -45,6 +45,7 @@ class zookeeper_server {
 
   std::filesystem::path dir_;
   std::uint16_t port_ = 0;
+  int port_lock_ = -1;  // keeps port_ this server's, across stop() and restart(), against other test processes
   pid_t pid_ = -1;
 };
 
