@@ -80,7 +80,7 @@ def test_a_deletion_marker_is_removed_and_the_topic_kept(undeletable):
         wait_until(lambda: undeletable.admin(b, "/v1/topics/kept")[1].get("marked_for_deletion") is False,
                    what=f"broker {b} to see the topic no longer marked")
         assert os.path.isdir(undeletable.partition_dir(b, "kept", 0)), f"broker {b} kept its log"
-        assert "deleted the log of kept-0" not in undeletable.broker_log(b)
+        assert "deleted the log of kept/0" not in undeletable.broker_log(b)
     undeletable.leader("kept", 0)
     assert consume(undeletable, "kept") == [b"still-here"]
 

@@ -67,7 +67,7 @@ result<std::unique_ptr<cluster_registry>> cluster_registry::start(registry_optio
   FERRY_TRY(self->session_, zk_session::connect(std::move(session_options)));
   if (self->options_.on_session) self->options_.on_session(self->session_->current_credentials());
   auto sink = [r = self.get()](task t, std::string fired) { r->enqueue(std::move(t), std::move(fired)); };
-  self->table_ = std::make_unique<metadata_table>(*self->session_, sink);
+  self->table_ = std::make_unique<metadata_table>(*self->session_, sink, self->options_.delete_topic_enable);
   self->controller_ = std::make_unique<controller>(*self->session_, *self->table_, self->options_.id,
                                                    self->options_.unclean_leader_election_default,
                                                    self->options_.delete_topic_enable, sink);

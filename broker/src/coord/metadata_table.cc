@@ -136,7 +136,8 @@ result<void> metadata_table::refresh_brokers(broker_id self, const std::function
 result<void> metadata_table::refresh_deletions() {
   FERRY_TRY(auto children, read_children_watched(layout::delete_topics_path, task_kind::deletions));
   deletion_markers_ = std::set<std::string, std::less<>>(children.begin(), children.end());
-  for (auto& [name, topic] : model_.topics) topic.marked_for_deletion = deletion_markers_.contains(name);
+  for (auto& [name, topic] : model_.topics)
+    topic.marked_for_deletion = deletion_enabled_ && deletion_markers_.contains(name);
   return success();
 }
 
@@ -224,7 +225,7 @@ result<void> metadata_table::refresh_topic(const std::string& name, bool full) {
     FERRY_LOG(info, "coord") << "topic " << name << ": " << layout::topic_path(name) << " is readable again";
   updated.invalid.clear();
   updated.topic_id = assignment.value().topic_id;
-  updated.marked_for_deletion = deletion_markers_.contains(name);
+  updated.marked_for_deletion = deletion_enabled_ && deletion_markers_.contains(name);
 
   std::vector<partition_id> removed;
   for (const auto& [p, info] : updated.partitions) {
@@ -263,7 +264,7 @@ result<void> metadata_table::mark_invalid(const std::string& name, std::string w
   }
   topic.invalid = std::move(why);
   topic.partitions.clear();
-  topic.marked_for_deletion = deletion_markers_.contains(name);
+  topic.marked_for_deletion = deletion_enabled_ && deletion_markers_.contains(name);
   topic_versions_[name] = version;
   return success();
 }

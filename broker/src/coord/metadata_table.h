@@ -33,7 +33,10 @@ namespace ferry::coord {
 // Worker-thread only (not thread-safe).
 class metadata_table {
  public:
-  metadata_table(zk_session& session, task_sink enqueue) : session_(session), enqueue_(std::move(enqueue)) {}
+  // `deletion_enabled`: the broker's delete.topic.enable. Without it a deletion marker is a request the controller
+  // refuses, so the model never shows a topic marked: brokers keep serving it and keep its data.
+  metadata_table(zk_session& session, task_sink enqueue, bool deletion_enabled = true)
+      : session_(session), enqueue_(std::move(enqueue)), deletion_enabled_(deletion_enabled) {}
 
   [[nodiscard]] cluster_view& model() { return model_; }
   [[nodiscard]] const cluster_view& model() const { return model_; }
@@ -113,6 +116,7 @@ class metadata_table {
   cluster_view model_;
   std::map<std::string, std::int32_t, std::less<>> topic_versions_;
   std::set<std::string, std::less<>> deletion_markers_;
+  bool deletion_enabled_ = true;
   std::set<std::string, std::less<>> armed_;  // watch keys ("c:" children, "d:" data + path) currently set
   std::int64_t last_config_change_ = -1;
   std::int64_t last_state_change_ = -1;
