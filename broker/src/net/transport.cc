@@ -92,19 +92,30 @@ asio::awaitable<bool> plain_transport::write(const protocol::output_buffer& out,
 }
 
 tls_transport::tls_transport(asio::ip::tcp::socket socket, std::shared_ptr<asio::ssl::context> context)
-    : context_(std::move(context)), socket_(std::move(socket)), ssl_(SSL_new(context_->native_handle())) {
+    : context_(std::move(context)),
+      socket_(std::move(socket)),
+      reader_(static_cast<int>(socket_.native_handle()), read_ahead_bytes),
+      ssl_(SSL_new(context_->native_handle())) {
   if (!ssl_) return;  // handshake() reports it
-  SSL_set_fd(ssl_.get(), static_cast<int>(socket_.native_handle()));
+  BIO* rbio = reader_.make_bio();
+  BIO* wbio = BIO_new_socket(static_cast<int>(socket_.native_handle()), BIO_NOCLOSE);
+  if (rbio == nullptr || wbio == nullptr) {
+    BIO_free(rbio);
+    BIO_free(wbio);
+    ssl_.reset();
+    return;
+  }
+  SSL_set_bio(ssl_.get(), rbio, wbio);
   SSL_set_accept_state(ssl_.get());
-  SSL_set_mode(ssl_.get(),
-               SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
-  SSL_set_read_ahead(ssl_.get(), 1);
-  SSL_set_default_read_buffer_len(ssl_.get(), read_ahead_bytes);
+  SSL_set_mode(ssl_.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 }
 
 asio::awaitable<boost::system::error_code> tls_transport::wait_or_fail(int result, int socket_errno) {
   const int reason = SSL_get_error(ssl_.get(), result);
   if (reason == SSL_ERROR_WANT_READ || reason == SSL_ERROR_WANT_WRITE) {
+    // Waiting to read is where a connection idles: its record buffers go (kept while busy, not freed per record
+    // as SSL_MODE_RELEASE_BUFFERS would). OpenSSL keeps them if they hold part of a record.
+    if (reason == SSL_ERROR_WANT_READ) SSL_free_buffers(ssl_.get());
     auto [ec] = co_await socket_.async_wait(
         reason == SSL_ERROR_WANT_READ ? asio::socket_base::wait_read : asio::socket_base::wait_write, no_throw);
     co_return ec;
@@ -136,14 +147,25 @@ asio::awaitable<boost::system::error_code> tls_transport::handshake() {
   }
 }
 
+// SSL_read_ex yields one record at a time; the records already received are read in the same call.
 asio::awaitable<std::pair<boost::system::error_code, std::size_t>> tls_transport::read_some(asio::mutable_buffer into) {
+  auto* const out = static_cast<std::byte*>(into.data());
+  std::size_t total = 0;
   for (;;) {
     if (ERR_peek_error() != 0) ERR_clear_error();
     std::size_t read = 0;
-    const int result = SSL_read_ex(ssl_.get(), into.data(), into.size(), &read);
-    if (result == 1) co_return std::pair{boost::system::error_code{}, read};
+    const int result = SSL_read_ex(ssl_.get(), out + total, into.size() - total, &read);
+    if (result == 1) {
+      total += read;
+      if (total == into.size() || (SSL_pending(ssl_.get()) == 0 && reader_.buffered() == 0)) break;
+      continue;
+    }
+    // What was read comes first; a failure recurs on the next call.
+    if (total > 0) break;
     if (const auto ec = co_await wait_or_fail(result, errno)) co_return std::pair{ec, std::size_t{0}};
   }
+  if (ERR_peek_error() != 0) ERR_clear_error();
+  co_return std::pair{boost::system::error_code{}, total};
 }
 
 asio::awaitable<bool> tls_transport::flush(progress_deadline& deadline) {

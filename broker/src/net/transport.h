@@ -12,6 +12,7 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include "net/progress_deadline.h"
+#include "net/socket_read_bio.h"
 #include "protocol/output_buffer.h"
 
 namespace ferry::net {
@@ -33,13 +34,13 @@ class plain_transport {
   boost::asio::ip::tcp::socket socket_;
 };
 
-// TLS: OpenSSL reading and writing the socket itself (a socket BIO on the non-blocking descriptor), the coroutine
-// waiting for readiness whenever OpenSSL asks. Unlike Asio's ssl::stream, which moves one 17 KiB record per system
-// call through a pair of memory BIOs, OpenSSL reads ahead up to read_ahead_bytes per recv and decrypts in place;
-// its buffers are released while a connection is idle. sendfile cannot encrypt, so file pieces are read (pread,
-// from the page cache) in chunks of at most write_chunk_bytes into one buffer, with the byte pieces around them,
-// and written as TLS records: a connection's memory stays bounded whatever size of fetch a client asks for.
-// Requests and answers alternate on a connection, so reads and writes never overlap.
+// TLS: OpenSSL reading and writing the socket itself (socket_read_bio and a socket BIO on the non-blocking
+// descriptor), the coroutine waiting for readiness whenever OpenSSL asks. Unlike Asio's ssl::stream, which moves
+// one 17 KiB record per system call through a pair of memory BIOs, a recv takes up to read_ahead_bytes and one
+// read_some decrypts every whole record they hold; the buffers are released while a connection is idle. sendfile cannot
+// encrypt, so file pieces are read (pread, from the page cache) in chunks of at most write_chunk_bytes into one buffer,
+// with the byte pieces around them, and written as TLS records: a connection's memory stays bounded whatever size of
+// fetch a client asks for. Requests and answers alternate on a connection, so reads and writes never overlap.
 class tls_transport {
  public:
   static constexpr std::size_t write_chunk_bytes = std::size_t{64} * 1024;
@@ -67,6 +68,7 @@ class tls_transport {
 
   std::shared_ptr<boost::asio::ssl::context> context_;
   boost::asio::ip::tcp::socket socket_;
+  socket_read_bio reader_;  // outlives ssl_, whose rbio reads through it
   std::unique_ptr<SSL, ssl_free> ssl_;
   std::unique_ptr<std::byte[]> staging_;  // allocated for the length of one write
   std::size_t staged_ = 0;

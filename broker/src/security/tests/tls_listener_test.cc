@@ -266,6 +266,30 @@ TEST_F(tls_listener_test, an_eight_mib_file_piece_arrives_whole) {
   EXPECT_TRUE(answer == "User:ANONYMOUS\nbig" + file_prefix(file_bytes));
 }
 
+// librdkafka writes a request as many small TLS records. Requests in records of every size from 1 byte up (so
+// record headers and bodies straddle the server's receives), pipelined, are read whole and answered in order.
+TEST_F(tls_listener_test, requests_in_many_small_records_are_read_whole) {
+  serve(settings());
+  auto client = connect_tls();
+  ASSERT_FALSE(handshake(*client));
+  std::vector<std::string> bodies;
+  std::vector<char> pipelined;
+  for (std::size_t i = 0; i < 4; ++i) {
+    bodies.push_back(file_prefix(static_cast<std::uint32_t>(50000 + i)));
+    const auto frame = frame_of(bodies.back());
+    pipelined.insert(pipelined.end(), frame.begin(), frame.end());
+  }
+  std::size_t record = 1;
+  for (std::size_t done = 0; done < pipelined.size(); record = record % 700 + 1) {
+    const auto n = std::min(record, pipelined.size() - done);
+    done += client->write_some(asio::buffer(pipelined.data() + done, n));  // one record per call
+  }
+  for (const auto& body : bodies) {
+    const auto answer = read_answer(*client);
+    EXPECT_TRUE(answer == "User:ANONYMOUS\n" + body) << "the answer to a request of " << body.size() << " bytes";
+  }
+}
+
 TEST_F(tls_listener_test, the_principal_is_the_mapped_certificate_subject_or_anonymous) {
   serve(settings(config::client_auth::requested), "RULE:^CN=([^,]+).*$/$1/L,DEFAULT");
   auto anonymous = connect_tls();
