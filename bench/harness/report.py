@@ -250,6 +250,32 @@ class Report:
                                           *[fmt_num(vals[s.key]) for s in self.systems], *ratios]) + " |")
         return "\n".join(out)
 
+    def cores_busy(self, runs, whose):
+        """The median cores `whose` ("client" or "broker") kept busy over a run: its CPU seconds per wall second
+        of the load generator."""
+        def cores(r):
+            cpu = r["metrics"].get("client_cpu_s") if whose == "client" else r.get("broker_cpu_s")
+            wall = r["metrics"].get("wall_s")
+            return cpu / wall if cpu is not None and wall else None
+        return median([cores(r) for r in runs if r.get("ok")])
+
+    def cores_table(self, kinds):
+        """Per run, the cores the load generator and the broker kept busy: a machine whose cores are all busy, or
+        a load generator near the cores its threads can use, limits the throughput whatever the broker does."""
+        keys = [(kind, scenario, tool) for kind in kinds for scenario, tool in self.keys(kind)]
+        if not keys:
+            return ""
+        head = ["Run", "Tool", *[f"{s.short}: load generator + broker cores" for s in self.systems]]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for kind, scenario, tool in keys:
+            cells = []
+            for s in self.systems:
+                runs = self.runs(kind, scenario, tool, s.key)
+                client, broker = self.cores_busy(runs, "client"), self.cores_busy(runs, "broker")
+                cells.append("–" if client is None or broker is None else f"{client:.2f} + {broker:.2f}")
+            out.append("| " + " | ".join([f"{kind.split('-')[-1]} {self.title(kind, scenario)}", tool, *cells]) + " |")
+        return "\n".join(out)
+
     def connect_rows(self):
         """(row name, {system: value}) for each connection set-up scenario: the rate, the broker's CPU per
         connection and the p99 time of one set-up."""
@@ -494,6 +520,13 @@ class Report:
             if t:
                 L += ["### Consume (page cache warm)", "", t, ""]
             L += ["### Broker CPU per GB over TLS", "", self.cpu_per_gb_table(("tls-produce", "tls-consume")), ""]
+            L += ["### Where the cores went over TLS", "",
+                  f"CPU seconds per second of each run, medians: the load generator's (all its threads; "
+                  f"encrypting and decrypting its side of TLS) and the broker's, on a machine of "
+                  f"{self.meta['machine']['cores']} cores. Where the load generator keeps about a core or more "
+                  "busy and the broker a fraction of one, the load generator sets the pace: a broker that needs "
+                  "less CPU shows it in CPU per GB, and in throughput only by what it leaves the load generator.",
+                  "", self.cores_table(("tls-produce", "tls-consume")), ""]
         t = self.connect_table()
         if t:
             L += ["## Connection set-up", "",

@@ -11,6 +11,7 @@ ferry-broker); Kafka 4 gets the same certificates, the same user and password (k
 """
 import json
 import os
+import shutil
 
 from . import brokers, loads, ports, procs
 from .scenarios import Bench
@@ -68,9 +69,9 @@ class FerryTls(brokers.Ferry):
     """Ferry with scripts/local-cluster --secure: SASL_SSL on P (its inter-broker listener), SSL with client
     certificates on P+2000, SASL_PLAINTEXT on P+3000."""
 
-    def __init__(self, root, run_dir, build_dir, label, port, zk_port, guardian, benchtool):
-        super().__init__(root, run_dir, build_dir, label, port, zk_port, guardian, benchtool)
-        self.data = os.path.join(run_dir, "tls-cluster")
+    def __init__(self, root, run_dir, build_dir, label, port, zk_port, guardian, benchtool, key="ferry"):
+        super().__init__(root, run_dir, build_dir, label, port, zk_port, guardian, benchtool, key=key)
+        self.data = os.path.join(run_dir, "tls-cluster" if key == "ferry" else f"tls-cluster-{key}")
         self.log = os.path.join(self.data, "broker-0", "broker.log")
         self.up_args = ["--secure"]
         self.bootstrap = f"127.0.0.1:{port + 2000}"
@@ -130,9 +131,11 @@ def free_tls_base():
     raise RuntimeError("no free port range on 127.0.0.1 for the TLS systems")
 
 
-def start_systems(root, run_dir, build_dir, ferry_label, ferry_describe, kafka, guardian, benchtool, say, started):
-    """Ferry (first: its certificates are Kafka's too) and, when given as (key, spec, lib), Kafka 4; each is
-    added to `started` before it starts, so that whatever started is stopped even when the next one fails."""
+def start_systems(root, run_dir, build_dir, ferry_label, ferry_describe, kafka, guardian, benchtool, say, started,
+                  baseline=None):
+    """Ferry (first: its certificates are Kafka's too), when given as (key, spec, lib) Kafka 4, and when given as
+    (build_dir, label, describe) the --baseline Ferry with the same certificates; each is added to `started`
+    before it starts, so that whatever started is stopped even when the next one fails."""
     base = free_tls_base()
     ferry = FerryTls(root, run_dir, build_dir, ferry_label, base, base - 1, guardian, benchtool)
     ferry.short, ferry.describe = "Ferry", f"scripts/local-cluster up --secure, {ferry_describe}"
@@ -151,6 +154,16 @@ def start_systems(root, run_dir, build_dir, ferry_label, ferry_describe, kafka, 
         started.append(k)
         k.start()
         k.wait_ready()
+    if baseline:
+        bdir, blabel, bdescribe = baseline
+        bbase = free_tls_base()
+        b = FerryTls(root, run_dir, bdir, blabel, bbase, bbase - 1, guardian, benchtool, key="ferry-base")
+        b.short, b.describe = "Ferry base", f"scripts/local-cluster up --secure, {bdescribe}"
+        # scripts/local-cluster makes certificates only where there are none: the load generators trust one CA.
+        shutil.copytree(ferry.certificates.dir, b.certificates.dir)
+        say(f"starting {b.label} with TLS and SASL listeners (SSL on {b.bootstrap})")
+        started.append(b)
+        b.start()
 
 
 class TlsBench(Bench):

@@ -7,8 +7,8 @@
 
 #include <array>
 #include <cerrno>
-#include <utility>
 #include <string>
+#include <utility>
 
 namespace ferry::net {
 namespace {
