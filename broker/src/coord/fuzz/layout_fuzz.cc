@@ -6,6 +6,7 @@
 //   p /latest_producer_id_block  L /ferry/partition_state_changes/...  u a topic or cluster id (uuid::parse)
 //   N a znode name: topic name check, config_change_ and state_change_ sequences, and an endpoint
 //     ("PLAINTEXT://host:9092")
+//   A /kafka-acl/<Type>/<name> (coord/acl_layout.h)   a /kafka-acl-changes/...   x /kafka-acl-extended-changes/...
 //
 // Whatever decodes must encode to data that decodes to the same value (for a broker registration, only that
 // it decodes: the encoder writes the version-5 shape whatever shape was read), and a topic's assignment goes
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "coord/acl_layout.h"
 #include "coord/layout.h"
 #include "coord/metadata_table.h"
 #include "coord/uuid.h"
@@ -88,6 +90,18 @@ void run(char selector, std::string_view data) {
       (void)partition_state_change_sequence(data);
       const auto e = decode_endpoint(data);
       if (e) check(decode_endpoint(encode_endpoint(e.value())).has_value());
+      break;
+    }
+    case 'A':
+      round_trip(data, decode_acls, encode_acls);
+      break;
+    case 'a':
+    case 'x': {
+      const bool extended = selector == 'x';
+      const auto change = decode_acl_change(data, extended);
+      // A literal pattern is announced in the literal form, wherever it was read.
+      if (change && (extended == (change.value().pattern == authz::pattern_type::prefixed)))
+        check(decode_acl_change(encode_acl_change(change.value()), extended) == change);
       break;
     }
     default:
