@@ -118,7 +118,9 @@ TEST_F(log_transactions_test, a_restart_with_or_without_recovery_keeps_what_tran
     {
       auto l = open(dir);
       h = write_history(*l);
-      if (!crash) ASSERT_TRUE(l->close());
+      if (!crash) {
+        ASSERT_TRUE(l->close());
+      }
     }
     auto l = open(dir, crash);
     EXPECT_EQ(aborted(*l, 0, 100), h.aborted);
