@@ -1,7 +1,9 @@
 #include "authz/acl_snapshot.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
+#include <span>
 
 namespace ferry::authz {
 namespace {
@@ -11,15 +13,19 @@ bool entry_matches(const acl_entry& e, const requester& who, operation op, permi
          (e.host == who.host || e.host == wildcard) && (e.op == op || e.op == operation::all);
 }
 
-// The operations whose ALLOW grants `op`.
-std::vector<operation> granting(operation op) {
+constexpr std::array<operation, 5> granting_describe{operation::describe, operation::read, operation::write,
+                                                     operation::remove, operation::alter};
+constexpr std::array<operation, 2> granting_describe_configs{operation::describe_configs, operation::alter_configs};
+
+// The operations whose ALLOW grants `op` (no allocation: this runs on every authorized request).
+std::span<const operation> granting(const operation& op) {
   switch (op) {
     case operation::describe:
-      return {operation::describe, operation::read, operation::write, operation::remove, operation::alter};
+      return granting_describe;
     case operation::describe_configs:
-      return {operation::describe_configs, operation::alter_configs};
+      return granting_describe_configs;
     default:
-      return {op};
+      return {&op, 1};
   }
 }
 
