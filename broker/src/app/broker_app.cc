@@ -182,6 +182,10 @@ void broker_app::start() {
     fetchers_->update(*view);
     coordinate(*view);
   });
+  // The ACLs in force, as a gauge.
+  registry_->add_listener([this](const std::shared_ptr<const coord::cluster_view>& view) {
+    metrics_.authorization().acls().Set(static_cast<double>(view->acls->size()));
+  });
   // Logins look users up in the credential store; it takes the users' entities from each view that changed them.
   registry_->add_listener([this, fed = std::optional<coord::cluster_view::users_map>()](
                               const std::shared_ptr<const coord::cluster_view>& view) mutable {
@@ -203,6 +207,20 @@ void broker_app::start() {
       leader_quota_, *groups_, *transactions_, *markers_, *peers_, *propagation_});
   context_->credentials = &credentials_;
   context_->users = cluster_.get();
+  context_->acls = cluster_.get();
+  if (config_.authorizer.enabled) {
+    authorizer_ =
+        authz::decision_settings{config_.authorizer.super_users, config_.authorizer.allow_everyone_if_no_acl_found};
+    // The brokers' own principal passes every check, so replication and markers never depend on ACLs.
+    if (const auto& user = security_->inter_broker_user(); !user.empty())
+      authorizer_->super_users.push_back("User:" + user);
+    context_->authorizer = &*authorizer_;
+    if (security_->inter_broker_user().empty())
+      FERRY_LOG(warn, "app") << "the brokers' principal on the inter-broker listener is not a SASL user (PLAINTEXT: "
+                                "User:ANONYMOUS; SSL: its certificate's mapped name): list it in super.users or grant "
+                                "it ClusterAction, or replication and transaction markers are refused";
+    FERRY_LOG(info, "app") << "authorizing requests with ACLs; " << authorizer_->super_users.size() << " super user(s)";
+  }
   dispatcher_ = std::make_unique<server::dispatcher>(*context_);
 
   const net::connection_limits limits{.max_request_bytes = config_.socket_request_max_bytes,

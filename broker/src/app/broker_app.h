@@ -11,6 +11,7 @@
 #include "admin/admin_server.h"
 #include "app/listener_security.h"
 #include "app/pool_background.h"
+#include "authz/acl_snapshot.h"
 #include "config/broker_config.h"
 #include "coord/cluster_registry.h"
 #include "follower/fetcher_manager.h"
@@ -93,6 +94,8 @@ class broker_app {
   // The users' SCRAM credentials, fed from the registry's views: declared before the registry and the listeners'
   // security, which look users up in it, so it outlives them.
   security::credential_store credentials_;
+  // The authorizer's settings when authorizer.class.name is set (server/authorization.h).
+  std::optional<authz::decision_settings> authorizer_;
   // TLS and SASL of the listeners and of this broker's connections to others (created first in start()).
   std::unique_ptr<listener_security> security_;
   net::io_context_pool network_;

@@ -102,6 +102,19 @@ std::optional<pattern_type> parse_pattern_type(std::string_view text) { return p
 std::optional<operation> parse_operation(std::string_view text) { return parse(operation_names, text); }
 std::optional<permission> parse_permission(std::string_view text) { return parse(permission_names, text); }
 
+resource_type resource_type_from_code(std::int8_t code) {
+  return code >= 0 && code <= code_of(resource_type::user) ? static_cast<resource_type>(code) : resource_type::unknown;
+}
+pattern_type pattern_type_from_code(std::int8_t code) {
+  return code >= 0 && code <= code_of(pattern_type::prefixed) ? static_cast<pattern_type>(code) : pattern_type::unknown;
+}
+operation operation_from_code(std::int8_t code) {
+  return code >= 0 && code <= code_of(operation::describe_tokens) ? static_cast<operation>(code) : operation::unknown;
+}
+permission permission_from_code(std::int8_t code) {
+  return code >= 0 && code <= code_of(permission::allow) ? static_cast<permission>(code) : permission::unknown;
+}
+
 bool applies_to(resource_type t, operation op) {
   if (op == operation::all) return concrete(t);
   switch (t) {

@@ -99,6 +99,16 @@ struct acl_binding {
 [[nodiscard]] std::optional<operation> parse_operation(std::string_view text);
 [[nodiscard]] std::optional<permission> parse_permission(std::string_view text);
 
+// The enums from their wire codes: a code Kafka does not define reads as unknown (as Java's fromCode does).
+[[nodiscard]] resource_type resource_type_from_code(std::int8_t code);
+[[nodiscard]] pattern_type pattern_type_from_code(std::int8_t code);
+[[nodiscard]] operation operation_from_code(std::int8_t code);
+[[nodiscard]] permission permission_from_code(std::int8_t code);
+[[nodiscard]] constexpr std::int8_t code_of(resource_type t) { return static_cast<std::int8_t>(t); }
+[[nodiscard]] constexpr std::int8_t code_of(pattern_type p) { return static_cast<std::int8_t>(p); }
+[[nodiscard]] constexpr std::int8_t code_of(operation op) { return static_cast<std::int8_t>(op); }
+[[nodiscard]] constexpr std::int8_t code_of(permission p) { return static_cast<std::int8_t>(p); }
+
 // Whether an ACL may grant `op` on resources of type `t` (Kafka's AclEntry.supportedOperations, and All).
 [[nodiscard]] bool applies_to(resource_type t, operation op);
 

@@ -348,7 +348,8 @@ int precedence(const std::string& key) {
 broker_config parse_broker_config(const std::map<std::string, std::string>& settings) {
   std::vector<std::string> unknown;
   for (const auto& [key, value] : settings)
-    if (!setters().contains(key) && !is_listener_setting(key) && !is_admin_security_setting(key))
+    if (!setters().contains(key) && !is_listener_setting(key) && !is_admin_security_setting(key) &&
+        !is_authorizer_setting(key))
       unknown.push_back(key);
   if (!unknown.empty()) {
     std::string names;
@@ -358,7 +359,8 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
   broker_config c;
   for (int pass = 0; pass < 3; ++pass)
     for (const auto& [key, value] : settings)
-      if (precedence(key) == pass && !is_listener_setting(key) && !is_admin_security_setting(key))
+      if (precedence(key) == pass && !is_listener_setting(key) && !is_admin_security_setting(key) &&
+          !is_authorizer_setting(key))
         setters().at(key)(c, key, value);
 
   if (c.broker_id < 0) throw config_exception("'broker.id' is required");
@@ -397,6 +399,7 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
   if (c.zookeeper_connect.empty()) throw config_exception("'zookeeper.connect' is required");
   c.listeners = parse_listeners(settings);
   c.admin_security = read_admin_security(settings);
+  c.authorizer = read_authorizer_settings(settings);
   return c;
 }
 

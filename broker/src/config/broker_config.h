@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/authorizer_config.h"
 #include "config/listener_security.h"
 #include "config/listeners.h"
 #include "config/topic_config.h"
@@ -113,6 +114,7 @@ struct broker_config {
   std::int32_t producer_id_expiration_check_interval_ms = 600000;  // producer.id.expiration.check.interval.ms
   endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
   admin_api_security admin_security;  // admin.listener.protocol, admin.ssl.*, admin.authentication* (Ferry)
+  authorizer_settings authorizer;     // authorizer.class.name, super.users, allow.everyone.if.no.acl.found
   std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
   std::string log_format = "text";    // log.format: text or json, one object per line (Ferry)
   topic_settings topic_defaults;      // log.retention.*, log.segment.bytes, message.max.bytes, ...

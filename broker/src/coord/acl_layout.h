@@ -12,6 +12,7 @@
 //
 // <Type> is the resource type's name in PascalCase ("TransactionalId"). An empty set of ACLs deletes the znode;
 // writes are conditional on its version. Decoders never throw: malformed content is errc::invalid_data.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ std::string acl_path(const authz::resource_pattern& resource);
 // Where a change to `resource`'s ACLs is announced, and what the notification holds.
 std::string_view acl_changes_path(authz::pattern_type pattern);
 std::string encode_acl_change(const authz::resource_pattern& resource);
+
+// The sequence number of an "acl_changes_0000000042" child of either change path; nullopt for other names.
+std::optional<std::int64_t> acl_change_sequence(std::string_view child_name);
 
 // An ACL znode's entries (the resource is in its path).
 result<std::vector<authz::acl_entry>> decode_acls(std::string_view json);

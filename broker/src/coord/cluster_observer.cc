@@ -91,6 +91,8 @@ result<void> cluster_observer::handle(const task& t) {
       FERRY_TRY(table_->refresh_config_changes(false));
       return success();
     }
+    case task_kind::acl_changes:  // the operator does not follow ACLs
+    case task_kind::extended_acl_changes:
     case task_kind::controller:
     case task_kind::reconcile:
     case task_kind::leader_balance:

@@ -1,6 +1,7 @@
 #include "coord/cluster_registry.h"
 
 #include "base/log.h"
+#include "coord/acl_layout.h"
 #include "coord/errc.h"
 #include "coord/worker_errors.h"
 
@@ -38,6 +39,10 @@ std::string describe(const task& t) {
       return std::string(layout::partition_state_changes_path);
     case task_kind::config_changes:
       return std::string(layout::config_changes_path);
+    case task_kind::acl_changes:
+      return std::string(layout::literal_acl_changes_path);
+    case task_kind::extended_acl_changes:
+      return std::string(layout::extended_acl_changes_path);
     case task_kind::controller:
       return std::string(layout::controller_path);
     case task_kind::reconcile:
@@ -72,6 +77,7 @@ result<std::unique_ptr<cluster_registry>> cluster_registry::start(registry_optio
                                                    self->options_.unclean_leader_election_default,
                                                    self->options_.delete_topic_enable, sink);
   self->configs_ = std::make_unique<config_store>(*self->session_);
+  self->acls_ = std::make_unique<acl_store>(*self->session_);
   self->topics_ = std::make_unique<topic_store>(*self->session_, *self->configs_);
 
   FERRY_TRY(self->ensure_base_paths());
@@ -124,7 +130,9 @@ result<void> cluster_registry::ensure_base_paths() {
   for (const auto path :
        {layout::brokers_ids_path, layout::brokers_topics_path, layout::config_topics_path, layout::config_brokers_path,
         layout::config_changes_path, layout::delete_topics_path, layout::producer_id_block_path,
-        layout::partition_state_changes_path, layout::controlled_shutdown_path, layout::offline_replicas_path}) {
+        layout::partition_state_changes_path, layout::controlled_shutdown_path, layout::offline_replicas_path,
+        layout::literal_acls_path, layout::prefixed_acls_path, layout::literal_acl_changes_path,
+        layout::extended_acl_changes_path}) {
     auto created = session_->create(std::string(path), "", create_mode::persistent, true);
     if (!created && created.error() != errc::node_exists) {
       FERRY_LOG(error, "coord") << "cannot create " << path << ": " << created.error().message();
@@ -284,6 +292,10 @@ result<void> cluster_registry::handle(const task& t) {
       return refresh_state_changes();
     case task_kind::config_changes:
       return refresh_config_changes(false);
+    case task_kind::acl_changes:
+      return refresh_acl_changes(authz::pattern_type::literal);
+    case task_kind::extended_acl_changes:
+      return refresh_acl_changes(authz::pattern_type::prefixed);
     case task_kind::controller:
       return controller_->refresh();
     case task_kind::reconcile:
@@ -355,12 +367,18 @@ result<void> cluster_registry::resync() {
   FERRY_TRY(
       table_->refresh_brokers(options_.id, [this] { return register_broker(*session_, endpoint(), std::nullopt); }));
   FERRY_TRY(table_->resync());
-  return success();
+  return table_->refresh_acls();
 }
 
 result<void> cluster_registry::refresh_config_changes(bool skip_existing) {
   FERRY_TRY(const auto names, table_->refresh_config_changes(skip_existing));
   if (controller_->is_active()) return controller_->purge_expired(layout::config_changes_path, names);
+  return success();
+}
+
+result<void> cluster_registry::refresh_acl_changes(authz::pattern_type pattern) {
+  FERRY_TRY(const auto names, table_->refresh_acl_changes(pattern));
+  if (controller_->is_active()) return controller_->purge_expired(layout::acl_changes_path(pattern), names);
   return success();
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "coord/acl_store.h"
 #include "coord/broker_registration.h"
 #include "coord/cluster_view.h"
 #include "coord/config_store.h"
@@ -98,6 +99,8 @@ class cluster_registry {
   [[nodiscard]] topic_store& topics() { return *topics_; }
   // Dynamic config writes (config_store.h), on this session.
   [[nodiscard]] config_store& configs() { return *configs_; }
+  // The cluster's ACLs, which CreateAcls and DeleteAcls change; the views follow them (cluster_view::acls).
+  [[nodiscard]] acl_store& acls() { return *acls_; }
   result<layout::producer_id_block> allocate_producer_id_block();
   // A leader's change of its partition's ISR (Kafka's direct write, before AlterPartition): the state znode
   // is set only while it still has `expected`'s data version, so a leader whose state moved on (a new
@@ -141,6 +144,7 @@ class cluster_registry {
   result<void> handle(const task& t);
   result<void> resync();
   result<void> refresh_config_changes(bool skip_existing);
+  result<void> refresh_acl_changes(authz::pattern_type pattern);
   result<void> refresh_state_changes();
   void publish();
 
@@ -149,6 +153,7 @@ class cluster_registry {
   std::string cluster_id_;
   std::unique_ptr<topic_store> topics_;
   std::unique_ptr<config_store> configs_;
+  std::unique_ptr<acl_store> acls_;
 
   // Worker-thread state.
   std::unique_ptr<metadata_table> table_;

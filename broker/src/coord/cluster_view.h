@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "authz/acl_snapshot.h"
 #include "coord/layout.h"
 #include "coord/uuid.h"
 #include "model/ids.h"
@@ -111,6 +113,9 @@ struct cluster_view {
   // "SCRAM-SHA-512") beside quotas. The entity of every user's default quotas is named "<default>".
   using users_map = std::map<std::string, layout::config_map, std::less<>>;
   users_map users;
+  // The ACLs in force, for the authorizer (brokers only; the operator's observer leaves it empty). A new
+  // snapshot is published only when they change, so views compare equal while they do not.
+  std::shared_ptr<const authz::acl_snapshot> acls = std::make_shared<const authz::acl_snapshot>();
   // Topic names by topic id (Metadata v10+ and Fetch v13+ look topics up by id), derived from `topics` by
   // index_topic_ids(), which cluster_registry runs for every view it publishes.
   std::map<uuid, std::string> topic_names_by_id;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "coord/acl_layout.h"
 #include "coord/errc.h"
 
 namespace ferry::coord::layout {
@@ -149,6 +150,10 @@ std::optional<std::int64_t> config_change_sequence(std::string_view child_name) 
 
 std::optional<std::int64_t> partition_state_change_sequence(std::string_view child_name) {
   return sequence_after(child_name, partition_state_change_prefix);
+}
+
+std::optional<std::int64_t> acl_change_sequence(std::string_view child_name) {
+  return sequence_after(child_name, acl_change_prefix);
 }
 
 std::string sanitize(std::string_view name) {

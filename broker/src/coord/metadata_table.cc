@@ -4,6 +4,8 @@
 #include <charconv>
 
 #include "base/log.h"
+#include "coord/acl_layout.h"
+#include "coord/acl_store.h"
 #include "coord/errc.h"
 
 namespace ferry::coord {
@@ -463,6 +465,70 @@ result<std::vector<std::string>> metadata_table::refresh_config_changes(bool ski
         FERRY_TRY(topic->second.config, read_config(topic->first));
         return success();
       });
+}
+
+result<void> metadata_table::refresh_acls() {
+  // Notifications first, as for configs: every node read after this is at least as new as they are.
+  for (const auto pattern : {authz::pattern_type::literal, authz::pattern_type::prefixed}) {
+    auto& last_seen = pattern == authz::pattern_type::literal ? last_acl_change_ : last_extended_acl_change_;
+    FERRY_TRY(read_new_notifications(
+        {layout::acl_changes_path(pattern),
+         pattern == authz::pattern_type::literal ? task_kind::acl_changes : task_kind::extended_acl_changes,
+         layout::acl_change_sequence},
+        last_seen, true, {}));
+  }
+  std::vector<std::string> unreadable;
+  FERRY_TRY(auto bindings, acl_store(session_).read_all(&unreadable));
+  for (const auto& path : unreadable)
+    FERRY_LOG(error, "coord") << "ignoring the ACLs of " << path << ": the node does not decode";
+  acls_.clear();
+  for (auto& b : bindings) acls_[b.resource].push_back(std::move(b.entry));
+  publish_acls();
+  return success();
+}
+
+result<std::vector<std::string>> metadata_table::refresh_acl_changes(authz::pattern_type pattern) {
+  const bool extended = pattern == authz::pattern_type::prefixed;
+  bool changed = false;
+  auto names = read_new_notifications(
+      {layout::acl_changes_path(pattern), extended ? task_kind::extended_acl_changes : task_kind::acl_changes,
+       layout::acl_change_sequence},
+      extended ? last_extended_acl_change_ : last_acl_change_, false,
+      [&](const std::string& child, const node_data& node) -> result<void> {
+        auto resource = layout::decode_acl_change(node.data, extended);
+        if (!resource) {
+          FERRY_LOG(warn, "coord") << "ignoring malformed ACL change " << child << ": " << node.data;
+          return success();
+        }
+        FERRY_TRY(const bool read, read_acls(resource.value()));
+        changed = changed || read;
+        return success();
+      });
+  // Published once for the whole batch, even when a later read failed (the task is retried from there).
+  if (changed) publish_acls();
+  return names;
+}
+
+result<bool> metadata_table::read_acls(const authz::resource_pattern& resource) {
+  auto entries = acl_store(session_).read(resource);
+  if (!entries) {
+    if (entries.error() != errc::invalid_data) return entries.error();
+    FERRY_LOG(error, "coord") << "keeping the ACLs known for " << layout::acl_path(resource)
+                              << ": the node no longer decodes";
+    return false;
+  }
+  if (entries.value().empty())
+    acls_.erase(resource);
+  else
+    acls_[resource] = std::move(entries).value();
+  return true;
+}
+
+void metadata_table::publish_acls() {
+  std::vector<authz::acl_binding> bindings;
+  for (const auto& [resource, entries] : acls_)
+    for (const auto& e : entries) bindings.push_back({resource, e});
+  model_.acls = std::make_shared<const authz::acl_snapshot>(bindings);
 }
 
 void metadata_table::drop_topic(const std::string& name) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "authz/acl.h"
 #include "base/result.h"
 #include "coord/cluster_view.h"
 #include "coord/registry_task.h"
@@ -71,6 +72,13 @@ class metadata_table {
   result<void> refresh_broker_configs();
   // Reads every user's config entity (/config/users/*); notifications keep them current afterwards.
   result<void> refresh_user_configs();
+  // The cluster's ACLs (coord/acl_layout.h), which brokers follow and the operator's observer does not: reads
+  // every one, marking the change notifications present as seen. A node that does not decode is logged and left
+  // out.
+  result<void> refresh_acls();
+  // Applies new change notifications of LITERAL (pattern literal) or PREFIXED patterns by reading each named
+  // pattern's node again. Returns the notification znodes' names, oldest first, for the controller to purge.
+  result<std::vector<std::string>> refresh_acl_changes(authz::pattern_type pattern);
 
   [[nodiscard]] const std::set<std::string, std::less<>>& deletion_markers() const { return deletion_markers_; }
   void forget_deletion_marker(const std::string& name) { deletion_markers_.erase(name); }
@@ -110,6 +118,10 @@ class metadata_table {
   // Keeps a topic whose znode cannot be used in the model, without partitions, and says why once.
   result<void> mark_invalid(const std::string& name, std::string why, std::int32_t version, bool is_new);
   void drop_topic(const std::string& name);
+  // Reads one pattern's ACLs into acls_; false when its node does not decode (acls_ keeps what it had).
+  result<bool> read_acls(const authz::resource_pattern& resource);
+  // The model's acl_snapshot, rebuilt from acls_.
+  void publish_acls();
 
   zk_session& session_;
   const task_sink enqueue_;
@@ -120,6 +132,9 @@ class metadata_table {
   std::set<std::string, std::less<>> armed_;  // watch keys ("c:" children, "d:" data + path) currently set
   std::int64_t last_config_change_ = -1;
   std::int64_t last_state_change_ = -1;
+  std::map<authz::resource_pattern, std::vector<authz::acl_entry>> acls_;
+  std::int64_t last_acl_change_ = -1;           // of /kafka-acl-changes
+  std::int64_t last_extended_acl_change_ = -1;  // of /kafka-acl-extended-changes
 };
 
 // Why an assignment read from /brokers/topics/<topic> cannot be used, or nullopt when it can: it must name

@@ -21,6 +21,8 @@ enum class task_kind {
   partition_state,  // one state znode, read again after a lost race
   state_changes,    // children of /ferry/partition_state_changes
   config_changes,
+  acl_changes,           // children of /kafka-acl-changes (LITERAL patterns')
+  extended_acl_changes,  // children of /kafka-acl-extended-changes (PREFIXED patterns')
   controller,
   reconcile,       // nothing to read: only makes the worker run (controller duties, new listeners)
   leader_balance,  // the controller's periodic check of leader.imbalance.per.broker.percentage

@@ -84,7 +84,8 @@ broker_metrics::broker_metrics()
       idle_connections_closed_(&idle_closed_family_.Add({})),
       confined_failures_(&confined_failures_family_.Add({})),
       replication_(*registry_),
-      log_cleaner_(*registry_) {}
+      log_cleaner_(*registry_),
+      authorization_(*registry_) {}
 
 api_metrics broker_metrics::for_api(const std::string& api_name) {
   return {&requests_.Add({{"api", api_name}}), &request_errors_.Add({{"api", api_name}}),

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "metrics/authorization_metrics.h"
 #include "metrics/log_cleaner_metrics.h"
 #include "metrics/replication_metrics.h"
 
@@ -78,6 +79,7 @@ class broker_metrics {
   void forget_partition(const std::string& topic, int partition);
   replication_metrics& replication() { return replication_; }
   log_cleaner_metrics& log_cleaner() { return log_cleaner_; }
+  authorization_metrics& authorization() { return authorization_; }
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -117,6 +119,7 @@ class broker_metrics {
   prometheus::Counter* confined_failures_;
   replication_metrics replication_;
   log_cleaner_metrics log_cleaner_;
+  authorization_metrics authorization_;
 };
 
 }  // namespace ferry::metrics

@@ -16,6 +16,8 @@ namespace ferry::net {
 struct connection_info {
   std::uint64_t id = 0;
   std::string peer;  // "host:port"
+  // The client's address as Kafka's ACLs name hosts (java_host_address in net/host_address.h).
+  std::string host;
   // The listener (listeners) the connection came in on: answers name brokers by their addresses on it.
   std::string listener = "PLAINTEXT";
   // Who the client is, as Kafka's principal builder names it: User:ANONYMOUS on PLAINTEXT and on TLS without a

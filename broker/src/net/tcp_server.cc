@@ -7,6 +7,7 @@
 
 #include "base/guarded.h"
 #include "base/log.h"
+#include "net/host_address.h"
 #include "net/listen.h"
 
 namespace ferry::net {
@@ -62,6 +63,7 @@ asio::awaitable<void> tcp_server::accept_loop() {
     boost::system::error_code peer_ec;
     const auto peer = socket.remote_endpoint(peer_ec);
     info.peer = peer_ec ? "unknown" : peer.address().to_string() + ":" + std::to_string(peer.port());
+    info.host = peer_ec ? "unknown" : java_host_address(peer.address());
     info.executor = home.get_executor();
     info.listener = listener_;
     ++open_connections_;

@@ -42,8 +42,20 @@ std::string_view name(error_code e) {
       return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
     case error_code::invalid_required_acks:
       return "INVALID_REQUIRED_ACKS";
+    case error_code::topic_authorization_failed:
+      return "TOPIC_AUTHORIZATION_FAILED";
+    case error_code::group_authorization_failed:
+      return "GROUP_AUTHORIZATION_FAILED";
     case error_code::cluster_authorization_failed:
       return "CLUSTER_AUTHORIZATION_FAILED";
+    case error_code::transactional_id_authorization_failed:
+      return "TRANSACTIONAL_ID_AUTHORIZATION_FAILED";
+    case error_code::security_disabled:
+      return "SECURITY_DISABLED";
+    case error_code::mismatched_endpoint_type:
+      return "MISMATCHED_ENDPOINT_TYPE";
+    case error_code::unsupported_endpoint_type:
+      return "UNSUPPORTED_ENDPOINT_TYPE";
     case error_code::invalid_timestamp:
       return "INVALID_TIMESTAMP";
     case error_code::unsupported_version:

@@ -47,7 +47,11 @@ enum class error_code : std::int16_t {
   transaction_coordinator_fenced = 52,
   operation_not_attempted = 55,
   transactional_id_not_found = 105,
+  topic_authorization_failed = 29,
+  group_authorization_failed = 30,
   cluster_authorization_failed = 31,
+  transactional_id_authorization_failed = 53,
+  security_disabled = 54,
   kafka_storage_error = 56,
   unknown_producer_id = 59,
   preferred_leader_not_available = 80,
@@ -89,6 +93,8 @@ enum class error_code : std::int16_t {
   unreleased_instance_id = 111,
   unsupported_assignor = 112,
   stale_member_epoch = 113,
+  mismatched_endpoint_type = 114,
+  unsupported_endpoint_type = 115,
   invalid_regular_expression = 128,
 };
 

@@ -1,14 +1,18 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
+#include <span>
 #include <type_traits>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "authz/acl_snapshot.h"
 #include "base/clock.h"
 #include "config/broker_config.h"
 #include "coord/cluster_registry.h"
@@ -68,8 +72,22 @@ class user_configs {
   virtual result<void> set_user_config(std::string_view user, const coord::layout::config_map& config) = 0;
 };
 
-// All three, over this broker's ZooKeeper registry.
-class zk_cluster final : public cluster_metadata, public cluster_writes, public user_configs {
+// The cluster's ACLs as coord::acl_store writes them (see there). Blocking: call through run_on_zookeeper.
+class acl_writes {
+ public:
+  virtual ~acl_writes() = default;
+  virtual result<void> add_acls(const authz::resource_pattern& resource, std::span<const authz::acl_entry> entries) = 0;
+  // The entries removed.
+  virtual result<std::vector<authz::acl_entry>> remove_acls(
+      const authz::resource_pattern& resource, const std::function<bool(const authz::acl_entry&)>& doomed) = 0;
+  // Waits until this broker's view of the ACLs meets `condition`: a change this broker made is in force here before
+  // it answers. False on timeout.
+  virtual bool wait_for_acls(const std::function<bool(const authz::acl_snapshot&)>& condition,
+                             std::chrono::milliseconds timeout) = 0;
+};
+
+// All four, over this broker's ZooKeeper registry.
+class zk_cluster final : public cluster_metadata, public cluster_writes, public user_configs, public acl_writes {
  public:
   explicit zk_cluster(coord::cluster_registry& registry) : registry_(registry) {}
 
@@ -112,6 +130,17 @@ class zk_cluster final : public cluster_metadata, public cluster_writes, public 
   result<void> set_user_config(std::string_view user, const coord::layout::config_map& config) override {
     return registry_.configs().write("users", coord::layout::sanitize(user), config);
   }
+  result<void> add_acls(const authz::resource_pattern& resource, std::span<const authz::acl_entry> entries) override {
+    return registry_.acls().add(resource, entries);
+  }
+  result<std::vector<authz::acl_entry>> remove_acls(
+      const authz::resource_pattern& resource, const std::function<bool(const authz::acl_entry&)>& doomed) override {
+    return registry_.acls().remove_if(resource, doomed);
+  }
+  bool wait_for_acls(const std::function<bool(const authz::acl_snapshot&)>& condition,
+                     std::chrono::milliseconds timeout) override {
+    return registry_.wait_for([&](const coord::cluster_view& v) { return condition(*v.acls); }, timeout).has_value();
+  }
 
  private:
   coord::cluster_registry& registry_;
@@ -149,6 +178,11 @@ struct broker_context {
   // only in tests of other handlers.
   const security::credential_store* credentials = nullptr;
   user_configs* users = nullptr;
+  // The authorizer's settings (super users, allow.everyone.if.no.acl.found) when authorizer.class.name is set;
+  // null without one, when every request is allowed (server/authorization.h).
+  const authz::decision_settings* authorizer = nullptr;
+  // The cluster's ACLs, which CreateAcls and DeleteAcls change. Null only in tests of other handlers.
+  acl_writes* acls = nullptr;
 };
 
 // Runs a blocking call on `pool` and resumes the calling coroutine on its own executor.

@@ -118,6 +118,10 @@ dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
   add(handlers::handle_list_partition_reassignments);
   add(handlers::handle_describe_user_scram_credentials);
   add(handlers::handle_alter_user_scram_credentials);
+  add(handlers::handle_describe_cluster);
+  add(handlers::handle_describe_acls);
+  add(handlers::handle_create_acls);
+  add(handlers::handle_delete_acls);
   add(handlers::handle_sasl_handshake);
   add(handlers::handle_sasl_authenticate);
   for (const auto& api : protocol::all_apis)

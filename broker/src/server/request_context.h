@@ -1,5 +1,8 @@
 #pragma once
 
+#include <memory>
+
+#include "authz/acl_snapshot.h"
 #include "net/request_handler.h"
 #include "protocol/error_code.h"
 #include "protocol/header.h"
@@ -19,6 +22,8 @@ struct request_context {
   bool close_connection = false;
   // How many error codes the response carries; feeds the per-API error metric.
   int errors = 0;
+  // The ACLs the request is authorized against (server/authorization.h), taken from the view at the first check.
+  std::shared_ptr<const authz::acl_snapshot> acls;
 
   [[nodiscard]] std::int16_t version() const { return header.api_version; }
 

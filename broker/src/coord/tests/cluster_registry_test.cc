@@ -256,6 +256,60 @@ TEST(ClusterRegistry, UserConfigsReachEveryBroker) {
   EXPECT_EQ(two->view()->users.size(), 1u);
 }
 
+// The ACLs (Kafka's layout, coord/acl_layout.h) reach every broker's view through the change notifications:
+// those written through a registry, one written by another tool (as Kafka's ZooKeeper-mode authorizer writes
+// it), and removals. A node that stops decoding keeps the ACLs known for it.
+TEST(ClusterRegistry, AclsReachEveryBroker) {
+  using namespace authz;
+  const auto connect = test::fresh_connect();
+  auto zk = open_session(connect);
+  auto one = start_broker(connect, 1);
+  ASSERT_TRUE(zk && one);
+  const resource_pattern orders{resource_type::topic, "orders", pattern_type::literal};
+  const acl_entry alice_writes{"User:alice", "*", operation::write, permission::allow};
+  const std::vector<acl_entry> writes{alice_writes};
+  ASSERT_TRUE(one->acls().add(orders, writes));  // before broker 2 starts: its first full read finds it
+  auto two = start_broker(connect, 2);
+  ASSERT_TRUE(two);
+  const requester alice{"User:alice", "10.0.0.1"};
+  const decision_settings closed;
+  EXPECT_TRUE(two->view()->acls->authorize(alice, operation::write, resource_type::topic, "orders", closed));
+
+  const resource_pattern logs{resource_type::topic, "logs-", pattern_type::prefixed};
+  const std::vector<acl_entry> reads{{"User:alice", "*", operation::read, permission::allow}};
+  ASSERT_TRUE(one->acls().add(logs, reads));
+  for (auto* r : {one.get(), two.get()}) {
+    await(*r, [&](const cluster_view& v) {
+      return v.acls->authorize(alice, operation::read, resource_type::topic, "logs-app", closed);
+    });
+  }
+
+  // Written by another tool, as Kafka writes it: the node, then the notification.
+  ASSERT_TRUE(zk->create("/kafka-acl/Group/billing",
+                         R"({"version":1,"acls":[{"principal":"User:bob","permissionType":"Allow",)"
+                         R"("operation":"Read","host":"*"}]})",
+                         create_mode::persistent, /*make_parents=*/true));
+  ASSERT_TRUE(zk->create("/kafka-acl-changes/acl_changes_", "Group:billing", create_mode::persistent_sequential));
+  const requester bob{"User:bob", "10.0.0.2"};
+  await(*two, [&](const cluster_view& v) {
+    return v.acls->authorize(bob, operation::read, resource_type::group, "billing", closed);
+  });
+
+  ASSERT_TRUE(one->acls().remove_if(orders, [](const acl_entry&) { return true; }));
+  await(*two, [&](const cluster_view& v) {
+    return !v.acls->authorize(alice, operation::write, resource_type::topic, "orders", closed);
+  });
+  EXPECT_EQ(two->view()->acls->size(), 2U);
+
+  ASSERT_TRUE(zk->set("/kafka-acl/Group/billing", "not json"));
+  ASSERT_TRUE(zk->create("/kafka-acl-changes/acl_changes_", "Group:billing", create_mode::persistent_sequential));
+  ASSERT_TRUE(one->acls().add(orders, writes));  // announced after the bad node: seen once that was handled
+  await(*two, [&](const cluster_view& v) {
+    return v.acls->authorize(alice, operation::write, resource_type::topic, "orders", closed);
+  });
+  EXPECT_TRUE(two->view()->acls->authorize(bob, operation::read, resource_type::group, "billing", closed));
+}
+
 TEST(ClusterRegistry, DeleteTopicRemovesItsNodes) {
   const auto connect = test::fresh_connect();
   auto one = start_broker(connect, 1);

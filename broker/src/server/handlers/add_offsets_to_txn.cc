@@ -2,6 +2,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "group/group_coordinator.h"
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
@@ -16,10 +17,19 @@ constexpr std::int16_t first_version_with_producer_fenced = 2;
 }  // namespace
 
 // AddOffsetsToTxn: the group's __consumer_offsets partition joins the transaction, so that the offsets the
-// producer then commits with TxnOffsetCommit get the transaction's marker.
+// producer then commits with TxnOffsetCommit get the transaction's marker. Needs Write on the transactional id
+// and Read on the group.
 awaitable<p::add_offsets_to_txn_response> handle_add_offsets_to_txn(request_context& ctx,
                                                                     p::add_offsets_to_txn_request& request) {
   p::add_offsets_to_txn_response response;
+  if (!authorize(ctx, authz::operation::write, authz::resource_type::transactional_id, request.transactional_id)) {
+    response.error_code = ctx.error(p::error_code::transactional_id_authorization_failed);
+    co_return response;
+  }
+  if (!authorize(ctx, authz::operation::read, authz::resource_type::group, request.group_id)) {
+    response.error_code = ctx.error(p::error_code::group_authorization_failed);
+    co_return response;
+  }
   if (request.group_id.empty()) {
     response.error_code = ctx.error(p::error_code::invalid_group_id);
     co_return response;

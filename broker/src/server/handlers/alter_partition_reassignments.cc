@@ -1,3 +1,4 @@
+#include "server/authorization.h"
 #include "server/handlers/handlers.h"
 #include "server/reassignments.h"
 
@@ -8,6 +9,10 @@ namespace ferry::server::handlers {
 awaitable<p::alter_partition_reassignments_response> handle_alter_partition_reassignments(
     request_context& ctx, p::alter_partition_reassignments_request& request) {
   p::alter_partition_reassignments_response response;
+  if (!authorize_cluster(ctx, authz::operation::alter)) {
+    response.error_code = ctx.error(p::error_code::cluster_authorization_failed);
+    co_return response;
+  }
   for (const auto& topic : request.topics) {
     std::vector<partition_move> moves;
     for (const auto& partition : topic.partitions) {

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "security/scram_credential.h"
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/view_wait.h"
@@ -129,6 +130,12 @@ bool in_store(const security::credential_store& store, const std::string& user, 
 awaitable<p::alter_user_scram_credentials_response> handle_alter_user_scram_credentials(
     request_context& ctx, p::alter_user_scram_credentials_request& request) {
   p::alter_user_scram_credentials_response response;
+  // Alter on the cluster, or every user's change is refused (Kafka's rule).
+  if (!authorize_cluster(ctx, authz::operation::alter)) {
+    for (auto& entry : changes_by_user(request))
+      response.results.push_back({entry.first, ctx.error(p::error_code::cluster_authorization_failed), std::nullopt});
+    co_return response;
+  }
   // The store follows the cluster view (the application feeds it every new one).
   const auto& store = *ctx.broker.credentials;
   for (auto& entry : changes_by_user(request)) {

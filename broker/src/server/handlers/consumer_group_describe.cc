@@ -1,4 +1,5 @@
 #include "group/errc.h"
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 
@@ -22,7 +23,8 @@ void fill(Out& out, const group::topic_id_partitions& assignment, const coord::c
 
 // Groups of the consumer protocol with their members' current and target assignments (what
 // kafka-consumer-groups.sh --describe and the admin client's describeConsumerGroups show). A group that is
-// missing, or classic, is GROUP_ID_NOT_FOUND: the admin client then asks DescribeGroups.
+// missing, or classic, is GROUP_ID_NOT_FOUND: the admin client then asks DescribeGroups. Each group needs
+// Describe; KIP-430's authorized operations are filled in when asked for.
 awaitable<p::consumer_group_describe_response> handle_consumer_group_describe(
     request_context& ctx, p::consumer_group_describe_request& request) {
   p::consumer_group_describe_response response;
@@ -34,6 +36,12 @@ awaitable<p::consumer_group_describe_response> handle_consumer_group_describe(
       out.error_code = ctx.error(p::error_code::unsupported_version);
       continue;
     }
+    if (!authorize(ctx, authz::operation::describe, authz::resource_type::group, id)) {
+      out.error_code = ctx.error(p::error_code::group_authorization_failed);
+      continue;
+    }
+    if (request.include_authorized_operations)
+      out.authorized_operations = authorized_operations(ctx, authz::resource_type::group, id);
     const auto described = ctx.broker.groups.describe_consumer_group(id);
     if (!described) {
       out.error_code = ctx.error(to_kafka_error(described.error()));

@@ -1,6 +1,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
@@ -11,7 +12,8 @@ namespace asio = boost::asio;
 // The consumer group protocol of Kafka 4 (KIP-848, group/consumer_group.h): one request joins, heartbeats,
 // acknowledges revocations and leaves; the answer waits until what it changed is in __consumer_offsets.
 // v1's SubscribedTopicRegex (the Java client's subscribe(SubscriptionPattern)) is resolved here, against the
-// topics of the cluster at each heartbeat (group/topic_regex.h).
+// topics of the cluster at each heartbeat (group/topic_regex.h). Needs Read on the group and Describe on each topic
+// subscribed by name; a regular expression matches only topics the member may Describe.
 awaitable<p::consumer_group_heartbeat_response> handle_consumer_group_heartbeat(
     request_context& ctx, p::consumer_group_heartbeat_request& request) {
   if (!ctx.broker.config.group_consumer_protocol) {
@@ -19,6 +21,20 @@ awaitable<p::consumer_group_heartbeat_response> handle_consumer_group_heartbeat(
     refused.error_code = ctx.error(p::error_code::unsupported_version);
     refused.error_message = "The consumer group protocol is off (group.coordinator.rebalance.protocols).";
     co_return refused;
+  }
+  if (!authorize(ctx, authz::operation::read, authz::resource_type::group, request.group_id)) {
+    p::consumer_group_heartbeat_response refused;
+    refused.error_code = ctx.error(p::error_code::group_authorization_failed);
+    co_return refused;
+  }
+  if (request.subscribed_topic_names) {
+    for (const auto& name : *request.subscribed_topic_names) {
+      if (authorize(ctx, authz::operation::describe, authz::resource_type::topic, name)) continue;
+      p::consumer_group_heartbeat_response refused;
+      refused.error_code = ctx.error(p::error_code::topic_authorization_failed);
+      refused.error_message = "not authorized to describe topic " + name;
+      co_return refused;
+    }
   }
   group::consumer_heartbeat_request heartbeat;
   heartbeat.member_id = request.member_id;
@@ -52,10 +68,12 @@ awaitable<p::consumer_group_heartbeat_response> handle_consumer_group_heartbeat(
     return group::topic_metadata{topic->topic_id.bytes, static_cast<std::int32_t>(topic->partitions.size())};
   };
   auto reply = std::make_shared<coordinator_reply<group::consumer_heartbeat_result>>(ctx.connection.executor);
-  const group::topic_names all_topics = [view] {
+  const group::topic_names all_topics = [view, describable = deferred_may(ctx)] {
     std::vector<std::string> names;
     for (const auto& [name, topic] : view->topics)
-      if (!topic.marked_for_deletion && topic.valid()) names.push_back(name);
+      if (!topic.marked_for_deletion && topic.valid() &&
+          describable(authz::operation::describe, authz::resource_type::topic, name))
+        names.push_back(name);
     return names;
   };
   ctx.broker.groups.consumer_heartbeat(request.group_id, heartbeat, topics, ctx.broker.clock.now_ms(),

@@ -1,3 +1,4 @@
+#include "server/authorization.h"
 #include "server/handlers/handlers.h"
 #include "server/topic_admin.h"
 #include "server/topic_propagation.h"
@@ -6,13 +7,17 @@
 namespace ferry::server::handlers {
 
 // Grows topics: writes the longer assignment to ZooKeeper, and answers once the partitions are led and known to
-// every live broker.
+// every live broker. Each topic needs Alter.
 awaitable<p::create_partitions_response> handle_create_partitions(request_context& ctx,
                                                                   p::create_partitions_request& request) {
   p::create_partitions_response response;
   for (const auto& wanted : request.topics) {
     auto& out = response.results.emplace_back();
     out.name = wanted.name;
+    if (!authorize(ctx, authz::operation::alter, authz::resource_type::topic, wanted.name)) {
+      out.error_code = ctx.error(p::error_code::topic_authorization_failed);
+      continue;
+    }
     std::vector<std::vector<broker_id>> assignment;
     if (wanted.assignments)
       for (const auto& a : *wanted.assignments) {

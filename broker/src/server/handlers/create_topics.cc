@@ -1,4 +1,5 @@
 #include "config/topic_config.h"
+#include "server/authorization.h"
 #include "server/handlers/handlers.h"
 #include "server/internal_topics.h"
 #include "server/topic_admin.h"
@@ -30,9 +31,11 @@ void describe_created(request_context& ctx, const new_topic& topic, topic_result
 }  // namespace
 
 // Validates each topic, writes its assignment and configs to ZooKeeper, and (unless validate_only) waits up
-// to timeout_ms for the controller to elect its leaders, so clients can use the topic on return.
+// to timeout_ms for the controller to elect its leaders, so clients can use the topic on return. Each topic needs
+// Create on the cluster or on the topic; v5's echo of its configs needs DescribeConfigs on it.
 awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, p::create_topics_request& request) {
   p::create_topics_response response;
+  const bool cluster_create = may(ctx, authz::operation::create, authz::resource_type::cluster, authz::cluster_name);
   for (const auto& wanted : request.topics) {
     auto& out = response.topics.emplace_back();
     out.name = wanted.name;
@@ -48,6 +51,11 @@ awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, 
     if (duplicate) {
       out.error_code = ctx.error(p::error_code::invalid_request);
       out.error_message = "topic '" + wanted.name + "' appears more than once in the request";
+      continue;
+    }
+    if (!cluster_create && !authorize(ctx, authz::operation::create, authz::resource_type::topic, wanted.name)) {
+      out.error_code = ctx.error(p::error_code::topic_authorization_failed);
+      out.error_message = "Authorization failed.";
       continue;
     }
     if (is_internal_topic(wanted.name)) {
@@ -85,7 +93,11 @@ awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, 
         continue;
       }
     }
-    if (ctx.version() >= 5) describe_created(ctx, topic, out);
+    if (ctx.version() < 5) continue;
+    if (authorize(ctx, authz::operation::describe_configs, authz::resource_type::topic, wanted.name))
+      describe_created(ctx, topic, out);
+    else
+      out.topic_config_error_code = ctx.error(p::error_code::topic_authorization_failed);
   }
   co_return response;
 }

@@ -5,6 +5,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/leader_hint.h"
@@ -35,10 +36,15 @@ awaitable<p::delete_records_response> handle_delete_records(request_context& ctx
     auto& topic_out = response.topics.emplace_back();
     topic_out.name = topic.name;
     topic_out.partitions.reserve(topic.partitions.size());
+    const bool allowed = authorize(ctx, authz::operation::remove, authz::resource_type::topic, topic.name);
     for (const auto& wanted : topic.partitions) {
       auto& out = topic_out.partitions.emplace_back();
       out.partition_index = wanted.partition_index;
       out.low_watermark = no_offset;
+      if (!allowed) {
+        out.error_code = ctx.error(p::error_code::topic_authorization_failed);
+        continue;
+      }
       const topic_partition tp{topic.name, wanted.partition_index};
       const auto part = ctx.broker.partitions.leader_for(tp);
       if (!part) {

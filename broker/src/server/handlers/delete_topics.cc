@@ -1,3 +1,4 @@
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/view_wait.h"
@@ -5,7 +6,8 @@
 namespace ferry::server::handlers {
 
 // Marks each topic for deletion (/admin/delete_topics/<topic>); the controller removes it from ZooKeeper and
-// every broker then deletes its logs. Answers once the topic is gone from the cluster view, or times out.
+// every broker then deletes its logs. Answers once the topic is gone from the cluster view, or times out. Each
+// topic needs Delete; a topic named by id that the client may not delete is not named in the answer.
 awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, p::delete_topics_request& request) {
   p::delete_topics_response response;
   // v6+ names each topic or gives its id; the answer echoes both, since clients match results by either.
@@ -30,7 +32,15 @@ awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, 
         out.error_message = "no topic has the id " + from_wire(topic_id).to_string();
         continue;
       }
+      if (!authorize(ctx, authz::operation::remove, authz::resource_type::topic, *known)) {
+        out.error_code = ctx.error(p::error_code::topic_authorization_failed);
+        continue;
+      }
       name = *known;
+    } else if (!authorize(ctx, authz::operation::remove, authz::resource_type::topic, *name)) {
+      out.name = name;
+      out.error_code = ctx.error(p::error_code::topic_authorization_failed);
+      continue;
     }
     out.name = name;
     if (!ctx.broker.config.delete_topic_enable) {

@@ -2,6 +2,7 @@
 
 #include "config/dynamic_broker_config.h"
 #include "config/topic_config.h"
+#include "server/handlers/config_resources.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server::handlers {
@@ -10,8 +11,6 @@ namespace {
 using resource_result = p::describe_configs_response::describe_configs_result;
 using config_result = resource_result::describe_configs_resource_result;
 
-constexpr std::int8_t topic_resource = 2;
-constexpr std::int8_t broker_resource = 4;
 // DescribeConfigs config sources.
 constexpr std::int8_t source_topic = 1;
 constexpr std::int8_t source_dynamic_broker = 2;
@@ -121,6 +120,7 @@ void describe_broker(request_context& ctx, const p::describe_configs_request::de
 
 // Topic configs: every topic setting with its effective value, marked default or topic override. Broker
 // configs: the main static settings, read-only, and the dynamic ones with where their value comes from.
+// DescribeConfigs is required on the topic, or on the cluster for a broker.
 awaitable<p::describe_configs_response> handle_describe_configs(request_context& ctx,
                                                                 p::describe_configs_request& request) {
   p::describe_configs_response response;
@@ -128,6 +128,13 @@ awaitable<p::describe_configs_response> handle_describe_configs(request_context&
     auto& out = response.results.emplace_back();
     out.resource_type = resource.resource_type;
     out.resource_name = resource.resource_name;
+    if (resource.resource_type == topic_resource || resource.resource_type == broker_resource) {
+      if (const auto refused =
+              config_refusal(ctx, resource.resource_type, resource.resource_name, authz::operation::describe_configs)) {
+        out.error_code = ctx.error(*refused);
+        continue;
+      }
+    }
     if (resource.resource_type == topic_resource)
       describe_topic(ctx, request, resource, out);
     else if (resource.resource_type == broker_resource)

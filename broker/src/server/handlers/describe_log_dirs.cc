@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <map>
 
+#include "server/authorization.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server::handlers {
@@ -14,6 +15,11 @@ awaitable<p::describe_log_dirs_response> handle_describe_log_dirs(request_contex
   using partition_entry =
       p::describe_log_dirs_response::describe_log_dirs_result::describe_log_dirs_topic::describe_log_dirs_partition;
   p::describe_log_dirs_response response;
+  // Describe on the cluster: without it, v3+ says so and older versions list no dirs (Kafka's answer).
+  if (!authorize_cluster(ctx, authz::operation::describe)) {
+    if (ctx.version() >= 3) response.error_code = ctx.error(p::error_code::cluster_authorization_failed);
+    co_return response;
+  }
   std::map<std::string, std::vector<std::int32_t>, std::less<>> wanted;
   if (request.topics)
     for (const auto& t : *request.topics)

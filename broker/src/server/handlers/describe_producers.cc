@@ -1,3 +1,4 @@
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 
@@ -13,9 +14,14 @@ awaitable<p::describe_producers_response> handle_describe_producers(request_cont
   for (const auto& topic : request.topics) {
     auto& topic_out = response.topics.emplace_back();
     topic_out.name = topic.name;
+    const bool allowed = authorize(ctx, authz::operation::read, authz::resource_type::topic, topic.name);
     for (const std::int32_t index : topic.partition_indexes) {
       auto& out = topic_out.partitions.emplace_back();
       out.partition_index = index;
+      if (!allowed) {
+        out.error_code = ctx.error(p::error_code::topic_authorization_failed);
+        continue;
+      }
       const auto part = ctx.broker.partitions.replica_for({topic.name, partition_id{index}});
       if (!part) {
         out.error_code = ctx.error(to_kafka_error(part.error()));

@@ -1,3 +1,4 @@
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 
@@ -14,6 +15,10 @@ awaitable<p::describe_transactions_response> handle_describe_transactions(reques
     out.producer_id = no_producer_id;
     out.producer_epoch = producer_epoch{-1};
     out.transaction_start_time_ms = -1;
+    if (!authorize(ctx, authz::operation::describe, authz::resource_type::transactional_id, id)) {
+      out.error_code = ctx.error(p::error_code::transactional_id_authorization_failed);
+      continue;
+    }
     const auto described = ctx.broker.transactions.describe(id);
     if (!described) {
       out.error_code = ctx.error(to_kafka_error(described.error()));

@@ -1,5 +1,6 @@
 #include <map>
 
+#include "server/authorization.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server::handlers {
@@ -24,6 +25,10 @@ void add_credentials(user_result& out, const std::vector<security::credential_in
 awaitable<p::describe_user_scram_credentials_response> handle_describe_user_scram_credentials(
     request_context& ctx, p::describe_user_scram_credentials_request& request) {
   p::describe_user_scram_credentials_response response;
+  if (!authorize_cluster(ctx, authz::operation::describe)) {
+    response.error_code = ctx.error(p::error_code::cluster_authorization_failed);
+    co_return response;
+  }
   const auto& store = *ctx.broker.credentials;
   if (!request.users || request.users->empty()) {
     for (const auto& [user, infos] : store.list()) {

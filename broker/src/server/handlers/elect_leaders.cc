@@ -1,6 +1,7 @@
 #include <chrono>
 #include <map>
 
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 
@@ -16,6 +17,19 @@ awaitable<p::elect_leaders_response> handle_elect_leaders(request_context& ctx, 
     co_return response;
   }
   const auto type = static_cast<coord::election_type>(request.election_type);
+  // Alter on the cluster, or every partition asked for is refused (Kafka's rule).
+  if (!authorize_cluster(ctx, authz::operation::alter)) {
+    response.error_code = ctx.error(p::error_code::cluster_authorization_failed);
+    if (request.topic_partitions)
+      for (const auto& topic : *request.topic_partitions) {
+        auto& out = response.replica_election_results.emplace_back();
+        out.topic = topic.topic;
+        for (const auto index : topic.partitions)
+          out.partition_result.push_back({.partition_id = partition_id{index},
+                                          .error_code = ctx.error(p::error_code::cluster_authorization_failed)});
+      }
+    co_return response;
+  }
   std::optional<std::vector<topic_partition>> partitions;
   if (request.topic_partitions) {
     partitions.emplace();

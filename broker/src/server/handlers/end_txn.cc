@@ -1,6 +1,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
@@ -16,9 +17,14 @@ constexpr std::int16_t first_version_bumping_epoch = 5;
 
 }  // namespace
 
-// EndTxn: answered once the coordinator has written PrepareCommit or PrepareAbort; the markers follow.
+// EndTxn: answered once the coordinator has written PrepareCommit or PrepareAbort; the markers follow. Needs Write
+// on the transactional id.
 awaitable<p::end_txn_response> handle_end_txn(request_context& ctx, p::end_txn_request& request) {
   p::end_txn_response response;
+  if (!authorize(ctx, authz::operation::write, authz::resource_type::transactional_id, request.transactional_id)) {
+    response.error_code = ctx.error(p::error_code::transactional_id_authorization_failed);
+    co_return response;
+  }
   auto reply = std::make_shared<coordinator_reply<result<txn::producer_identity>>>(ctx.connection.executor);
   ctx.broker.transactions.end_txn(request.transactional_id, {request.producer_id, request.producer_epoch},
                                   request.committed, ctx.version() >= first_version_bumping_epoch,

@@ -1,9 +1,11 @@
 #include <chrono>
+#include <set>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 
 #include "replication/errc.h"
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/leader_hint.h"
@@ -74,9 +76,39 @@ std::optional<broker_id> preferred_read_replica(const request_context& ctx, cons
   return replication::rack_aware_read_replica(client_rack, ctx.broker.config.rack, candidates);
 }
 
+// The fetcher a request names: a follower (replica id 0 or more) or a consumer.
+broker_id fetching_replica(const request_context& ctx, const p::fetch_request& request) {
+  return ctx.version() >= 15 ? request.replica_state.replica_id : request.replica_id;
+}
+
+// The topics a fetch may not read, decided once for all its passes (Kafka's checks): a follower needs
+// ClusterAction on the cluster, or every topic is refused (CVE-2018-1288: a forged follower fetch); a consumer
+// needs Read on each topic.
+struct fetch_access {
+  bool all_refused = false;
+  std::set<std::string, std::less<>> refused;
+
+  [[nodiscard]] bool refuses(std::string_view topic) const { return all_refused || refused.contains(topic); }
+};
+
+fetch_access check_access(request_context& ctx, const p::fetch_request& request) {
+  fetch_access access;
+  if (fetching_replica(ctx, request).value() >= 0) {
+    access.all_refused = !authorize_cluster(ctx, authz::operation::cluster_action);
+    return access;
+  }
+  const auto view = ctx.broker.cluster.view();
+  for (const auto& topic : request.topics) {
+    const std::string* name = ctx.version() >= 13 ? view->find_topic_name(from_wire(topic.topic_id)) : &topic.topic;
+    if (name != nullptr && !authorize(ctx, authz::operation::read, authz::resource_type::topic, *name))
+      access.refused.insert(*name);
+  }
+  return access;
+}
+
 // One pass over every requested partition.
-pass_result read_all(request_context& ctx, const p::fetch_request& request, p::fetch_response& response,
-                     std::vector<served>& found, waiting_on& waits) {
+pass_result read_all(request_context& ctx, const p::fetch_request& request, const fetch_access& access,
+                     p::fetch_response& response, std::vector<served>& found, waiting_on& waits) {
   response.responses.clear();
   response.node_endpoints.clear();
   found.clear();
@@ -85,7 +117,7 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
   const auto view = ctx.broker.cluster.view();
   const bool by_id = ctx.version() >= 13;
   // A follower names itself; it reads up to the log end, and its fetch offset is its log end.
-  const broker_id replica = ctx.version() >= 15 ? request.replica_state.replica_id : request.replica_id;
+  const broker_id replica = fetching_replica(ctx, request);
   const bool from_follower = replica.value() >= 0;
   // Consumers of Fetch v11+ may read from any replica (KIP-392); older ones, and followers, from the leader.
   const bool any_replica = !from_follower && ctx.version() >= 11;
@@ -110,6 +142,12 @@ pass_result read_all(request_context& ctx, const p::fetch_request& request, p::f
       out.records.emplace();
       if (name == nullptr) {
         out.error_code = p::code(p::error_code::unknown_topic_id);
+        ++pass.unknown;
+        continue;
+      }
+      // Refused partitions do not end the wait for the others either.
+      if (access.refuses(*name)) {
+        out.error_code = p::code(p::error_code::topic_authorization_failed);
         ++pass.unknown;
         continue;
       }
@@ -226,9 +264,10 @@ awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request
   auto waiter = std::make_shared<partition_waiter>(co_await asio::this_coro::executor);
   waiting_on waits(waiter);
   std::vector<served> found;
+  const auto access = check_access(ctx, request);
   for (;;) {
     waiter->timer.expires_at(deadline);
-    const auto pass = read_all(ctx, request, response, found, waits);
+    const auto pass = read_all(ctx, request, access, response, found, waits);
     const bool all_unknown = pass.unknown == pass.partitions;
     if (pass.bytes >= static_cast<std::uint64_t>(std::max(1, request.min_bytes)) || pass.answer_now || all_unknown ||
         std::chrono::steady_clock::now() >= deadline)

@@ -1,4 +1,5 @@
 #include "base/log.h"
+#include "server/authorization.h"
 #include "server/handlers/handlers.h"
 #include "server/internal_topics.h"
 
@@ -38,6 +39,11 @@ awaitable<p::find_coordinator_response> handle_find_coordinator(request_context&
     } else if (key.empty()) {
       l.error = p::error_code::invalid_request;
       l.message = transactions ? "the transactional id is empty" : "the group id is empty";
+    } else if (!authorize(ctx, authz::operation::describe,
+                          transactions ? authz::resource_type::transactional_id : authz::resource_type::group, key)) {
+      // Describe on the group or transactional id (Kafka's rule).
+      l.error = transactions ? p::error_code::transactional_id_authorization_failed
+                             : p::error_code::group_authorization_failed;
     } else {
       bool missing = false;
       const auto partition =

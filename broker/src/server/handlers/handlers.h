@@ -37,6 +37,11 @@ namespace p = protocol;
   return "/" + (colon == std::string::npos ? peer : peer.substr(0, colon));
 }
 
+awaitable<p::describe_cluster_response> handle_describe_cluster(request_context& ctx,
+                                                                p::describe_cluster_request& request);
+awaitable<p::describe_acls_response> handle_describe_acls(request_context& ctx, p::describe_acls_request& request);
+awaitable<p::create_acls_response> handle_create_acls(request_context& ctx, p::create_acls_request& request);
+awaitable<p::delete_acls_response> handle_delete_acls(request_context& ctx, p::delete_acls_request& request);
 awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_request& request);
 awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request& request);
 awaitable<p::list_offsets_response> handle_list_offsets(request_context& ctx, p::list_offsets_request& request);

@@ -7,6 +7,7 @@
 #include "config/topic_config.h"
 #include "security/tls_context.h"
 #include "server/error_mapping.h"
+#include "server/handlers/config_resources.h"
 #include "server/handlers/handlers.h"
 #include "server/topic_admin.h"
 
@@ -15,8 +16,6 @@ namespace {
 
 enum class operation : std::int8_t { set = 0, remove = 1, append = 2, subtract = 3 };
 // Kafka's ConfigResource.Type codes.
-constexpr std::int8_t topic_resource = 2;
-constexpr std::int8_t broker_resource = 4;
 
 std::vector<std::string> split_list(const std::string& value) {
   std::vector<std::string> items;
@@ -165,6 +164,7 @@ awaitable<void> alter_broker(request_context& ctx, const p::incremental_alter_co
 // IncrementalAlterConfigs sets or deletes single overrides and keeps the rest; APPEND and SUBTRACT add values
 // to or remove them from list configs (cleanup.policy). The result is validated as a whole, as AlterConfigs is.
 // Broker resources change the dynamic broker settings: the replication throttles and the TLS listeners' files.
+// AlterConfigs is required on the topic, or on the cluster for a broker.
 awaitable<p::incremental_alter_configs_response> handle_incremental_alter_configs(
     request_context& ctx, p::incremental_alter_configs_request& request) {
   p::incremental_alter_configs_response response;
@@ -175,6 +175,11 @@ awaitable<p::incremental_alter_configs_response> handle_incremental_alter_config
     if (resource.resource_type != topic_resource && resource.resource_type != broker_resource) {
       out.error_code = ctx.error(p::error_code::invalid_request);
       out.error_message = "only topic and broker configs can be changed";
+      continue;
+    }
+    if (const auto refused =
+            config_refusal(ctx, resource.resource_type, resource.resource_name, authz::operation::alter_configs)) {
+      out.error_code = ctx.error(*refused);
       continue;
     }
     std::set<std::string> names;

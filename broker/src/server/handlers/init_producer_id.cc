@@ -2,6 +2,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "base/log.h"
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
@@ -24,7 +25,21 @@ awaitable<p::init_producer_id_response> handle_init_producer_id(request_context&
                                                                 p::init_producer_id_request& request) {
   p::init_producer_id_response response;
   auto& broker = ctx.broker;
-  if (request.transactional_id && !request.transactional_id->empty()) {
+  const bool transactional = request.transactional_id && !request.transactional_id->empty();
+  // Kafka's rule: Write on the transactional id; without one, IdempotentWrite on the cluster or Write on some topic.
+  const bool allowed =
+      transactional
+          ? authorize(ctx, authz::operation::write, authz::resource_type::transactional_id, *request.transactional_id)
+          : may(ctx, authz::operation::idempotent_write, authz::resource_type::cluster, authz::cluster_name) ||
+                authorize_any(ctx, authz::operation::write, authz::resource_type::topic);
+  if (!allowed) {
+    response.error_code = ctx.error(transactional ? p::error_code::transactional_id_authorization_failed
+                                                  : p::error_code::cluster_authorization_failed);
+    response.producer_id = no_producer_id;
+    response.producer_epoch = producer_epoch{-1};
+    co_return response;
+  }
+  if (transactional) {
     std::optional<txn::producer_identity> expected;
     if (request.producer_id != no_producer_id)
       expected = txn::producer_identity{request.producer_id, request.producer_epoch};

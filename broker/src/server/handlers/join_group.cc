@@ -1,6 +1,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
@@ -10,7 +11,14 @@ namespace asio = boost::asio;
 
 // The classic group protocol's join phase (group/classic_group.h): the answer waits until the rebalance
 // completes, so a request may stay parked for up to the group's rebalance timeout.
+// Needs Read on the group.
 awaitable<p::join_group_response> handle_join_group(request_context& ctx, p::join_group_request& request) {
+  if (!authorize(ctx, authz::operation::read, authz::resource_type::group, request.group_id)) {
+    p::join_group_response refused;
+    refused.error_code = ctx.error(p::error_code::group_authorization_failed);
+    if (ctx.version() < 7) refused.protocol_name = "";  // not nullable before v7
+    co_return refused;
+  }
   group::join_request join;
   join.member_id = request.member_id;
   join.group_instance_id = request.group_instance_id;

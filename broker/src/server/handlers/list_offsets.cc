@@ -1,3 +1,4 @@
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/leader_hint.h"
@@ -47,15 +48,20 @@ void answer(request_context& ctx, replication::partition& partition, std::int64_
 }  // namespace
 
 // Earliest (-2), latest (-1), max timestamp (-3, v7+) and by timestamp, the last through each segment's
-// time index. v0 answers in its own shape: a list of offsets.
+// time index. v0 answers in its own shape: a list of offsets. Each topic needs Describe.
 awaitable<p::list_offsets_response> handle_list_offsets(request_context& ctx, p::list_offsets_request& request) {
   p::list_offsets_response response;
   for (const auto& topic : request.topics) {
     auto& topic_out = response.topics.emplace_back();
     topic_out.name = topic.name;
+    const bool allowed = authorize(ctx, authz::operation::describe, authz::resource_type::topic, topic.name);
     for (const auto& wanted : topic.partitions) {
       auto& out = topic_out.partitions.emplace_back();
       out.partition_index = wanted.partition_index;
+      if (!allowed) {
+        out.error_code = ctx.error(p::error_code::topic_authorization_failed);
+        continue;
+      }
       const auto part = ctx.broker.partitions.leader_for({topic.name, wanted.partition_index});
       if (!part) {
         out.error_code = ctx.error(not_led_here(*ctx.broker.cluster.view(), {topic.name, wanted.partition_index}));

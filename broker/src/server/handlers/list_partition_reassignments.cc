@@ -1,3 +1,4 @@
+#include "server/authorization.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server::handlers {
@@ -17,6 +18,10 @@ std::vector<std::int32_t> to_wire(const std::vector<broker_id>& ids) {
 awaitable<p::list_partition_reassignments_response> handle_list_partition_reassignments(
     request_context& ctx, p::list_partition_reassignments_request& request) {
   p::list_partition_reassignments_response response;
+  if (!authorize_cluster(ctx, authz::operation::describe)) {
+    response.error_code = ctx.error(p::error_code::cluster_authorization_failed);
+    co_return response;
+  }
   const auto view = ctx.broker.cluster.view();
   const auto add = [&](const std::string& name, const coord::topic_info& topic, const std::vector<std::int32_t>* only) {
     p::list_partition_reassignments_response::ongoing_topic_reassignment out;

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "server/authorization.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server::handlers {
@@ -44,6 +45,8 @@ awaitable<p::list_transactions_response> handle_list_transactions(request_contex
             request.producer_id_filters.end())
       continue;
     if (request.duration_filter >= 0 && (t.start_ms < 0 || now - t.start_ms < request.duration_filter)) continue;
+    // Only those the client may Describe, as Kafka lists them.
+    if (!may(ctx, authz::operation::describe, authz::resource_type::transactional_id, t.transactional_id)) continue;
     response.transaction_states.push_back({.transactional_id = t.transactional_id,
                                            .producer_id = t.pid,
                                            .transaction_state = std::string(txn::state_name(t.state))});

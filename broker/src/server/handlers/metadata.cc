@@ -1,3 +1,4 @@
+#include "server/authorization.h"
 #include "server/handlers/handlers.h"
 #include "server/internal_topics.h"
 #include "server/topic_admin.h"
@@ -57,11 +58,25 @@ topic_response missing(request_context& ctx, const std::string& name, p::error_c
   return out;
 }
 
+bool may_describe(request_context& ctx, const std::string& topic) {
+  return may(ctx, authz::operation::describe, authz::resource_type::topic, topic);
+}
+
+// Auto-creation needs Create on the cluster or on the topic (Kafka's rule).
+bool may_create_topic(request_context& ctx, const std::string& topic) {
+  return may(ctx, authz::operation::create, authz::resource_type::cluster, authz::cluster_name) ||
+         authorize(ctx, authz::operation::create, authz::resource_type::topic, topic);
+}
+
 }  // namespace
 
 // Brokers, controller and topic placement come from the registry's view of ZooKeeper. An unknown topic is
 // created when auto.create.topics.enable and the request allow it (v4+ asks; older versions always allow),
 // and is reported as LEADER_NOT_AVAILABLE until its leaders are elected, as Kafka does.
+//
+// Authorization as Kafka's: the list of every topic leaves out those the client may not Describe; a topic named
+// without Describe is TOPIC_AUTHORIZATION_FAILED whether or not it exists (no existence leak), as is one that
+// would be created without Create. KIP-430's authorized operations are filled in when asked for.
 awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadata_request& request) {
   auto view = ctx.broker.cluster.view();
   p::metadata_response response;
@@ -74,9 +89,17 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
 
   // v0: an empty list means every topic; v1+: null means every topic and empty means none.
   const bool all_topics = !request.topics || (ctx.version() == 0 && request.topics->empty());
+  const bool with_operations = ctx.version() >= 8 && request.include_topic_authorized_operations;
+  if (ctx.version() >= 8 && ctx.version() <= 10 && request.include_cluster_authorized_operations)
+    response.cluster_authorized_operations = cluster_operations(ctx);
+  const auto add = [&](const std::string& name, const coord::topic_info& topic) {
+    auto& out = response.topics.emplace_back(describe(ctx, *view, name, topic));
+    if (with_operations)
+      out.topic_authorized_operations = authorized_operations(ctx, authz::resource_type::topic, name);
+  };
   if (all_topics) {
     for (const auto& [name, topic] : view->topics)
-      if (!topic.marked_for_deletion) response.topics.push_back(describe(ctx, *view, name, topic));
+      if (!topic.marked_for_deletion && may_describe(ctx, name)) add(name, topic);
     co_return response;
   }
 
@@ -86,8 +109,15 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
       // A lookup by topic id (the name null, or empty as the Java client sends it).
       const auto* name = view->find_topic_name(from_wire(wanted.topic_id));
       const auto* topic = name != nullptr ? view->find_topic(*name) : nullptr;
+      if (topic != nullptr && !authorize(ctx, authz::operation::describe, authz::resource_type::topic, *name)) {
+        auto refused = missing(ctx, "", p::error_code::topic_authorization_failed);
+        refused.name.reset();
+        refused.topic_id = wanted.topic_id;
+        response.topics.push_back(std::move(refused));
+        continue;
+      }
       if (topic != nullptr && !topic->marked_for_deletion) {
-        response.topics.push_back(describe(ctx, *view, *name, *topic));
+        add(*name, *topic);
         continue;
       }
       auto unknown = missing(ctx, "", p::error_code::unknown_topic_id);
@@ -97,9 +127,13 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
       continue;
     }
     const std::string& name = *wanted.name;
+    if (!authorize(ctx, authz::operation::describe, authz::resource_type::topic, name)) {
+      response.topics.push_back(missing(ctx, name, p::error_code::topic_authorization_failed));
+      continue;
+    }
     const auto* topic = view->find_topic(name);
     if (topic != nullptr && !topic->marked_for_deletion) {
-      response.topics.push_back(describe(ctx, *view, name, *topic));
+      add(name, *topic);
       continue;
     }
     if (!coord::layout::is_valid_topic_name(name)) {
@@ -108,6 +142,10 @@ awaitable<p::metadata_response> handle_metadata(request_context& ctx, p::metadat
     }
     if (!may_create || topic != nullptr) {
       response.topics.push_back(missing(ctx, name, p::error_code::unknown_topic_or_partition));
+      continue;
+    }
+    if (!may_create_topic(ctx, name)) {
+      response.topics.push_back(missing(ctx, name, p::error_code::topic_authorization_failed));
       continue;
     }
     // The coordinators' topics are created as they need them, never as ordinary topics; with fewer live brokers

@@ -1,6 +1,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
@@ -10,7 +11,8 @@ namespace asio = boost::asio;
 
 // Commits go to the group's __consumer_offsets partition and are answered once replicated there
 // (group_coordinator::commit). A partition that does not exist gets UNKNOWN_TOPIC_OR_PARTITION, as in Kafka;
-// the group's checks (membership, generation) answer for all of them.
+// the group's checks (membership, generation) answer for all of them. Needs Read on the group (or every partition
+// is GROUP_AUTHORIZATION_FAILED) and on each topic.
 awaitable<p::offset_commit_response> handle_offset_commit(request_context& ctx, p::offset_commit_request& request) {
   const auto view = ctx.broker.cluster.view();
   const auto now = ctx.broker.clock.now_ms();
@@ -24,10 +26,18 @@ awaitable<p::offset_commit_response> handle_offset_commit(request_context& ctx, 
     std::size_t commit_index = 0;
   };
   std::vector<std::vector<slot>> slots;
+  const bool group_allowed = authorize(ctx, authz::operation::read, authz::resource_type::group, request.group_id);
   for (const auto& topic : request.topics) {
     auto& topic_slots = slots.emplace_back();
+    const bool topic_allowed =
+        group_allowed && authorize(ctx, authz::operation::read, authz::resource_type::topic, topic.name);
     for (const auto& part : topic.partitions) {
       const topic_partition tp{topic.name, part.partition_index};
+      if (!group_allowed || !topic_allowed) {
+        topic_slots.push_back(
+            {group_allowed ? p::error_code::topic_authorization_failed : p::error_code::group_authorization_failed, 0});
+        continue;
+      }
       if (view->find_partition(tp) == nullptr) {
         topic_slots.push_back({p::error_code::unknown_topic_or_partition, 0});
         continue;

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <set>
 
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 
@@ -11,12 +13,18 @@ struct group_offsets {
   p::error_code error = p::error_code::none;
   group::group_coordinator::fetched_offsets offsets;
   std::vector<topic_partition> unstable;  // with transactional offsets pending, when the request wants stable ones
+  // Topics the client may not Describe: TOPIC_AUTHORIZATION_FAILED when it named them, left out when it asked for
+  // every partition.
+  std::set<std::string, std::less<>> refused;
+  bool every_partition = false;
 };
 
 template <typename Topics>
 group_offsets fetch_group(request_context& ctx, const std::string& group_id, const std::optional<Topics>& topics,
                           bool require_stable, const std::optional<std::string>& member_id = std::nullopt,
                           std::int32_t member_epoch = -1) {
+  if (!authorize(ctx, authz::operation::describe, authz::resource_type::group, group_id))
+    return {p::error_code::group_authorization_failed, {}, {}, {}, false};
   std::optional<std::vector<topic_partition>> wanted;
   if (topics) {
     wanted.emplace();
@@ -24,9 +32,17 @@ group_offsets fetch_group(request_context& ctx, const std::string& group_id, con
       for (const auto index : t.partition_indexes) wanted->push_back({t.name, partition_id{index}});
   }
   auto fetched = ctx.broker.groups.fetch(group_id, wanted, member_id, member_epoch);
-  if (!fetched) return {to_kafka_error(fetched.error()), {}, {}};
-  return {p::error_code::none, std::move(fetched.value()),
-          require_stable ? ctx.broker.groups.pending_txn_offsets(group_id) : std::vector<topic_partition>{}};
+  if (!fetched) return {to_kafka_error(fetched.error()), {}, {}, {}, false};
+  group_offsets out{p::error_code::none,
+                    std::move(fetched.value()),
+                    require_stable ? ctx.broker.groups.pending_txn_offsets(group_id) : std::vector<topic_partition>{},
+                    {},
+                    !topics};
+  for (const auto& [tp, value] : out.offsets)
+    if (!out.refused.contains(tp.topic) && !(out.every_partition ? may : authorize)(
+                                               ctx, authz::operation::describe, authz::resource_type::topic, tp.topic))
+      out.refused.insert(tp.topic);
+  return out;
 }
 
 // Fills `out` (a topic list of either response shape) with the offsets, grouped by topic in the order found. A
@@ -35,9 +51,17 @@ group_offsets fetch_group(request_context& ctx, const std::string& group_id, con
 template <typename TopicList>
 void fill(request_context& ctx, TopicList& out, const group_offsets& found, p::error_code per_partition) {
   for (const auto& [tp, value] : found.offsets) {
+    const bool refused = found.refused.contains(tp.topic);
+    if (refused && found.every_partition) continue;
     if (out.empty() || out.back().name != tp.topic) out.emplace_back().name = tp.topic;
     auto& part = out.back().partitions.emplace_back();
     part.partition_index = tp.partition;
+    if (refused) {
+      part.committed_offset = no_offset;
+      part.committed_leader_epoch = leader_epoch{-1};
+      part.error_code = ctx.error(p::error_code::topic_authorization_failed);
+      continue;
+    }
     const bool unstable = std::find(found.unstable.begin(), found.unstable.end(), tp) != found.unstable.end();
     part.committed_offset = value && !unstable ? value->committed : no_offset;
     part.committed_leader_epoch = value && !unstable ? value->epoch : leader_epoch{-1};
@@ -49,7 +73,7 @@ void fill(request_context& ctx, TopicList& out, const group_offsets& found, p::e
 }  // namespace
 
 // Committed offsets, -1 for partitions without one. v8+ asks for several groups at once; before v2, a
-// group-level error is reported in each partition.
+// group-level error is reported in each partition. Needs Describe on the group and on each topic.
 awaitable<p::offset_fetch_response> handle_offset_fetch(request_context& ctx, p::offset_fetch_request& request) {
   p::offset_fetch_response response;
   const bool require_stable = ctx.version() >= 7 && request.require_stable;

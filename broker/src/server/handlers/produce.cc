@@ -1,4 +1,5 @@
 #include <chrono>
+#include <set>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -7,6 +8,7 @@
 #include "model/batch_builder.h"
 #include "model/record_batch.h"
 #include "model/records.h"
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/leader_hint.h"
@@ -251,6 +253,34 @@ void point_to_leaders(request_context& ctx, p::produce_response& response) {
   }
 }
 
+// Whether any partition carries a transactional batch (the first batch's header says; one that is too short to
+// tell is refused later, by validate).
+bool has_transactional_batches(const p::produce_request& request) {
+  for (const auto& topic : request.topic_data)
+    for (const auto& partition : topic.partition_data)
+      if (partition.records && partition.records->bytes.size() >= model::batch_header_size &&
+          model::batch_header_view(partition.records->bytes).is_transactional())
+        return true;
+  return false;
+}
+
+// Kafka's checks, before anything else looks at the batches: transactional batches need Write on the request's
+// transactional id (without one they are refused: CVE-2018-17196), or the whole request fails; each topic needs
+// Write. The records of a refused topic are dropped, so no transaction coordinator hears of its partitions.
+// Returns the refused topics (all, with `whole` set, when the transactional id was).
+std::set<std::string, std::less<>> refused_topics(request_context& ctx, p::produce_request& request, bool& whole) {
+  std::set<std::string, std::less<>> refused;
+  whole = has_transactional_batches(request) &&
+          !(request.transactional_id &&
+            authorize(ctx, authz::operation::write, authz::resource_type::transactional_id, *request.transactional_id));
+  for (auto& topic : request.topic_data) {
+    if (!whole && authorize(ctx, authz::operation::write, authz::resource_type::topic, topic.name)) continue;
+    refused.insert(topic.name);
+    for (auto& partition : topic.partition_data) partition.records.reset();
+  }
+  return refused;
+}
+
 }  // namespace
 
 // Appends each partition's batch to the partition's log through its leader replica. acks=1 answers once the
@@ -262,16 +292,21 @@ awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_r
   p::produce_response response;
   const bool valid_acks = request.acks == 0 || request.acks == 1 || request.acks == -1;
   std::vector<owed> waiting;
+  bool whole_request_refused = false;
+  const auto refused = refused_topics(ctx, request, whole_request_refused);
   const auto verified = co_await verify_transactional_batches(ctx, request);
   for (auto& topic : request.topic_data) {
     auto& topic_out = response.responses.emplace_back();
     topic_out.name = topic.name;
+    const bool topic_refused = refused.contains(topic.name);
     for (auto& partition : topic.partition_data) {
-      if (!valid_acks) {
+      if (!valid_acks || topic_refused) {
         auto& out = topic_out.partition_responses.emplace_back();
         out.index = partition.index;
         out.base_offset = no_offset;
-        out.error_code = ctx.error(p::error_code::invalid_required_acks);
+        out.error_code = ctx.error(!valid_acks             ? p::error_code::invalid_required_acks
+                                   : whole_request_refused ? p::error_code::transactional_id_authorization_failed
+                                                           : p::error_code::topic_authorization_failed);
         continue;
       }
       std::optional<owed> waits;

@@ -1,6 +1,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
@@ -10,7 +11,13 @@ namespace asio = boost::asio;
 
 // The classic group protocol's sync phase: the leader's assignment is stored in __consumer_offsets before
 // anyone gets theirs, so followers' requests wait for the leader's.
+// Needs Read on the group.
 awaitable<p::sync_group_response> handle_sync_group(request_context& ctx, p::sync_group_request& request) {
+  if (!authorize(ctx, authz::operation::read, authz::resource_type::group, request.group_id)) {
+    p::sync_group_response refused;
+    refused.error_code = ctx.error(p::error_code::group_authorization_failed);
+    co_return refused;
+  }
   group::sync_request sync;
   sync.member_id = request.member_id;
   sync.group_instance_id = request.group_instance_id;

@@ -1,6 +1,9 @@
+#include <variant>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "server/authorization.h"
 #include "server/error_mapping.h"
 #include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
@@ -21,7 +24,8 @@ constexpr std::int16_t first_version_adding = 5;
 // that partition (group_coordinator::complete_txn). The partition must be in the transaction (AddOffsetsToTxn
 // before v5, which the transaction coordinator confirms first, KIP-890 part 1; from v5 the coordinator is asked
 // to add it), so an offset commit cannot outlive its transaction. v3+ names the member and generation, checked as for
-// OffsetCommit (KIP-447).
+// OffsetCommit (KIP-447). Needs Write on the transactional id and Read on the group (or every partition is
+// refused with that error) and Read on each topic.
 awaitable<p::txn_offset_commit_response> handle_txn_offset_commit(request_context& ctx,
                                                                   p::txn_offset_commit_request& request) {
   const auto view = ctx.broker.cluster.view();
@@ -31,13 +35,28 @@ awaitable<p::txn_offset_commit_response> handle_txn_offset_commit(request_contex
   commit.group_instance_id = request.group_instance_id;
   commit.generation = request.generation_id_or_member_epoch;
   commit.transaction = group::group_coordinator::txn_producer{request.producer_id, request.producer_epoch};
-  std::vector<std::vector<std::optional<std::size_t>>> slots;  // each partition's index in the commit, if any
+  // Each partition's index in the commit, or the error that left it out.
+  std::vector<std::vector<std::variant<std::size_t, p::error_code>>> slots;
+  const auto whole_refusal =
+      !authorize(ctx, authz::operation::write, authz::resource_type::transactional_id, request.transactional_id)
+          ? std::optional(p::error_code::transactional_id_authorization_failed)
+      : !authorize(ctx, authz::operation::read, authz::resource_type::group, request.group_id)
+          ? std::optional(p::error_code::group_authorization_failed)
+          : std::nullopt;
   for (const auto& topic : request.topics) {
     auto& topic_slots = slots.emplace_back();
+    const auto refusal = whole_refusal ? whole_refusal
+                         : !authorize(ctx, authz::operation::read, authz::resource_type::topic, topic.name)
+                             ? std::optional(p::error_code::topic_authorization_failed)
+                             : std::nullopt;
     for (const auto& part : topic.partitions) {
       const topic_partition tp{topic.name, part.partition_index};
+      if (refusal) {
+        topic_slots.emplace_back(*refusal);
+        continue;
+      }
       if (view->find_partition(tp) == nullptr) {
-        topic_slots.emplace_back();
+        topic_slots.emplace_back(p::error_code::unknown_topic_or_partition);
         continue;
       }
       topic_slots.emplace_back(commit.offsets.size());
@@ -78,7 +97,8 @@ awaitable<p::txn_offset_commit_response> handle_txn_offset_commit(request_contex
     topic.name = request.topics[t].name;
     for (std::size_t i = 0; i < request.topics[t].partitions.size(); ++i) {
       const auto& slot = slots[t][i];
-      const auto code = slot ? results[*slot] : p::error_code::unknown_topic_or_partition;
+      const auto* index = std::get_if<std::size_t>(&slot);
+      const auto code = index != nullptr ? results[*index] : std::get<p::error_code>(slot);
       topic.partitions.push_back({request.topics[t].partitions[i].partition_index, ctx.error(code)});
     }
   }

@@ -3,6 +3,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "server/authorization.h"
 #include "server/handlers/coordinator_reply.h"
 #include "server/handlers/handlers.h"
 
@@ -33,6 +34,22 @@ struct marker_results {
 // leads, answered per partition once replicated as acks=all.
 awaitable<p::write_txn_markers_response> handle_write_txn_markers(request_context& ctx,
                                                                   p::write_txn_markers_request& request) {
+  // Only brokers write markers: ClusterAction on the cluster, or every partition is refused.
+  if (!authorize_cluster(ctx, authz::operation::cluster_action)) {
+    p::write_txn_markers_response refused;
+    for (const auto& marker : request.markers) {
+      auto& out = refused.markers.emplace_back();
+      out.producer_id = marker.producer_id;
+      for (const auto& topic : marker.topics) {
+        auto& t = out.topics.emplace_back();
+        t.name = topic.name;
+        for (const auto index : topic.partition_indexes)
+          t.partitions.push_back(
+              {.partition_index = index, .error_code = ctx.error(p::error_code::cluster_authorization_failed)});
+      }
+    }
+    co_return refused;
+  }
   auto reply = std::make_shared<coordinator_reply<bool>>(ctx.connection.executor);
   auto results = std::make_shared<marker_results>();
   results->done = reply->callback();
