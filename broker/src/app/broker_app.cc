@@ -15,6 +15,7 @@
 #include "group/errc.h"
 #include "replication/log_cleaning.h"
 #include "security/scram_credential.h"
+#include "server/client_quota_entities.h"
 #include "txn/errc.h"
 
 namespace ferry::app {
@@ -182,6 +183,15 @@ void broker_app::start() {
     fetchers_->update(*view);
     coordinate(*view);
   });
+  // The client quotas' table, from each view whose users' or client ids' entities changed.
+  registry_->add_listener([this, fed_users = std::optional<coord::cluster_view::users_map>(),
+                           fed_clients = std::optional<coord::cluster_view::client_quotas_map>()](
+                              const std::shared_ptr<const coord::cluster_view>& view) mutable {
+    if (fed_users == view->users && fed_clients == view->client_quotas) return;
+    quotas_.replace_table(std::make_shared<const quota::quota_table>(server::client_quota_entries(*view)));
+    fed_users = view->users;
+    fed_clients = view->client_quotas;
+  });
   // The ACLs in force, as a gauge.
   registry_->add_listener([this](const std::shared_ptr<const coord::cluster_view>& view) {
     metrics_.authorization().acls().Set(static_cast<double>(view->acls->size()));
@@ -208,6 +218,8 @@ void broker_app::start() {
   context_->credentials = &credentials_;
   context_->users = cluster_.get();
   context_->acls = cluster_.get();
+  context_->quotas = &quotas_;
+  context_->quota_configs = cluster_.get();
   if (config_.authorizer.enabled) {
     authorizer_ =
         authz::decision_settings{config_.authorizer.super_users, config_.authorizer.allow_everyone_if_no_acl_found};

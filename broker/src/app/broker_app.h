@@ -21,6 +21,7 @@
 #include "metrics/broker_metrics.h"
 #include "net/io_context_pool.h"
 #include "net/tcp_server.h"
+#include "quota/client_quotas.h"
 #include "replication/partition_manager.h"
 #include "security/credential_store.h"
 #include "server/coordinator_log.h"
@@ -96,6 +97,8 @@ class broker_app {
   security::credential_store credentials_;
   // The authorizer's settings when authorizer.class.name is set (server/authorization.h).
   std::optional<authz::decision_settings> authorizer_;
+  // The client quotas' sensors; their table follows the view.
+  quota::client_quotas quotas_;
   // TLS and SASL of the listeners and of this broker's connections to others (created first in start()).
   std::unique_ptr<listener_security> security_;
   net::io_context_pool network_;

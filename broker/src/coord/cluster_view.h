@@ -113,6 +113,11 @@ struct cluster_view {
   // "SCRAM-SHA-512") beside quotas. The entity of every user's default quotas is named "<default>".
   using users_map = std::map<std::string, layout::config_map, std::less<>>;
   users_map users;
+  // The quota entities of client ids (/config/clients/<c>, and a user's /config/users/<u>/clients/<c>), by user
+  // (nullopt for /config/clients) and client id, both desanitized; "<default>" stands for every one. Users' own
+  // quotas are their entities in `users`.
+  using client_quotas_map = std::map<std::pair<std::optional<std::string>, std::string>, layout::config_map>;
+  client_quotas_map client_quotas;
   // The ACLs in force, for the authorizer (brokers only; the operator's observer leaves it empty). A new
   // snapshot is published only when they change, so views compare equal while they do not.
   std::shared_ptr<const authz::acl_snapshot> acls = std::make_shared<const authz::acl_snapshot>();

@@ -22,6 +22,10 @@ inline constexpr std::string_view config_topics_path = "/config/topics";
 inline constexpr std::string_view config_brokers_path = "/config/brokers";
 // /config/users/<sanitized user>: a user's SCRAM credentials beside its quotas.
 inline constexpr std::string_view config_users_path = "/config/users";
+// /config/clients/<sanitized client id> and /config/users/<sanitized user>/clients/<sanitized client id>: client
+// quotas. "<default>" (default_entity) stands for every user or client id.
+inline constexpr std::string_view config_clients_path = "/config/clients";
+inline constexpr std::string_view default_entity = "<default>";
 // The /config/brokers entity whose dynamic settings apply to every broker without its own.
 inline constexpr std::string_view default_broker_entity = "<default>";
 inline constexpr std::string_view config_changes_path = "/config/changes";

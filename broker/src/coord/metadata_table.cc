@@ -402,10 +402,60 @@ result<void> metadata_table::refresh_user_configs() {
   auto children = session_.get_children(std::string(layout::config_users_path));
   if (!children && children.error() != errc::no_node) return children.error();
   model_.users.clear();
+  model_.client_quotas.clear();
+  FERRY_TRY(read_client_quotas(std::nullopt));
   if (!children) return success();
   for (const auto& sanitized : children.value()) {
     FERRY_TRY(read_user_config(sanitized));
+    FERRY_TRY(read_client_quotas(sanitized));
   }
+  return success();
+}
+
+namespace {
+
+// The node of a client quota entity: /config/clients/<c> or /config/users/<u>/clients/<c> (sanitized names).
+std::string client_quota_path(const std::optional<std::string>& user, std::string_view client) {
+  if (!user) return layout::entity_config_path("clients", client);
+  return layout::entity_config_path("users", *user + "/clients/" + std::string(client));
+}
+
+// "<default>" is stored as it is; other names are sanitized.
+std::optional<std::string> entity_name(std::string_view stored) {
+  if (stored == layout::default_entity) return std::string(stored);
+  return layout::desanitize(stored);
+}
+
+}  // namespace
+
+result<void> metadata_table::read_client_quotas(const std::optional<std::string>& user) {
+  const std::string parent =
+      user ? layout::entity_config_path("users", *user + "/clients") : std::string(layout::config_clients_path);
+  auto children = session_.get_children(parent);
+  if (!children) {
+    if (children.error() == errc::no_node) return success();
+    return children.error();
+  }
+  for (const auto& client : children.value()) {
+    FERRY_TRY(read_client_quota(user, client));
+  }
+  return success();
+}
+
+result<void> metadata_table::read_client_quota(const std::optional<std::string>& user, const std::string& client) {
+  const auto path = client_quota_path(user, client);
+  const auto client_name = entity_name(client);
+  const auto user_name = user ? entity_name(*user) : std::optional<std::string>();
+  if (!client_name || (user && !user_name)) {
+    FERRY_LOG(warn, "coord") << "ignoring " << path << ": not a sanitized name";
+    return success();
+  }
+  FERRY_TRY(auto config, read_entity_config(path));
+  const std::pair key{user_name, *client_name};
+  if (config)
+    model_.client_quotas[key] = std::move(*config);
+  else
+    model_.client_quotas.erase(key);
   return success();
 }
 
@@ -452,11 +502,17 @@ result<std::vector<std::string>> metadata_table::refresh_config_changes(bool ski
           FERRY_LOG(warn, "coord") << "ignoring malformed config change " << child << ": " << node.data;
           return success();
         }
-        if (change.value().entity_type == "brokers") return read_broker_config(change.value().entity_name);
-        // "users/<user>/clients/<client>" is a quota of a user's client (issue 32), not a user entity.
+        const auto& name = change.value().entity_name;
+        if (change.value().entity_type == "brokers") return read_broker_config(name);
+        if (change.value().entity_type == "clients") return read_client_quota(std::nullopt, name);
+        // "users/<user>/clients/<client>" is the quota of a user's client id, not the user's entity.
         if (change.value().entity_type == "users") {
-          if (change.value().entity_name.find('/') != std::string::npos) return success();
-          return read_user_config(change.value().entity_name);
+          constexpr std::string_view clients = "/clients/";
+          const auto split = name.find(clients);
+          if (split != std::string::npos)
+            return read_client_quota(name.substr(0, split), name.substr(split + clients.size()));
+          if (name.find('/') != std::string::npos) return success();
+          return read_user_config(name);
         }
         if (change.value().entity_type != "topics") return success();
         const auto topic = model_.topics.find(change.value().entity_name);

@@ -70,7 +70,8 @@ class metadata_table {
   result<std::vector<std::string>> refresh_config_changes(bool skip_existing);
   // Reads every dynamic broker config (/config/brokers/*); notifications keep them current afterwards.
   result<void> refresh_broker_configs();
-  // Reads every user's config entity (/config/users/*); notifications keep them current afterwards.
+  // Reads every user's config entity (/config/users/*) and every client quota entity (/config/clients/*,
+  // /config/users/*/clients/*); notifications keep them current afterwards.
   result<void> refresh_user_configs();
   // The cluster's ACLs (coord/acl_layout.h), which brokers follow and the operator's observer does not: reads
   // every one, marking the change notifications present as seen. A node that does not decode is logged and left
@@ -115,6 +116,10 @@ class metadata_table {
   result<void> read_broker_config(const std::string& entity);
   // One /config/users entity (a sanitized user name) into the model, the same way.
   result<void> read_user_config(const std::string& sanitized);
+  // One client quota entity (sanitized names; no user for /config/clients) into the model, the same way.
+  result<void> read_client_quota(const std::optional<std::string>& user, const std::string& client);
+  // Every client quota entity under `parent` (/config/clients or /config/users/<u>/clients).
+  result<void> read_client_quotas(const std::optional<std::string>& user);
   // Keeps a topic whose znode cannot be used in the model, without partitions, and says why once.
   result<void> mark_invalid(const std::string& name, std::string why, std::int32_t version, bool is_new);
   void drop_topic(const std::string& name);

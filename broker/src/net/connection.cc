@@ -116,6 +116,11 @@ asio::awaitable<void> serve_frames(Transport& transport, progress_deadline& dead
         outcome.what == request_outcome::action::respond || outcome.what == request_outcome::action::respond_and_close;
     if (answer && !co_await transport.write(outcome.response, deadline)) break;
     if (outcome.what == request_outcome::action::respond_and_close) break;
+    if (outcome.mute_after.count() > 0) {
+      deadline.disarm();  // the client is not the one who is slow
+      asio::steady_timer muted(co_await asio::this_coro::executor, outcome.mute_after);
+      co_await muted.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
   }
 }
 

@@ -37,6 +37,9 @@ struct request_outcome {
   // Wait this long before acting (connection.failed.authentication.delay.ms): the connection's coroutine
   // sleeps, no thread does.
   std::chrono::milliseconds delay{0};
+  // After answering, read nothing more from the connection for this long (KIP-219: a client over its quota is
+  // held back even when it ignores the response's throttle_time_ms).
+  std::chrono::milliseconds mute_after{0};
 };
 
 // The layer above the network: turns one request frame (without its size prefix) into an outcome.

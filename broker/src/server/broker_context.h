@@ -18,6 +18,7 @@
 #include "coord/cluster_registry.h"
 #include "group/group_coordinator.h"
 #include "metrics/broker_metrics.h"
+#include "quota/client_quotas.h"
 #include "replication/partition_manager.h"
 #include "replication/replication_quota.h"
 #include "security/credential_store.h"
@@ -72,6 +73,17 @@ class user_configs {
   virtual result<void> set_user_config(std::string_view user, const coord::layout::config_map& config) = 0;
 };
 
+// The config entities client quotas live in (/config/users/..., /config/clients/...; client_quota_entities.h),
+// by their stored names, as coord::config_store reads and writes them. Blocking: call through run_on_zookeeper.
+class entity_configs {
+ public:
+  virtual ~entity_configs() = default;
+  // Empty when the entity has no node.
+  virtual result<coord::layout::config_map> read_entity_config(std::string_view type, std::string_view name) = 0;
+  virtual result<void> set_entity_config(std::string_view type, std::string_view name,
+                                         const coord::layout::config_map& config) = 0;
+};
+
 // The cluster's ACLs as coord::acl_store writes them (see there). Blocking: call through run_on_zookeeper.
 class acl_writes {
  public:
@@ -86,8 +98,12 @@ class acl_writes {
                              std::chrono::milliseconds timeout) = 0;
 };
 
-// All four, over this broker's ZooKeeper registry.
-class zk_cluster final : public cluster_metadata, public cluster_writes, public user_configs, public acl_writes {
+// All of them, over this broker's ZooKeeper registry.
+class zk_cluster final : public cluster_metadata,
+                         public cluster_writes,
+                         public user_configs,
+                         public entity_configs,
+                         public acl_writes {
  public:
   explicit zk_cluster(coord::cluster_registry& registry) : registry_(registry) {}
 
@@ -129,6 +145,13 @@ class zk_cluster final : public cluster_metadata, public cluster_writes, public 
   }
   result<void> set_user_config(std::string_view user, const coord::layout::config_map& config) override {
     return registry_.configs().write("users", coord::layout::sanitize(user), config);
+  }
+  result<coord::layout::config_map> read_entity_config(std::string_view type, std::string_view name) override {
+    return registry_.configs().read(type, name);
+  }
+  result<void> set_entity_config(std::string_view type, std::string_view name,
+                                 const coord::layout::config_map& config) override {
+    return registry_.configs().write(type, name, config);
   }
   result<void> add_acls(const authz::resource_pattern& resource, std::span<const authz::acl_entry> entries) override {
     return registry_.acls().add(resource, entries);
@@ -183,6 +206,10 @@ struct broker_context {
   const authz::decision_settings* authorizer = nullptr;
   // The cluster's ACLs, which CreateAcls and DeleteAcls change. Null only in tests of other handlers.
   acl_writes* acls = nullptr;
+  // The client quotas' sensors, whose table follows the view (server/client_quota_use.h), and the entities
+  // AlterClientQuotas writes. Null: no quotas.
+  quota::client_quotas* quotas = nullptr;
+  entity_configs* quota_configs = nullptr;
 };
 
 // Runs a blocking call on `pool` and resumes the calling coroutine on its own executor.

@@ -51,6 +51,8 @@ asio::awaitable<request_outcome> serve(asio::awaitable<Response> (*handler)(requ
 #else
   Response response = co_await handler(ctx, request);
 #endif
+  // What the client quotas earned it (server/client_quota_use.h), in every response that can say so.
+  if constexpr (requires { response.throttle_time_ms; }) response.throttle_time_ms = ctx.throttle_ms;
   if (ctx.close_connection) co_return close_connection();
   if (!ctx.send_response) co_return request_outcome{request_outcome::action::no_response, {}};
   request_outcome out;
@@ -118,6 +120,8 @@ dispatcher::dispatcher(broker_context& broker) : broker_(broker) {
   add(handlers::handle_list_partition_reassignments);
   add(handlers::handle_describe_user_scram_credentials);
   add(handlers::handle_alter_user_scram_credentials);
+  add(handlers::handle_describe_client_quotas);
+  add(handlers::handle_alter_client_quotas);
   add(handlers::handle_describe_cluster);
   add(handlers::handle_describe_acls);
   add(handlers::handle_create_acls);
@@ -155,7 +159,9 @@ asio::awaitable<request_outcome> dispatcher::handle(std::span<std::byte> frame, 
   if (is_flexible(e->info, header.api_version)) protocol::skip_header_tags(r);
 
   request_context ctx{broker_, header, from};
+  ctx.request_bytes = frame.size();
   request_outcome outcome = co_await e->run(ctx, r);
+  outcome.mute_after = std::chrono::milliseconds(ctx.throttle_ms);
   if (outcome.what == request_outcome::action::close && !ctx.close_connection) {
     FERRY_LOG_LIMITED(warn, "server", 1000) << "closing " << from.peer << ": " << e->info.name << " v"
                                             << header.api_version << " request body does not parse";

@@ -22,6 +22,11 @@ struct request_context {
   bool close_connection = false;
   // How many error codes the response carries; feeds the per-API error metric.
   int errors = 0;
+  // The request's frame size, which the produce quota counts (as Kafka does).
+  std::size_t request_bytes = 0;
+  // How long the client is throttled for (client quotas, server/client_quota_use.h): the response's
+  // throttle_time_ms, and how long the connection is muted after it.
+  std::int32_t throttle_ms = 0;
   // The ACLs the request is authorized against (server/authorization.h), taken from the view at the first check.
   std::shared_ptr<const authz::acl_snapshot> acls;
 

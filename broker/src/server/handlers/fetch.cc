@@ -6,6 +6,7 @@
 
 #include "replication/errc.h"
 #include "server/authorization.h"
+#include "server/client_quota_use.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/leader_hint.h"
@@ -277,6 +278,18 @@ awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request
   for (auto& topic : response.responses)
     for (auto& partition : topic.partitions)
       if (partition.error_code != 0) ++ctx.errors;
+  // A consumer over its fetch quota gets no data and the throttle time (Kafka's throttled response), and what was
+  // read is taken back from its budget: it was never sent.
+  if (fetching_replica(ctx, request).value() < 0) {
+    double bytes = 0;
+    for (const auto& s : found) bytes += static_cast<double>(s.bytes);
+    if (record_quota(ctx, quota::quota_kind::fetch, bytes) > 0) {
+      unrecord_quota(ctx, quota::quota_kind::fetch, bytes);
+      response.responses.clear();
+      response.node_endpoints.clear();
+      co_return response;
+    }
+  }
   for (const auto& s : found) {
     // Once per response, whatever passes the long poll took.
     if (s.throttled) ctx.broker.leader_replication_quota.record(s.bytes);

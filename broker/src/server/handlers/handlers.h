@@ -37,6 +37,10 @@ namespace p = protocol;
   return "/" + (colon == std::string::npos ? peer : peer.substr(0, colon));
 }
 
+awaitable<p::describe_client_quotas_response> handle_describe_client_quotas(request_context& ctx,
+                                                                            p::describe_client_quotas_request& request);
+awaitable<p::alter_client_quotas_response> handle_alter_client_quotas(request_context& ctx,
+                                                                      p::alter_client_quotas_request& request);
 awaitable<p::describe_cluster_response> handle_describe_cluster(request_context& ctx,
                                                                 p::describe_cluster_request& request);
 awaitable<p::describe_acls_response> handle_describe_acls(request_context& ctx, p::describe_acls_request& request);

@@ -9,6 +9,7 @@
 #include "model/record_batch.h"
 #include "model/records.h"
 #include "server/authorization.h"
+#include "server/client_quota_use.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/leader_hint.h"
@@ -267,8 +268,10 @@ bool has_transactional_batches(const p::produce_request& request) {
 // Kafka's checks, before anything else looks at the batches: transactional batches need Write on the request's
 // transactional id (without one they are refused: CVE-2018-17196), or the whole request fails; each topic needs
 // Write. The records of a refused topic are dropped, so no transaction coordinator hears of its partitions.
-// Returns the refused topics (all, with `whole` set, when the transactional id was).
+// Returns the refused topics (all, with `whole` set, when the transactional id was). The produce quota is recorded
+// first: it counts the whole request, refused parts too, as Kafka's does.
 std::set<std::string, std::less<>> refused_topics(request_context& ctx, p::produce_request& request, bool& whole) {
+  record_quota(ctx, quota::quota_kind::produce, static_cast<double>(ctx.request_bytes));
   std::set<std::string, std::less<>> refused;
   whole = has_transactional_batches(request) &&
           !(request.transactional_id &&

@@ -1,0 +1,26 @@
+#include "server/client_quota_use.h"
+
+#include <algorithm>
+
+namespace ferry::server {
+
+std::string_view quota_user(std::string_view principal) {
+  const auto colon = principal.find(':');
+  return colon == std::string_view::npos ? principal : principal.substr(colon + 1);
+}
+
+std::int32_t record_quota(request_context& ctx, quota::quota_kind kind, double amount) {
+  if (ctx.broker.quotas == nullptr) return 0;
+  const auto throttle = ctx.broker.quotas->record(kind, quota_user(ctx.connection.principal),
+                                                  ctx.header.client_id.value_or(""), amount, ctx.broker.clock.now_ms());
+  ctx.throttle_ms = std::max(ctx.throttle_ms, throttle);
+  return throttle;
+}
+
+void unrecord_quota(request_context& ctx, quota::quota_kind kind, double amount) {
+  if (ctx.broker.quotas == nullptr) return;
+  ctx.broker.quotas->unrecord(kind, quota_user(ctx.connection.principal), ctx.header.client_id.value_or(""), amount,
+                              ctx.broker.clock.now_ms());
+}
+
+}  // namespace ferry::server

@@ -1,0 +1,22 @@
+#pragma once
+
+// Client quotas on the request path (KIP-219): what a request used is recorded against its budget, and a client
+// over its quota is throttled: the response carries throttle_time_ms, and the connection reads nothing more for
+// that long, so clients that ignore the field are held back too.
+#include <string_view>
+
+#include "quota/client_quotas.h"
+#include "server/request_context.h"
+
+namespace ferry::server {
+
+// The quota user of a principal: its name ("alice" for User:alice; "ANONYMOUS" unauthenticated), as Kafka's.
+[[nodiscard]] std::string_view quota_user(std::string_view principal);
+
+// Records `amount` (bytes) against the request's budget of `kind`; the throttle it earns, also kept in
+// ctx.throttle_ms (the larger one wins). 0 without quotas.
+std::int32_t record_quota(request_context& ctx, quota::quota_kind kind, double amount);
+// Takes a recorded amount back (a throttled fetch sends no data).
+void unrecord_quota(request_context& ctx, quota::quota_kind kind, double amount);
+
+}  // namespace ferry::server

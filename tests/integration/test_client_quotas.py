@@ -1,0 +1,213 @@
+"""Client quotas (issue 32): kafka-configs.sh sets and describes them through AlterClientQuotas and
+DescribeClientQuotas, and they are stored in Kafka's ZooKeeper layout (/config/users/<u>, /config/users/<u>/clients/<c>,
+/config/clients/<c>, with /config/changes notifications), so ZooKeeper-mode tools read the same quotas."""
+import json
+import threading
+import time
+
+import confluent_kafka
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from conftest import kafka_tool, started_cluster, wait_until
+
+
+@pytest.fixture(scope="module")
+def one():
+    with started_cluster(1) as c:
+        yield c
+
+
+def configs(c, *args, check=True):
+    run = kafka_tool("org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", c.bootstrap, *args)
+    if check:
+        assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+def znode(c, path):
+    zk = c.zookeeper()
+    try:
+        if not zk.exists(path):
+            return None
+        data, _ = zk.get(path)
+        return json.loads(data.decode())
+    finally:
+        zk.stop()
+
+
+def test_user_and_client_quotas_are_stored_in_kafkas_layout_and_described(one):
+    configs(one, "--alter", "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152",
+            "--entity-type", "users", "--entity-name", "alice")
+    configs(one, "--alter", "--add-config", "consumer_byte_rate=65536", "--entity-type", "users", "--entity-name",
+            "alice", "--entity-type", "clients", "--entity-name", "app-1")
+    configs(one, "--alter", "--add-config", "producer_byte_rate=1024", "--entity-type", "clients",
+            "--entity-default")
+    configs(one, "--alter", "--add-config", "consumer_byte_rate=4096", "--entity-type", "users",
+            "--entity-default")
+
+    # The values as Kafka's ZooKeeper-mode broker writes them: a LONG key as an integer (its brokers parse it with
+    # Long.parseLong).
+    assert znode(one, "/config/users/alice")["config"] == {"producer_byte_rate": "1048576",
+                                                          "consumer_byte_rate": "2097152"}
+    assert znode(one, "/config/users/alice/clients/app-1")["config"] == {"consumer_byte_rate": "65536"}
+    assert znode(one, "/config/clients/<default>")["config"] == {"producer_byte_rate": "1024"}
+    assert znode(one, "/config/users/<default>")["config"] == {"consumer_byte_rate": "4096"}
+
+    described = configs(one, "--describe", "--entity-type", "users", "--entity-name", "alice").stdout
+    assert "producer_byte_rate=1048576.0" in described and "consumer_byte_rate=2097152.0" in described, described
+    described = configs(one, "--describe", "--entity-type", "users", "--entity-name", "alice",
+                        "--entity-type", "clients", "--entity-name", "app-1").stdout
+    assert "consumer_byte_rate=65536.0" in described, described
+    described = configs(one, "--describe", "--entity-type", "clients", "--entity-default").stdout
+    assert "producer_byte_rate=1024.0" in described, described
+
+    # Defaults apply to every client of this broker, the other tests' too.
+    configs(one, "--alter", "--delete-config", "producer_byte_rate", "--entity-type", "clients", "--entity-default")
+    configs(one, "--alter", "--delete-config", "consumer_byte_rate", "--entity-type", "users", "--entity-default")
+    assert "producer_byte_rate" not in configs(one, "--describe", "--entity-type", "clients",
+                                               "--entity-default").stdout
+
+    # Removing a key leaves the others.
+    configs(one, "--alter", "--delete-config", "consumer_byte_rate", "--entity-type", "users", "--entity-name",
+            "alice")
+    assert znode(one, "/config/users/alice")["config"] == {"producer_byte_rate": "1048576"}
+    described = configs(one, "--describe", "--entity-type", "users", "--entity-name", "alice").stdout
+    assert "consumer_byte_rate" not in described and "producer_byte_rate=1048576.0" in described, described
+
+
+def test_a_quota_written_by_another_tool_is_described(one):
+    """A node and notification written as a ZooKeeper-mode Kafka tool writes them reach the broker's view."""
+    zk = one.zookeeper()
+    try:
+        zk.ensure_path("/config/clients")
+        zk.create("/config/clients/batch-job", json.dumps({"version": 1, "config": {"producer_byte_rate": "300"}})
+                  .encode())
+        zk.create("/config/changes/config_change_", json.dumps({"version": 2, "entity_path": "clients/batch-job"})
+                  .encode(), sequence=True)
+    finally:
+        zk.stop()
+    wait_until(lambda: "producer_byte_rate=300.0" in configs(
+        one, "--describe", "--entity-type", "clients", "--entity-name", "batch-job").stdout,
+        what="the quota written to ZooKeeper to be described")
+
+
+def test_bad_quotas_are_refused_with_kafkas_reasons(one):
+    run = configs(one, "--alter", "--add-config", "producer_byte_rate=10.5", "--entity-type", "users",
+                  "--entity-name", "bob", check=False)
+    assert run.returncode != 0 and "producer_byte_rate" in run.stdout + run.stderr, run.stdout + run.stderr
+    run = configs(one, "--alter", "--add-config", "no_such_quota=1", "--entity-type", "users", "--entity-name",
+                  "bob", check=False)
+    assert run.returncode != 0, run.stdout + run.stderr
+    # Keys Kafka has whose enforcement Ferry lacks are refused by name, never stored and ignored.
+    run = configs(one, "--alter", "--add-config", "request_percentage=50", "--entity-type", "users",
+                  "--entity-name", "bob", check=False)
+    assert run.returncode != 0 and "does not enforce request_percentage" in run.stdout + run.stderr
+    assert znode(one, "/config/users/bob") is None
+
+
+class Producing:
+    """Produces `size`-byte records as fast as the broker lets it, with librdkafka (which ignores
+    throttle_time_ms: only the broker's muting holds it back), counting the bytes acknowledged."""
+
+    def __init__(self, c, topic, client_id, size=10_000):
+        self.config = {"bootstrap.servers": c.bootstrap, "client.id": client_id, "acks": "all", "linger.ms": 5,
+                       "queue.buffering.max.kbytes": 4096}
+        self.topic, self.value = topic, b"x" * size
+        self.acked = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run)
+
+    def _delivered(self, err, msg):
+        if err is None:
+            self.acked += len(msg.value())
+
+    def _run(self):
+        producer = confluent_kafka.Producer(self.config)
+        while not self._stop.is_set():
+            try:
+                producer.produce(self.topic, self.value, on_delivery=self._delivered)
+            except BufferError:
+                producer.poll(0.05)
+            producer.poll(0)
+        producer.flush(60)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(90)
+
+
+def test_a_producer_is_held_to_its_byte_rate_and_others_are_not(one):
+    """KIP-219 with a client that ignores throttle_time_ms (librdkafka 2.0.2): the broker mutes its connection,
+    so over 30 s it averages its producer_byte_rate within 15%, while a producer without a quota on the same
+    broker goes on at full speed."""
+    rate = 1_048_576
+    configs(one, "--alter", "--add-config", f"producer_byte_rate={rate}", "--entity-type", "clients",
+            "--entity-name", "held-producer")
+    admin = AdminClient({"bootstrap.servers": one.bootstrap})
+    admin.create_topics([NewTopic("quota-produce", 1, 1)])["quota-produce"].result(30)
+    with Producing(one, "quota-produce", "held-producer") as held, Producing(one, "quota-produce", "free") as free:
+        # Kafka's rate is measured over up to 11 one-second windows; what a client sends before its first
+        # throttle is part of its budget, so the average is taken over a span after that settles.
+        wait_until(lambda: held.acked > 2 * rate, timeout=30, what="the held producer to get going")
+        start, held_start, free_start = time.monotonic(), held.acked, free.acked
+        time.sleep(30)  # the measurement's span itself
+        elapsed = time.monotonic() - start
+        held_rate = (held.acked - held_start) / elapsed
+        free_rate = (free.acked - free_start) / elapsed
+    assert abs(held_rate - rate) <= 0.15 * rate, f"held producer: {held_rate:.0f} B/s against {rate}"
+    assert free_rate > 5 * rate, f"unthrottled producer: {free_rate:.0f} B/s"
+
+
+def test_a_consumer_is_held_to_its_byte_rate_and_others_are_not(one):
+    """The same for fetches: a throttled fetch returns no data and mutes the connection, so a consumer with
+    consumer_byte_rate averages it within 15% over 30 s; one without a quota reads the whole topic at once."""
+    rate = 1_048_576
+    configs(one, "--alter", "--add-config", f"consumer_byte_rate={rate}", "--entity-type", "clients",
+            "--entity-name", "held-consumer")
+    admin = AdminClient({"bootstrap.servers": one.bootstrap})
+    admin.create_topics([NewTopic("quota-fetch", 1, 1)])["quota-fetch"].result(30)
+    total = 5000 * 10_000  # 50 MB in 10 kB records
+    producer = confluent_kafka.Producer({"bootstrap.servers": one.bootstrap, "linger.ms": 20})
+    for _ in range(5000):
+        while True:
+            try:
+                producer.produce("quota-fetch", b"y" * 10_000)
+                break
+            except BufferError:
+                producer.poll(0.05)
+    assert producer.flush(120) == 0
+
+    def consumer(client_id):
+        return confluent_kafka.Consumer({"bootstrap.servers": one.bootstrap, "client.id": client_id,
+                                         "group.id": client_id, "auto.offset.reset": "earliest",
+                                         "enable.auto.commit": False})
+
+    def read(c, seconds, until_bytes=None):
+        got, deadline = 0, time.monotonic() + seconds
+        while time.monotonic() < deadline and (until_bytes is None or got < until_bytes):
+            for msg in c.consume(500, 0.2):
+                if not msg.error():
+                    got += len(msg.value())
+        return got
+
+    held, free = consumer("held-consumer"), consumer("free-consumer")
+    try:
+        held.subscribe(["quota-fetch"])
+        free.subscribe(["quota-fetch"])
+        read(held, 60, until_bytes=2 * rate)  # joined, past the first throttle
+        start = time.monotonic()
+        got = read(held, 30)
+        held_rate = got / (time.monotonic() - start)
+        start = time.monotonic()
+        free_got = read(free, 60, until_bytes=total)
+        free_rate = free_got / (time.monotonic() - start)
+    finally:
+        held.close()
+        free.close()
+    assert abs(held_rate - rate) <= 0.15 * rate, f"held consumer: {held_rate:.0f} B/s against {rate}"
+    assert free_got == total and free_rate > 5 * rate, f"unthrottled consumer: {free_got} B at {free_rate:.0f} B/s"
