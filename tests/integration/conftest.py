@@ -489,10 +489,12 @@ def read_response(sock):
     return struct.unpack(">i", frame[:4])[0], frame[4:]
 
 
-def record_batch(values, base_ts=1_700_000_000_000, producer_id=-1, producer_epoch=-1, base_sequence=-1):
+def record_batch(values, base_ts=1_700_000_000_000, producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                 transactional=False):
     """RecordBatch v2 bytes as a client sends them (kafka-python's builder), key b"k", no headers."""
     from kafka.record.default_records import DefaultRecordBatchBuilder
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=producer_id,
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=transactional,
+                                        producer_id=producer_id,
                                         producer_epoch=producer_epoch, base_sequence=base_sequence,
                                         batch_size=1 << 20)
     for i, value in enumerate(values):

@@ -6,7 +6,7 @@ import os
 import socket
 import struct
 
-from conftest import kafka_request, read_response, recv_exactly
+from conftest import kafka_request, kafka_tool, read_response, recv_exactly
 
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
@@ -53,6 +53,21 @@ def java_properties(path, config):
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
+
+
+def broker_config_command(c, *args):
+    """Kafka's kafka-configs (ConfigCommand) against local-cluster --secure's first SASL_PLAINTEXT listener, logged in
+    as ferry-broker (the brokers' own login, a super user by design); the finished process."""
+    properties = java_properties(os.path.join(c.data, "ferry-broker.properties"), librdkafka_config(c, "sasl_plaintext"))
+    return kafka_tool("org.apache.kafka.tools.ConfigCommand", "--bootstrap-server",
+                      c.sasl_plaintext_bootstrap().split(",")[0], "--command-config", properties, *args)
+
+
+def make_scram_user(c, user, password):
+    """`user` with a SCRAM-SHA-512 credential, made with kafka-configs as ferry-broker."""
+    run = broker_config_command(c, "--alter", "--add-config", f"SCRAM-SHA-512=[password={password}]",
+                                "--entity-type", "users", "--entity-name", user)
+    assert run.returncode == 0, f"kafka-configs for {user} failed:\n{run.stdout}\n{run.stderr}"
 
 
 def _string(s):

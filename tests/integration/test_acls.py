@@ -44,7 +44,8 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from conftest import (JAVA_CLIENT_VERSIONS, SOURCE_DIR, init_producer_id, java_checks_classpath, kafka_request,
                       kafka_tool, kcat, produce_v3, read_response, record_batch, started_cluster, wait_until)
-from security_clients import RawSasl, java_properties, kcat_args, librdkafka_config, scram_client_final
+from security_clients import (RawSasl, java_properties, kcat_args, librdkafka_config, make_scram_user,
+                              scram_client_final)
 
 AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
 OVERRIDES = [f"authorizer.class.name={AUTHORIZER}", "super.users=User:admin", "group.initial.rebalance.delay.ms=0",
@@ -214,9 +215,10 @@ class Conn:
     def describe_error(self, topic):
         return self.metadata([topic])[topic]
 
-    def produce(self, topic, value=None):
-        """The error code of a Produce v3 (acks=1) of one record to partition 0 of `topic`."""
-        batch = record_batch([value or f"raw-{self.user}".encode()])
+    def produce(self, topic, value=None, batch=None):
+        """The error code of a Produce v3 (acks=1) without a transactional id of `batch` (default: one record)
+        to partition 0 of `topic`."""
+        batch = batch or record_batch([value or f"raw-{self.user}".encode()])
         return produce_v3(self.sock, topic, 0, batch, self.next_id(), acks=1)[0]
 
     def find_coordinator(self, key, key_type=0):
@@ -548,22 +550,12 @@ def _logs_in(c, broker, user):
         return False
 
 
-def _make_user(c, user):
-    """`user` with a SCRAM-SHA-512 credential, made with Kafka's kafka-configs as ferry-broker."""
-    properties = java_properties(os.path.join(c.data, "acl-broker.properties"), librdkafka_config(c, "sasl_plaintext"))
-    run = kafka_tool("org.apache.kafka.tools.ConfigCommand", "--bootstrap-server",
-                     c.sasl_plaintext_bootstrap().split(",")[0], "--command-config", properties, "--alter",
-                     "--add-config", f"SCRAM-SHA-512=[password={USERS[user]}]", "--entity-type", "users",
-                     "--entity-name", user)
-    assert run.returncode == 0, f"kafka-configs for {user} failed:\n{run.stdout}\n{run.stderr}"
-
-
 @pytest.fixture(scope="module")
 def acls(programs):
     with started_cluster(3, secure=True, overrides=OVERRIDES) as c:
         java_properties(os.path.join(c.data, "acl-admin.properties"), client_config(c, "admin"))
         with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
-            list(pool.map(lambda user: _make_user(c, user), USERS))
+            list(pool.map(lambda user: make_scram_user(c, user, USERS[user]), USERS))
         for user in USERS:
             for b in range(c.brokers):
                 wait_until(lambda: _logs_in(c, b, user), timeout=30, what=f"{user}'s login at broker {b}")
@@ -1055,3 +1047,96 @@ def test_no_acl_means_no_access_by_default(acls):
     delivered, errors, _ = confluent_produce(c, "alice", T_NO_ACLS, [b"alice-default"])
     assert delivered == [] and [e.code() for e in errors] == [KafkaError.TOPIC_AUTHORIZATION_FAILED], errors
     assert read_all(c, T_NO_ACLS)[1] == 0
+
+
+
+def test_the_admin_calls_of_strimzis_user_operator_round_trip(acls, programs):
+    """What Strimzi's User Operator does for a KafkaUser, with Java's AdminClient: its SCRAM credential
+    (alterUserScramCredentials), its quotas (alterClientQuotas, describeClientQuotas) and its ACLs (createAcls,
+    describeAcls, deleteAcls), each read back; only a principal with Alter on the cluster may make them."""
+    c = acls
+    user, password = "erin", "erin-secret"
+    entity, client_entity = f"user={user}", f"user={user},client-id=<default>"
+    acl = f"TOPIC,PREFIXED,erin-,User:{user},*,WRITE,ALLOW"
+    acl_filter = f"ANY,ANY,null,User:{user},null,ANY,ANY"
+    scram = {"step": "alter-scram", "scram.user": user, "password": password}
+    refused = run_java(c, programs, [
+        {"user": "bob", "name": "bob-scram", **scram},
+        {"user": "bob", "name": "bob-quotas", "step": "alter-quotas", "entity": entity, "ops": "producer_byte_rate=1"},
+    ])
+    assert not refused["bob-scram"]["ok"] and not refused["bob-quotas"]["ok"], refused
+    assert all("org.apache.kafka.common.errors.ClusterAuthorizationException" in step["error_classes"]
+               for step in refused.values()), refused
+
+    steps = run_java(c, programs, [
+        {"user": "admin", "name": "scram", **scram},
+        {"user": "admin", "name": "scram-read", "step": "describe-scram", "scram.user": user},
+        {"user": "admin", "name": "quotas", "step": "alter-quotas", "entity": entity,
+         "ops": "producer_byte_rate=1048576,consumer_byte_rate=2097152"},
+        {"user": "admin", "name": "client-quotas", "step": "alter-quotas", "entity": client_entity,
+         "ops": "consumer_byte_rate=4096"},
+        {"user": "admin", "name": "quota-removed", "step": "alter-quotas", "entity": entity,
+         "ops": "consumer_byte_rate="},
+        {"user": "admin", "name": "quotas-read", "step": "describe-quotas", "entity": entity},
+        {"user": "admin", "name": "client-quotas-read", "step": "describe-quotas", "entity": client_entity},
+        {"user": "admin", "name": "acls", "step": "create-acls", "acls": acl},
+        {"user": "admin", "name": "acls-read", "step": "describe-acls", "filter": acl_filter},
+        {"user": "admin", "name": "acls-deleted", "step": "delete-acls", "filters": acl_filter},
+        {"user": "admin", "name": "acls-gone", "step": "describe-acls", "filter": acl_filter},
+    ])
+    assert all(step["ok"] for step in steps.values()), steps
+    assert steps["scram-read"]["credentials"] == [{"mechanism": "SCRAM-SHA-512", "iterations": 4096}], steps
+    assert steps["quotas-read"]["entities"] == [
+        {"entity": {"user": user}, "quotas": {"producer_byte_rate": 1048576.0}}], steps
+    assert steps["client-quotas-read"]["entities"] == [
+        {"entity": {"user": user, "client-id": "<default>"}, "quotas": {"consumer_byte_rate": 4096.0}}], steps
+    assert steps["acls-read"]["bindings"] == [acl] and steps["acls-deleted"]["deleted"] == [acl], steps
+    assert steps["acls-gone"]["bindings"] == [], steps
+
+    # Kafka's layout, so ZooKeeper-mode tools read the same: the credential and the quota in /config/users/erin.
+    zk = c.zookeeper()
+    try:
+        data, _ = zk.get(f"/config/users/{user}")
+        client_data, _ = zk.get(f"/config/users/{user}/clients/<default>")
+    finally:
+        zk.stop()
+    config = json.loads(data)["config"]
+    assert config["producer_byte_rate"] == "1048576" and "consumer_byte_rate" not in config, config
+    assert "SCRAM-SHA-512" in config and password not in data.decode(), config
+    assert json.loads(client_data)["config"] == {"consumer_byte_rate": "4096"}
+    # ... and the credential logs in at every broker.
+    for b in range(c.brokers):
+        login = librdkafka_config(c, "sasl_plaintext", user, password, MECHANISM)
+        login["bootstrap.servers"] = c.sasl_plaintext_bootstrap().split(",")[b]
+        wait_until(lambda: _lists_topics(login), timeout=SETTLE_S, what=f"{user}'s login at broker {b}")
+
+
+def _lists_topics(config):
+    try:
+        AdminClient(config).list_topics(timeout=5)
+        return True
+    except confluent_kafka.KafkaException:
+        return False
+
+
+def test_a_transactional_batch_without_a_transactional_id_is_refused(acls):
+    """CVE-2018-17196: Write on a topic does not let a producer write transactional batches without naming (and
+    being allowed Write on) a transactional id; Kafka refuses the whole request, even a super user's."""
+    c = acls
+    leader = c.leader(T_PRODUCE, 0)
+    batch = record_batch([b"cve-2018-17196"], producer_id=4242, producer_epoch=0, base_sequence=0, transactional=True)
+    with Conn(c, leader, "admin") as conn:
+        assert conn.produce(T_PRODUCE, batch=batch) == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        # Written as a plain batch instead, the same record is accepted: only the transactional flag was refused.
+        assert conn.produce(T_PRODUCE, batch=record_batch([b"cve-2018-17196-plain"])) == NONE
+    consumer = confluent_kafka.Consumer(client_config(c, "admin", **{
+        "group.id": f"cve-{uuid.uuid4()}", "auto.offset.reset": "earliest", "enable.auto.commit": False}))
+    try:
+        consumer.assign([TopicPartition(T_PRODUCE, 0, 0)])
+        seen = []
+        deadline = time.monotonic() + 30
+        while b"cve-2018-17196-plain" not in seen and time.monotonic() < deadline:
+            seen += [m.value() for m in consumer.consume(100, 1) if not m.error()]
+    finally:
+        consumer.close()
+    assert b"cve-2018-17196-plain" in seen and b"cve-2018-17196" not in seen, seen

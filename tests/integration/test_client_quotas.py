@@ -1,6 +1,10 @@
 """Client quotas (issue 32): kafka-configs.sh sets and describes them through AlterClientQuotas and
 DescribeClientQuotas, and they are stored in Kafka's ZooKeeper layout (/config/users/<u>, /config/users/<u>/clients/<c>,
-/config/clients/<c>, with /config/changes notifications), so ZooKeeper-mode tools read the same quotas."""
+/config/clients/<c>, with /config/changes notifications), so ZooKeeper-mode tools read the same quotas.
+
+One local-cluster --secure broker; kafka-configs runs as ferry-broker, and the clients log in over SASL_PLAINTEXT with
+SCRAM-SHA-512 as the users made at module setup, so user entities (users/alice) apply to them. The clients are
+confluent-kafka on Debian's librdkafka 2.0.2, which ignores throttle_time_ms: only the broker's muting holds them."""
 import json
 import threading
 import time
@@ -9,20 +13,45 @@ import confluent_kafka
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import kafka_tool, started_cluster, wait_until
+from conftest import started_cluster, wait_until
+from security_clients import broker_config_command, librdkafka_config, make_scram_user
+
+# alice's producer and carol's consumer are held by quotas; bob's producer and dave's consumer are not.
+USERS = {name: f"{name}-secret" for name in ("alice", "bob", "carol", "dave")}
 
 
 @pytest.fixture(scope="module")
 def one():
-    with started_cluster(1) as c:
+    with started_cluster(1, secure=True) as c:
+        for user, password in USERS.items():
+            make_scram_user(c, user, password)
+        wait_until(lambda: _logs_in(c, "dave"), timeout=30, what="the users' logins")
         yield c
 
 
+def client_config(c, user, **extra):
+    return {**librdkafka_config(c, "sasl_plaintext", user, USERS[user], "SCRAM-SHA-512"), **extra}
+
+
+def _logs_in(c, user):
+    try:
+        AdminClient(client_config(c, user)).list_topics(timeout=5)
+        return True
+    except confluent_kafka.KafkaException:
+        return False
+
+
 def configs(c, *args, check=True):
-    run = kafka_tool("org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", c.bootstrap, *args)
+    run = broker_config_command(c, *args)
     if check:
         assert run.returncode == 0, run.stdout + run.stderr
     return run
+
+
+def quota_series(c, name, kind, user="", client_id=""):
+    """The broker's series `name` of one client quota budget (0 when it has none)."""
+    labels = frozenset({("kind", kind), ("user", user), ("client_id", client_id)})
+    return c.metrics(0).get((name, labels), 0)
 
 
 def znode(c, path):
@@ -38,9 +67,9 @@ def znode(c, path):
 
 def test_user_and_client_quotas_are_stored_in_kafkas_layout_and_described(one):
     configs(one, "--alter", "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152",
-            "--entity-type", "users", "--entity-name", "alice")
+            "--entity-type", "users", "--entity-name", "erin")
     configs(one, "--alter", "--add-config", "consumer_byte_rate=65536", "--entity-type", "users", "--entity-name",
-            "alice", "--entity-type", "clients", "--entity-name", "app-1")
+            "erin", "--entity-type", "clients", "--entity-name", "app-1")
     configs(one, "--alter", "--add-config", "producer_byte_rate=1024", "--entity-type", "clients",
             "--entity-default")
     configs(one, "--alter", "--add-config", "consumer_byte_rate=4096", "--entity-type", "users",
@@ -48,15 +77,15 @@ def test_user_and_client_quotas_are_stored_in_kafkas_layout_and_described(one):
 
     # The values as Kafka's ZooKeeper-mode broker writes them: a LONG key as an integer (its brokers parse it with
     # Long.parseLong).
-    assert znode(one, "/config/users/alice")["config"] == {"producer_byte_rate": "1048576",
+    assert znode(one, "/config/users/erin")["config"] == {"producer_byte_rate": "1048576",
                                                           "consumer_byte_rate": "2097152"}
-    assert znode(one, "/config/users/alice/clients/app-1")["config"] == {"consumer_byte_rate": "65536"}
+    assert znode(one, "/config/users/erin/clients/app-1")["config"] == {"consumer_byte_rate": "65536"}
     assert znode(one, "/config/clients/<default>")["config"] == {"producer_byte_rate": "1024"}
     assert znode(one, "/config/users/<default>")["config"] == {"consumer_byte_rate": "4096"}
 
-    described = configs(one, "--describe", "--entity-type", "users", "--entity-name", "alice").stdout
+    described = configs(one, "--describe", "--entity-type", "users", "--entity-name", "erin").stdout
     assert "producer_byte_rate=1048576.0" in described and "consumer_byte_rate=2097152.0" in described, described
-    described = configs(one, "--describe", "--entity-type", "users", "--entity-name", "alice",
+    described = configs(one, "--describe", "--entity-type", "users", "--entity-name", "erin",
                         "--entity-type", "clients", "--entity-name", "app-1").stdout
     assert "consumer_byte_rate=65536.0" in described, described
     described = configs(one, "--describe", "--entity-type", "clients", "--entity-default").stdout
@@ -70,9 +99,9 @@ def test_user_and_client_quotas_are_stored_in_kafkas_layout_and_described(one):
 
     # Removing a key leaves the others.
     configs(one, "--alter", "--delete-config", "consumer_byte_rate", "--entity-type", "users", "--entity-name",
-            "alice")
-    assert znode(one, "/config/users/alice")["config"] == {"producer_byte_rate": "1048576"}
-    described = configs(one, "--describe", "--entity-type", "users", "--entity-name", "alice").stdout
+            "erin")
+    assert znode(one, "/config/users/erin")["config"] == {"producer_byte_rate": "1048576"}
+    described = configs(one, "--describe", "--entity-type", "users", "--entity-name", "erin").stdout
     assert "consumer_byte_rate" not in described and "producer_byte_rate=1048576.0" in described, described
 
 
@@ -94,26 +123,26 @@ def test_a_quota_written_by_another_tool_is_described(one):
 
 def test_bad_quotas_are_refused_with_kafkas_reasons(one):
     run = configs(one, "--alter", "--add-config", "producer_byte_rate=10.5", "--entity-type", "users",
-                  "--entity-name", "bob", check=False)
+                  "--entity-name", "frank", check=False)
     assert run.returncode != 0 and "producer_byte_rate" in run.stdout + run.stderr, run.stdout + run.stderr
     run = configs(one, "--alter", "--add-config", "no_such_quota=1", "--entity-type", "users", "--entity-name",
-                  "bob", check=False)
+                  "frank", check=False)
     assert run.returncode != 0, run.stdout + run.stderr
     # Keys Kafka has whose enforcement Ferry lacks are refused by name, never stored and ignored.
     run = configs(one, "--alter", "--add-config", "request_percentage=50", "--entity-type", "users",
-                  "--entity-name", "bob", check=False)
+                  "--entity-name", "frank", check=False)
     assert run.returncode != 0 and "does not enforce request_percentage" in run.stdout + run.stderr
-    assert znode(one, "/config/users/bob") is None
+    assert znode(one, "/config/users/frank") is None
 
 
 class Producing:
-    """Produces `size`-byte records as fast as the broker lets it, with librdkafka (which ignores
+    """Produces `size`-byte records as `user` as fast as the broker lets it, with librdkafka (which ignores
     throttle_time_ms: only the broker's muting holds it back), counting the bytes acknowledged."""
 
-    def __init__(self, c, topic, client_id, size=10_000):
-        self.config = {"bootstrap.servers": c.bootstrap, "client.id": client_id, "acks": "all", "linger.ms": 5,
-                       "queue.buffering.max.kbytes": 4096}
+    def __init__(self, c, topic, user, size=10_000, pace=None):
+        self.config = client_config(c, user, **{"acks": "all", "linger.ms": 5, "queue.buffering.max.kbytes": 4096})
         self.topic, self.value = topic, b"x" * size
+        self.pace = pace  # at most this many bytes a second, when given (the disk an unthrottled producer fills)
         self.acked = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run)
@@ -124,9 +153,14 @@ class Producing:
 
     def _run(self):
         producer = confluent_kafka.Producer(self.config)
+        start, sent = time.monotonic(), 0
         while not self._stop.is_set():
+            if self.pace and sent > self.pace * (time.monotonic() - start):
+                producer.poll(0.01)
+                continue
             try:
                 producer.produce(self.topic, self.value, on_delivery=self._delivered)
+                sent += len(self.value)
             except BufferError:
                 producer.poll(0.05)
             producer.poll(0)
@@ -142,15 +176,17 @@ class Producing:
 
 
 def test_a_producer_is_held_to_its_byte_rate_and_others_are_not(one):
-    """KIP-219 with a client that ignores throttle_time_ms (librdkafka 2.0.2): the broker mutes its connection,
-    so over 30 s it averages its producer_byte_rate within 15%, while a producer without a quota on the same
-    broker goes on at full speed."""
+    """KIP-219 with a client that ignores throttle_time_ms (librdkafka 2.0.2): alice's quota, set with
+    `kafka-configs --alter --add-config producer_byte_rate=1048576 --entity-type users --entity-name alice`, mutes
+    her connection, so over 30 s she averages it within 15%, while bob, without a quota, keeps the 8 MiB/s he paces
+    himself to (bounded: the disk it fills)
+    on the same broker. Her budget's metrics count her bytes and throttles; bob's are never throttled."""
     rate = 1_048_576
-    configs(one, "--alter", "--add-config", f"producer_byte_rate={rate}", "--entity-type", "clients",
-            "--entity-name", "held-producer")
-    admin = AdminClient({"bootstrap.servers": one.bootstrap})
+    configs(one, "--alter", "--add-config", f"producer_byte_rate={rate}", "--entity-type", "users",
+            "--entity-name", "alice")
+    admin = AdminClient(client_config(one, "alice"))
     admin.create_topics([NewTopic("quota-produce", 1, 1)])["quota-produce"].result(30)
-    with Producing(one, "quota-produce", "held-producer") as held, Producing(one, "quota-produce", "free") as free:
+    with Producing(one, "quota-produce", "alice") as held, Producing(one, "quota-produce", "bob", pace=8 * rate) as free:
         # Kafka's rate is measured over up to 11 one-second windows; what a client sends before its first
         # throttle is part of its budget, so the average is taken over a span after that settles.
         wait_until(lambda: held.acked > 2 * rate, timeout=30, what="the held producer to get going")
@@ -160,19 +196,28 @@ def test_a_producer_is_held_to_its_byte_rate_and_others_are_not(one):
         held_rate = (held.acked - held_start) / elapsed
         free_rate = (free.acked - free_start) / elapsed
     assert abs(held_rate - rate) <= 0.15 * rate, f"held producer: {held_rate:.0f} B/s against {rate}"
-    assert free_rate > 5 * rate, f"unthrottled producer: {free_rate:.0f} B/s"
+    assert free_rate > 0.85 * 8 * rate, f"unthrottled producer: {free_rate:.0f} B/s against its own pace of {8 * rate}"
+    # One budget for every client of alice's (no client_id tag), as Kafka tags it.
+    assert quota_series(one, "ferry_client_quota_bytes_total", "produce", "alice") >= held.acked
+    assert quota_series(one, "ferry_client_quota_throttled_requests_total", "produce", "alice") > 0
+    assert quota_series(one, "ferry_client_quota_throttle_time_seconds_total", "produce", "alice") > 20
+    others = [value for (name, labels), value in one.metrics(0).items()
+              if name == "ferry_client_quota_throttled_requests_total" and ("kind", "produce") in labels
+              and ("user", "alice") not in labels]
+    assert sum(others) == 0, others
 
 
 def test_a_consumer_is_held_to_its_byte_rate_and_others_are_not(one):
-    """The same for fetches: a throttled fetch returns no data and mutes the connection, so a consumer with
-    consumer_byte_rate averages it within 15% over 30 s; one without a quota reads the whole topic at once."""
+    """The same for fetches, with a quota on one client of one user (users/carol/clients/held-consumer): a
+    throttled fetch returns no data and mutes the connection, so carol's consumer averages consumer_byte_rate
+    within 15% over 30 s, while dave's, without a quota, reads the whole topic at once."""
     rate = 1_048_576
-    configs(one, "--alter", "--add-config", f"consumer_byte_rate={rate}", "--entity-type", "clients",
-            "--entity-name", "held-consumer")
-    admin = AdminClient({"bootstrap.servers": one.bootstrap})
+    configs(one, "--alter", "--add-config", f"consumer_byte_rate={rate}", "--entity-type", "users",
+            "--entity-name", "carol", "--entity-type", "clients", "--entity-name", "held-consumer")
+    admin = AdminClient(client_config(one, "bob"))
     admin.create_topics([NewTopic("quota-fetch", 1, 1)])["quota-fetch"].result(30)
     total = 5000 * 10_000  # 50 MB in 10 kB records
-    producer = confluent_kafka.Producer({"bootstrap.servers": one.bootstrap, "linger.ms": 20})
+    producer = confluent_kafka.Producer(client_config(one, "bob", **{"linger.ms": 20}))
     for _ in range(5000):
         while True:
             try:
@@ -182,10 +227,10 @@ def test_a_consumer_is_held_to_its_byte_rate_and_others_are_not(one):
                 producer.poll(0.05)
     assert producer.flush(120) == 0
 
-    def consumer(client_id):
-        return confluent_kafka.Consumer({"bootstrap.servers": one.bootstrap, "client.id": client_id,
-                                         "group.id": client_id, "auto.offset.reset": "earliest",
-                                         "enable.auto.commit": False})
+    def consumer(user, client_id):
+        return confluent_kafka.Consumer(client_config(one, user, **{
+            "client.id": client_id, "group.id": client_id, "auto.offset.reset": "earliest",
+            "enable.auto.commit": False}))
 
     def read(c, seconds, until_bytes=None):
         got, deadline = 0, time.monotonic() + seconds
@@ -195,11 +240,11 @@ def test_a_consumer_is_held_to_its_byte_rate_and_others_are_not(one):
                     got += len(msg.value())
         return got
 
-    held, free = consumer("held-consumer"), consumer("free-consumer")
+    held, free = consumer("carol", "held-consumer"), consumer("dave", "free-consumer")
     try:
         held.subscribe(["quota-fetch"])
         free.subscribe(["quota-fetch"])
-        read(held, 60, until_bytes=2 * rate)  # joined, past the first throttle
+        warm = read(held, 60, until_bytes=2 * rate)  # joined, past the first throttle
         start = time.monotonic()
         got = read(held, 30)
         held_rate = got / (time.monotonic() - start)
@@ -211,3 +256,7 @@ def test_a_consumer_is_held_to_its_byte_rate_and_others_are_not(one):
         free.close()
     assert abs(held_rate - rate) <= 0.15 * rate, f"held consumer: {held_rate:.0f} B/s against {rate}"
     assert free_got == total and free_rate > 5 * rate, f"unthrottled consumer: {free_got} B at {free_rate:.0f} B/s"
+    # Counted in the budget of carol's held-consumer (both tags: the quota's entity names both).
+    counted = quota_series(one, "ferry_client_quota_bytes_total", "fetch", "carol", "held-consumer")
+    assert counted >= warm + got, (counted, warm, got)
+    assert quota_series(one, "ferry_client_quota_throttled_requests_total", "fetch", "carol", "held-consumer") > 0

@@ -29,9 +29,9 @@ import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import (JAVA_CLIENT_VERSIONS, SOURCE_DIR, java_checks_classpath, kafka_tool, kcat, started_cluster,
+from conftest import (JAVA_CLIENT_VERSIONS, SOURCE_DIR, java_checks_classpath, kcat, started_cluster,
                       wait_until)
-from security_clients import java_properties, kcat_args, librdkafka_config
+from security_clients import java_properties, kcat_args, librdkafka_config, make_scram_user
 
 GO = shutil.which("go") or "/usr/local/go/bin/go"  # scripts/install-deps fetched the program's modules
 FRANZ_SECURE = os.path.join(SOURCE_DIR, "tests", "go", "franz-secure")
@@ -135,14 +135,7 @@ def _logs_in(c, broker, mechanism):
 def scram_user(secure):
     """USER with a SCRAM-SHA-512 credential, made once with Kafka's kafka-configs (ConfigCommand) as ferry-broker,
     and accepted by every broker."""
-    with tempfile.TemporaryDirectory() as scratch:
-        properties = java_properties(os.path.join(scratch, "admin.properties"),
-                                     librdkafka_config(secure, "sasl_plaintext"))
-        run = kafka_tool("org.apache.kafka.tools.ConfigCommand", "--bootstrap-server",
-                         secure.sasl_plaintext_bootstrap().split(",")[0], "--command-config", properties, "--alter",
-                         "--add-config", f"SCRAM-SHA-512=[password={PASSWORD}]", "--entity-type", "users",
-                         "--entity-name", USER)
-    assert run.returncode == 0, run.stdout + run.stderr
+    make_scram_user(secure, USER, PASSWORD)
     for broker in range(3):
         wait_until(lambda: _logs_in(secure, broker, "SCRAM-SHA-512"), timeout=30, what=f"{USER}'s login at {broker}")
     return USER, PASSWORD

@@ -234,10 +234,12 @@ http_reply route(const admin_sources& s, const std::string& method, const std::s
   if (path == "/metrics") {
     if (s.refresh_metrics) s.refresh_metrics();
     auto families = s.metrics->registry()->Collect();
-    if (s.lag != nullptr) {
-      auto lag = s.lag->Collect();
-      families.insert(families.end(), std::make_move_iterator(lag.begin()), std::make_move_iterator(lag.end()));
-    }
+    auto append = [&families](const prometheus::Collectable& c) {
+      auto more = c.Collect();
+      families.insert(families.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+    };
+    if (s.lag != nullptr) append(*s.lag);
+    for (const auto* c : s.collectables) append(*c);
     return {200, "text/plain; version=0.0.4", prometheus::TextSerializer().Serialize(families)};
   }
   if (path == "/v1/health") return json_reply(200, {{"status", "ok"}, {"broker_id", s.broker_id}});

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <prometheus/collectable.h>
+
 #include <functional>
 #include <string>
 #include <string_view>
@@ -28,6 +30,8 @@ struct admin_sources {
   std::function<std::vector<std::string>(bool in_sync)> not_ready;
   // Brings gauges up to date before /metrics is rendered (partition offsets and sizes, open connections).
   std::function<void()> refresh_metrics;
+  // Series computed at scrape time besides the registry's and the lag's (the client quota budgets).
+  std::vector<const prometheus::Collectable*> collectables;
 };
 
 struct http_reply {

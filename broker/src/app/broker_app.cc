@@ -261,7 +261,8 @@ void broker_app::start() {
                            .groups = groups_.get(),
                            .lag = lag_.get(),
                            .not_ready = [this](bool in_sync) { return not_ready(in_sync); },
-                           .refresh_metrics = [this] { refresh_metrics(); }},
+                           .refresh_metrics = [this] { refresh_metrics(); },
+                           .collectables = {&quota_metrics_}},
       std::move(admin_access).value());
   if (const auto bound = admin_->listen(config_.admin.host, config_.admin.port); !bound)
     throw std::runtime_error("cannot listen on admin.listener=" + config_.admin.host + ":" +

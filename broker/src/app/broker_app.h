@@ -22,6 +22,7 @@
 #include "net/io_context_pool.h"
 #include "net/tcp_server.h"
 #include "quota/client_quotas.h"
+#include "quota/quota_metrics.h"
 #include "replication/partition_manager.h"
 #include "security/credential_store.h"
 #include "server/coordinator_log.h"
@@ -99,6 +100,7 @@ class broker_app {
   std::optional<authz::decision_settings> authorizer_;
   // The client quotas' sensors; their table follows the view.
   quota::client_quotas quotas_;
+  quota::quota_metrics quota_metrics_{quotas_};
   // TLS and SASL of the listeners and of this broker's connections to others (created first in start()).
   std::unique_ptr<listener_security> security_;
   net::io_context_pool network_;

@@ -7,6 +7,7 @@ import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -16,6 +17,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.clients.admin.UserScramCredentialsDescription;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
@@ -28,6 +33,10 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
 import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -64,6 +73,16 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * <li>authorized-operations: describeCluster, and describeTopics of ferry.topic and describeConsumerGroups of
  *     ferry.group when given, with includeAuthorizedOperations; prints each operation set (null when the
  *     broker sent none).</li>
+ * </ul>
+ * and the other AdminClient calls Strimzi's User Operator makes for a user:
+ * <ul>
+ * <li>alter-scram: upserts ferry.scram.user's SCRAM-SHA-512 credential with ferry.password (4096 iterations);</li>
+ * <li>describe-scram: describeUserScramCredentials of ferry.scram.user; prints its mechanisms and iterations;</li>
+ * <li>alter-quotas: alterClientQuotas of ferry.entity (user=NAME and/or client-id=NAME separated by ',', a NAME of
+ *     "&lt;default&gt;" the default entity) with ferry.ops, KEY=VALUE separated by ',' (an empty VALUE removes
+ *     the key);</li>
+ * <li>describe-quotas: describeClientQuotas with a strict filter matching ferry.entity exactly; prints each
+ *     entity found and its quotas.</li>
  * </ul>
  * A binding is RESOURCE_TYPE,PATTERN_TYPE,NAME,PRINCIPAL,HOST,OPERATION,PERMISSION in the enums' names
  * (TOPIC,LITERAL,orders,User:alice,*,READ,ALLOW); a filter has the same fields, where a name, principal or host
@@ -114,6 +133,10 @@ public final class AclClients {
                 case "describe-acls": describeAcls(all, out); break;
                 case "delete-acls": deleteAcls(all, out); break;
                 case "authorized-operations": authorizedOperations(all, out); break;
+                case "alter-scram": alterScram(all, out); break;
+                case "describe-scram": describeScram(all, out); break;
+                case "alter-quotas": alterQuotas(all, out); break;
+                case "describe-quotas": describeQuotas(all, out); break;
                 default: throw new IllegalArgumentException("unknown ferry.step " + step);
             }
             List<Object> line = new ArrayList<>(List.of("name", name, "step", step, "ok", true));
@@ -217,6 +240,67 @@ public final class AclClients {
             } finally {
                 out.addAll(List.of("stage", stage));
             }
+        }
+    }
+
+    private static void alterScram(Properties all, List<Object> out) throws Exception {
+        ScramCredentialInfo info = new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096);
+        try (Admin admin = Admin.create(clientSettings(all))) {
+            admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(
+                all.getProperty("ferry.scram.user"), info, all.getProperty("ferry.password")))).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    private static void describeScram(Properties all, List<Object> out) throws Exception {
+        String user = all.getProperty("ferry.scram.user");
+        try (Admin admin = Admin.create(clientSettings(all))) {
+            UserScramCredentialsDescription d =
+                admin.describeUserScramCredentials(List.of(user)).description(user).get(60, TimeUnit.SECONDS);
+            List<Object> credentials = new ArrayList<>();
+            for (ScramCredentialInfo info : d.credentialInfos())
+                credentials.add(Map.of("mechanism", info.mechanism().mechanismName(), "iterations", info.iterations()));
+            out.addAll(List.of("credentials", credentials));
+        }
+    }
+
+    /** ferry.entity as ClientQuotaEntity's map: a null name is the default entity. */
+    private static Map<String, String> quotaEntity(Properties all) {
+        Map<String, String> entity = new HashMap<>();
+        for (String part : all.getProperty("ferry.entity").split(",")) {
+            String[] kv = part.split("=", 2);
+            entity.put(kv[0], kv[1].equals("<default>") ? null : kv[1]);
+        }
+        return entity;
+    }
+
+    private static void alterQuotas(Properties all, List<Object> out) throws Exception {
+        List<ClientQuotaAlteration.Op> ops = new ArrayList<>();
+        for (String op : all.getProperty("ferry.ops").split(",")) {
+            String[] kv = op.split("=", 2);
+            ops.add(new ClientQuotaAlteration.Op(kv[0], kv[1].isEmpty() ? null : Double.valueOf(kv[1])));
+        }
+        try (Admin admin = Admin.create(clientSettings(all))) {
+            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(new ClientQuotaEntity(quotaEntity(all)), ops)))
+                .all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    private static void describeQuotas(Properties all, List<Object> out) throws Exception {
+        List<ClientQuotaFilterComponent> components = new ArrayList<>();
+        for (Map.Entry<String, String> e : quotaEntity(all).entrySet()) {
+            components.add(e.getValue() == null ? ClientQuotaFilterComponent.ofDefaultEntity(e.getKey())
+                                                : ClientQuotaFilterComponent.ofEntity(e.getKey(), e.getValue()));
+        }
+        try (Admin admin = Admin.create(clientSettings(all))) {
+            Map<ClientQuotaEntity, Map<String, Double>> found =
+                admin.describeClientQuotas(ClientQuotaFilter.containsOnly(components)).entities().get(60, TimeUnit.SECONDS);
+            List<Object> entities = new ArrayList<>();
+            for (Map.Entry<ClientQuotaEntity, Map<String, Double>> e : found.entrySet()) {
+                Map<String, Object> entity = new HashMap<>();
+                e.getKey().entries().forEach((type, name) -> entity.put(type, name == null ? "<default>" : name));
+                entities.add(Map.of("entity", entity, "quotas", e.getValue()));
+            }
+            out.addAll(List.of("entities", entities));
         }
     }
 
