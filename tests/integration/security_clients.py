@@ -201,3 +201,27 @@ def describe_scram_users(address, user, password):
         return out
     finally:
         sasl.close()
+
+
+class LoginFailed(Exception):
+    pass
+
+
+def scram_login(address, user, password):
+    """A connection by hand to a SASL_PLAINTEXT listener at `address`, logged in as `user` with SCRAM-SHA-512: the
+    RawSasl, ready for requests (LoginFailed when the broker refused)."""
+    sasl = RawSasl(address, "SCRAM-SHA-512")
+    try:
+        if sasl.handshake_error != 0:
+            raise LoginFailed(f"SaslHandshake: error {sasl.handshake_error}")
+        bare = f"n={user},r={base64.b64encode(os.urandom(18)).decode()}"
+        error, server_first = sasl.authenticate(b"n,," + bare.encode())
+        if error != 0:
+            raise LoginFailed(f"{user} at {address}: client-first got error {error}")
+        error, _ = sasl.authenticate(scram_client_final(password, bare, server_first.decode()).encode())
+        if error != 0:
+            raise LoginFailed(f"{user} at {address}: client-final got error {error}")
+    except BaseException:
+        sasl.close()
+        raise
+    return sasl

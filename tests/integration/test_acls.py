@@ -24,7 +24,6 @@ tests/java/src/main/java/ferry/AclClients.java), franz-go (tests/go/franz-acl) a
 InitProducerId v0, Create/Describe/DeleteAcls v1). The Java, Go and JavaScript programs are built while the
 cluster starts, offline (scripts/install-deps fetched their dependencies).
 """
-import base64
 import collections
 import concurrent.futures
 import json
@@ -44,8 +43,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from conftest import (JAVA_CLIENT_VERSIONS, SOURCE_DIR, init_producer_id, java_checks_classpath, kafka_request,
                       kafka_tool, kcat, produce_v3, read_response, record_batch, started_cluster, wait_until)
-from security_clients import (RawSasl, java_properties, kcat_args, librdkafka_config, make_scram_user,
-                              scram_client_final)
+from security_clients import (LoginFailed, java_properties, kcat_args, librdkafka_config, make_scram_user, scram_login)
 
 AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
 OVERRIDES = [f"authorizer.class.name={AUTHORIZER}", "super.users=User:admin", "group.initial.rebalance.delay.ms=0",
@@ -149,31 +147,13 @@ def _encode_acl(a):
             + struct.pack(">bb", OPERATIONS[a.operation], PERMISSIONS[a.permission]))
 
 
-class LoginFailed(Exception):
-    pass
-
-
 class Conn:
     """One connection by hand to a broker's SASL_PLAINTEXT listener, logged in as `user` with SCRAM-SHA-512."""
 
     def __init__(self, c, broker, user):
         self.broker, self.user = broker, user
-        self.sasl = RawSasl(c.sasl_plaintext_bootstrap().split(",")[broker], MECHANISM)
+        self.sasl = scram_login(c.sasl_plaintext_bootstrap().split(",")[broker], user, USERS[user])
         self.sock = self.sasl.sock
-        try:
-            if self.sasl.handshake_error != NONE:
-                raise LoginFailed(f"SaslHandshake: error {self.sasl.handshake_error}")
-            bare = f"n={user},r={base64.b64encode(os.urandom(18)).decode()}"
-            error, server_first = self.sasl.authenticate(b"n,," + bare.encode())
-            if error != NONE:
-                raise LoginFailed(f"{user} at broker {broker}: client-first got error {error}")
-            final = scram_client_final(USERS[user], bare, server_first.decode(), hash_name="sha512")
-            error, _ = self.sasl.authenticate(final.encode())
-            if error != NONE:
-                raise LoginFailed(f"{user} at broker {broker}: client-final got error {error}")
-        except BaseException:
-            self.close()
-            raise
 
     def close(self):
         self.sasl.close()

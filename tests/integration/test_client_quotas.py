@@ -6,6 +6,7 @@ One local-cluster --secure broker; kafka-configs runs as ferry-broker, and the c
 SCRAM-SHA-512 as the users made at module setup, so user entities (users/alice) apply to them. The clients are
 confluent-kafka on Debian's librdkafka 2.0.2, which ignores throttle_time_ms: only the broker's muting holds them."""
 import json
+import struct
 import threading
 import time
 
@@ -13,11 +14,13 @@ import confluent_kafka
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import started_cluster, wait_until
-from security_clients import broker_config_command, librdkafka_config, make_scram_user
+from conftest import kafka_request, read_response, started_cluster, wait_until
+from security_clients import broker_config_command, librdkafka_config, make_scram_user, scram_login
 
-# alice's producer and carol's consumer are held by quotas; bob's producer and dave's consumer are not.
-USERS = {name: f"{name}-secret" for name in ("alice", "bob", "carol", "dave")}
+# alice's producer and carol's consumer are held by quotas; bob's producer and dave's consumer are not; eve's topic
+# changes are held by controller_mutation_rate.
+USERS = {name: f"{name}-secret" for name in ("alice", "bob", "carol", "dave", "eve")}
+THROTTLING_QUOTA_EXCEEDED = 89
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +28,7 @@ def one():
     with started_cluster(1, secure=True) as c:
         for user, password in USERS.items():
             make_scram_user(c, user, password)
-        wait_until(lambda: _logs_in(c, "dave"), timeout=30, what="the users' logins")
+        wait_until(lambda: _logs_in(c, "eve"), timeout=30, what="the users' logins")
         yield c
 
 
@@ -260,3 +263,101 @@ def test_a_consumer_is_held_to_its_byte_rate_and_others_are_not(one):
     counted = quota_series(one, "ferry_client_quota_bytes_total", "fetch", "carol", "held-consumer")
     assert counted >= warm + got, (counted, warm, got)
     assert quota_series(one, "ferry_client_quota_throttled_requests_total", "fetch", "carol", "held-consumer") > 0
+
+
+def _uvarint(n):
+    out = b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        if n:
+            out += bytes([byte | 0x80])
+        else:
+            return out + bytes([byte])
+
+
+def _read_uvarint(data, at):
+    n = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        n |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return n, at
+
+
+def create_topic(sock, name, partitions, version):
+    """(error code, throttle_time_ms) of a CreateTopics of one topic with `partitions` partitions and one replica:
+    v4 (before THROTTLING_QUOTA_EXCEEDED) or v6 (the first to know it; flexible)."""
+    if version >= 5:
+        body = _uvarint(2) + _uvarint(len(name) + 1) + name.encode() + struct.pack(">ih", partitions, 1)
+        body += _uvarint(1) + _uvarint(1) + b"\0"  # no assignments, no configs, no tags
+        body += struct.pack(">i?", 30000, False) + b"\0"
+    else:
+        body = struct.pack(">ih", 1, len(name)) + name.encode() + struct.pack(">ihii", partitions, 1, 0, 0)
+        body += struct.pack(">i?", 30000, False)
+    sock.sendall(kafka_request(19, version, 1, body, flexible=version >= 5))
+    _, response = read_response(sock)
+    if version >= 5:
+        response = response[1:]  # response header v1's tags
+    throttle = struct.unpack(">i", response[:4])[0]
+    if version >= 5:
+        _, at = _read_uvarint(response, 4)
+        length, at = _read_uvarint(response, at)
+        at += length - 1
+    else:
+        length = struct.unpack(">h", response[8:10])[0]
+        at = 10 + length
+    return struct.unpack(">h", response[at:at + 2])[0], throttle
+
+
+def delete_topic(sock, name, version=5):
+    """(error code, throttle_time_ms) of a DeleteTopics v5 (flexible) of one topic."""
+    body = _uvarint(2) + _uvarint(len(name) + 1) + name.encode() + struct.pack(">i", 30000) + b"\0"
+    sock.sendall(kafka_request(20, version, 1, body, flexible=True))
+    _, response = read_response(sock)
+    response = response[1:]  # response header v1's tags
+    throttle = struct.unpack(">i", response[:4])[0]
+    _, at = _read_uvarint(response, 4)
+    length, at = _read_uvarint(response, at)
+    at += length - 1
+    return struct.unpack(">h", response[at:at + 2])[0], throttle
+
+
+def test_topic_changes_are_held_to_the_controller_mutation_rate(one):
+    """KIP-599: eve's controller_mutation_rate of 2 partitions a second gives her a bucket of 22 (11 one-second
+    windows). The change that empties it is made, into debt; while she is in debt, requests that know
+    THROTTLING_QUOTA_EXCEEDED (CreateTopics v6, DeleteTopics v5) are refused with it and told how long the debt
+    takes to clear, while older ones (CreateTopics v4) go through and are throttled for it. Bob, without a
+    quota, is not held."""
+    configs(one, "--alter", "--add-config", "controller_mutation_rate=2", "--entity-type", "users",
+            "--entity-name", "eve")
+    described = configs(one, "--describe", "--entity-type", "users", "--entity-name", "eve").stdout
+    assert "controller_mutation_rate=2.0" in described, described
+    address = one.sasl_plaintext_bootstrap().split(",")[0]
+
+    def call(user, request, *args):
+        """`request(sock, *args)` on a new connection of `user` (a throttled connection is muted: one each)."""
+        sasl = scram_login(address, user, USERS[user])
+        try:
+            return request(sasl.sock, *args)
+        finally:
+            sasl.close()
+
+    assert call("eve", create_topic, "mutation-a", 30, 6) == (0, 0)  # 22 tokens, then 8 in debt
+    error, throttle = call("eve", create_topic, "mutation-b", 1, 6)
+    assert error == THROTTLING_QUOTA_EXCEEDED and 0 < throttle <= 4000, (error, throttle)
+    error, throttle = call("eve", delete_topic, "mutation-a")
+    assert error == THROTTLING_QUOTA_EXCEEDED and 0 < throttle <= 4000, (error, throttle)
+    assert call("bob", create_topic, "mutation-c", 40, 6) == (0, 0)
+    # CreateTopics v4 cannot say THROTTLING_QUOTA_EXCEEDED: the topic is made, and the debt throttles.
+    error, throttle = call("eve", create_topic, "mutation-d", 2, 4)
+    assert error == 0 and throttle > 0, (error, throttle)
+    topics = AdminClient(client_config(one, "bob")).list_topics(timeout=10).topics
+    assert {"mutation-a", "mutation-c", "mutation-d"} <= set(topics) and "mutation-b" not in topics, topics
+    assert quota_series(one, "ferry_client_quota_partition_mutations_total", "controller_mutation", "eve") == 32
+    assert quota_series(one, "ferry_client_quota_throttled_requests_total", "controller_mutation", "eve") == 3
+
+    # Out of debt (at 2 partitions a second), her changes go through again; refusals took nothing.
+    wait_until(lambda: call("eve", delete_topic, "mutation-a")[0] == 0, timeout=15, interval=0.5,
+               what="eve's debt to clear")

@@ -142,6 +142,8 @@ std::string_view name(error_code e) {
       return "INVALID_TRANSACTION_TIMEOUT";
     case error_code::unstable_offset_commit:
       return "UNSTABLE_OFFSET_COMMIT";
+    case error_code::throttling_quota_exceeded:
+      return "THROTTLING_QUOTA_EXCEEDED";
     case error_code::concurrent_transactions:
       return "CONCURRENT_TRANSACTIONS";
     case error_code::operation_not_attempted:

@@ -66,6 +66,7 @@ enum class error_code : std::int16_t {
   unsupported_compression_type = 76,
   invalid_record = 87,
   unstable_offset_commit = 88,
+  throttling_quota_exceeded = 89,
   producer_fenced = 90,
   resource_not_found = 91,
   duplicate_resource = 92,

@@ -31,6 +31,8 @@ quota_key key_of(quota_kind kind) {
       return quota_key::consumer_byte_rate;
     case quota_kind::request:
       return quota_key::request_percentage;
+    case quota_kind::controller_mutation:
+      return quota_key::controller_mutation_rate;
   }
   return quota_key::producer_byte_rate;
 }
@@ -66,7 +68,7 @@ client_quotas::sensor& client_quotas::sensor_for(shard& s, const sensor_key_view
   }
   return s.sensors
       .emplace(sensor_key{key.kind, std::string(key.user), std::string(key.client_id)},
-               sensor{rate_sampler(settings_.window)})
+               sensor{rate_sampler(settings_.window), token_bucket(settings_.window)})
       .first->second;
 }
 
@@ -102,6 +104,41 @@ std::int32_t client_quotas::record(quota_kind kind, std::string_view user, std::
     ++budget.throttled;
   }
   return throttle;
+}
+
+client_quotas::mutation_outcome client_quotas::record_mutation(std::string_view user, std::string_view client_id,
+                                                               double partitions, bool strict, std::int64_t now_ms) {
+  quota_resolution resolved;
+  {
+    std::shared_lock lock(table_mutex_);
+    if (table_->empty()) return {};
+    resolved = table_->resolve(user, client_id, quota_key::controller_mutation_rate);
+  }
+  const sensor_key_view key{quota_kind::controller_mutation, resolved.tags.user, resolved.tags.client_id};
+  shard& s = shards_[sensor_key_hash{}(key) % shard_count];
+  std::lock_guard lock(s.mutex);
+  sensor& budget = sensor_for(s, key, now_ms);
+  budget.last_record_ms = now_ms;
+  if (!resolved.bound) {
+    budget.recorded += partitions;
+    return {};
+  }
+  const double bound = *resolved.bound;
+  mutation_outcome out;
+  if (strict) {
+    out.throttle_ms = as_throttle(debt_throttle_ms(budget.bucket.tokens(bound, now_ms), bound));
+    out.refused = out.throttle_ms > 0;
+  }
+  if (!out.refused) {
+    budget.bucket.take(partitions, bound, now_ms);
+    budget.recorded += partitions;
+    if (!strict) out.throttle_ms = as_throttle(debt_throttle_ms(budget.bucket.tokens(bound, now_ms), bound));
+  }
+  if (out.throttle_ms > 0) {
+    budget.throttle_ms += out.throttle_ms;
+    ++budget.throttled;
+  }
+  return out;
 }
 
 void client_quotas::unrecord(quota_kind kind, std::string_view user, std::string_view client_id, double amount,

@@ -14,16 +14,18 @@
 
 #include "quota/quota_entity.h"
 #include "quota/rate_sampler.h"
+#include "quota/token_bucket.h"
 
 namespace ferry::quota {
 
 // What a client spends, one budget each (Kafka's Produce, Fetch and Request quota managers).
 enum class quota_kind : std::uint8_t {
-  produce,  // bytes produced, bound by producer_byte_rate
-  fetch,    // bytes fetched, bound by consumer_byte_rate
-  request,  // request thread time, bound by request_percentage (percent of one thread)
+  produce,              // bytes produced, bound by producer_byte_rate
+  fetch,                // bytes fetched, bound by consumer_byte_rate
+  request,              // request thread time, bound by request_percentage (percent of one thread)
+  controller_mutation,  // partitions created or deleted, bound by controller_mutation_rate (KIP-599)
 };
-inline constexpr std::size_t quota_kind_count = 3;
+inline constexpr std::size_t quota_kind_count = 4;
 
 [[nodiscard]] quota_key key_of(quota_kind kind);
 
@@ -38,7 +40,7 @@ struct sensor_totals {
   quota_kind kind = quota_kind::produce;
   std::string user;  // the metric tags
   std::string client_id;
-  double recorded = 0;    // bytes, or milliseconds of request thread time, as recorded
+  double recorded = 0;    // bytes, milliseconds of request thread time or partitions mutated, as recorded
   double unrecorded = 0;  // taken back by unrecord() (a throttled fetch's bytes, never sent)
   std::int64_t throttle_ms = 0;
   std::uint64_t throttled = 0;  // records that returned a throttle time
@@ -64,13 +66,25 @@ class client_quotas {
   void replace_table(std::shared_ptr<const quota_table> table);
   [[nodiscard]] std::shared_ptr<const quota_table> table() const;
 
-  // Records `amount` for the client (bytes; for `request`, milliseconds of request thread time, fractions
+  // Records `amount` for the client of a windowed-rate kind (not controller_mutation: record_mutation) (bytes; for
+  // `request`, milliseconds of request thread time, fractions
   // allowed) and returns the throttle time in ms, 0 when within the quota. As Kafka: the amount counts before
   // the check; nothing is recorded while no quota is set at all; the request quota's throttle is at most one
   // sample (quota.window.size.seconds), the byte quotas' unbounded but for the int32 of throttle_time_ms.
   // `user` is the principal's name ("ANONYMOUS" when unauthenticated).
   [[nodiscard]] std::int32_t record(quota_kind kind, std::string_view user, std::string_view client_id, double amount,
                                     std::int64_t now_ms);
+  // What a topic mutation of `partitions` partitions (created or deleted) gets from the controller mutation quota
+  // (KIP-599's token bucket). Strict (CreateTopics v6+, CreatePartitions v3+, DeleteTopics v5+): a client already in
+  // debt is refused, nothing is taken, and the throttle is the time its debt takes to clear; otherwise the tokens
+  // are taken, into debt if need be, without a throttle. Permissive (older versions): the tokens are always taken,
+  // and the throttle is the debt's. Nothing happens without a quota.
+  struct mutation_outcome {
+    bool refused = false;
+    std::int32_t throttle_ms = 0;
+  };
+  [[nodiscard]] mutation_outcome record_mutation(std::string_view user, std::string_view client_id, double partitions,
+                                                 bool strict, std::int64_t now_ms);
   // Takes back an amount recorded (Kafka's unrecordQuotaSensor: a throttled fetch returns no data).
   void unrecord(quota_kind kind, std::string_view user, std::string_view client_id, double amount, std::int64_t now_ms);
   // The most that can be recorded without a certain throttle: bound × (samples − 1) × sample seconds
@@ -86,6 +100,7 @@ class client_quotas {
  private:
   struct sensor {
     rate_sampler rate;
+    token_bucket bucket;  // controller_mutation only
     std::int64_t last_record_ms = 0;
     double recorded = 0;
     double unrecorded = 0;

@@ -18,6 +18,7 @@ namespace ferry::quota {
 // - ferry_client_quota_bytes_total{kind="produce"|"fetch"}: bytes counted against the budget (a throttled fetch's
 //   bytes, which were never sent, are taken back);
 // - ferry_client_quota_request_time_seconds_total{kind="request"}: request thread time counted;
+// - ferry_client_quota_partition_mutations_total{kind="controller_mutation"}: partitions created or deleted;
 // - ferry_client_quota_throttle_time_seconds_total{kind}: throttle time given to the budget's clients;
 // - ferry_client_quota_throttled_requests_total{kind}: responses that carried a throttle time.
 class quota_metrics final : public prometheus::Collectable {

@@ -23,4 +23,13 @@ void unrecord_quota(request_context& ctx, quota::quota_kind kind, double amount)
                               ctx.broker.clock.now_ms());
 }
 
+bool spend_mutation_quota(request_context& ctx, std::int64_t partitions, bool strict) {
+  if (ctx.broker.quotas == nullptr) return true;
+  const auto outcome =
+      ctx.broker.quotas->record_mutation(quota_user(ctx.connection.principal), ctx.header.client_id.value_or(""),
+                                         static_cast<double>(partitions), strict, ctx.broker.clock.now_ms());
+  ctx.throttle_ms = std::max(ctx.throttle_ms, outcome.throttle_ms);
+  return !outcome.refused;
+}
+
 }  // namespace ferry::server

@@ -19,4 +19,11 @@ std::int32_t record_quota(request_context& ctx, quota::quota_kind kind, double a
 // Takes a recorded amount back (a throttled fetch sends no data).
 void unrecord_quota(request_context& ctx, quota::quota_kind kind, double amount);
 
+// The controller mutation quota (KIP-599) of a request that creates or deletes partitions: whether a change of
+// `partitions` may go ahead (client_quotas::record_mutation), its throttle kept in ctx.throttle_ms. Strict for the
+// versions that know THROTTLING_QUOTA_EXCEEDED (CreateTopics v6+, CreatePartitions v3+, DeleteTopics v5+): a client
+// in debt is refused; older versions are always let through and throttled by their debt. validate_only requests do
+// not ask. Called on the ZooKeeper threads too, while the request waits for them.
+bool spend_mutation_quota(request_context& ctx, std::int64_t partitions, bool strict);
+
 }  // namespace ferry::server

@@ -96,7 +96,12 @@ std::optional<topic_admin_result> mixed_racks(const std::vector<coord::placement
 
 }  // namespace
 
-topic_admin_result create_topic(broker_context& broker, const new_topic& topic, bool validate_only) {
+topic_admin_result throttling_quota_exceeded() {
+  return fail(error_code::throttling_quota_exceeded, "The throttling quota has been exceeded.");
+}
+
+topic_admin_result create_topic(broker_context& broker, const new_topic& topic, bool validate_only,
+                                const mutation_gate& may_mutate) {
   if (!coord::layout::is_valid_topic_name(topic.name))
     return fail(error_code::invalid_topic_exception,
                 "topic names are 1-249 characters of [a-zA-Z0-9._-] and not '.' or '..'");
@@ -137,6 +142,7 @@ topic_admin_result create_topic(broker_context& broker, const new_topic& topic, 
   }
   if (auto bad = check_local_storage(broker, assignment)) return *bad;
   if (validate_only) return {};
+  if (may_mutate && !may_mutate(static_cast<std::int64_t>(assignment.size()))) return throttling_quota_exceeded();
 
   const auto created = broker.writes.create_topic(topic.name, assignment, topic.config);
   if (!created) return fail(to_kafka_error(created.error()), created.error().message());
@@ -145,7 +151,8 @@ topic_admin_result create_topic(broker_context& broker, const new_topic& topic, 
 }
 
 topic_admin_result add_partitions(broker_context& broker, const std::string& topic, std::int32_t total,
-                                  const std::vector<std::vector<broker_id>>& assignment, bool validate_only) {
+                                  const std::vector<std::vector<broker_id>>& assignment, bool validate_only,
+                                  const mutation_gate& may_mutate) {
   const auto view = broker.cluster.view();
   const auto* info = view->find_topic(topic);
   if (info == nullptr || info->marked_for_deletion)
@@ -181,6 +188,7 @@ topic_admin_result add_partitions(broker_context& broker, const std::string& top
   // Only the new partitions count: existing replicas here bring no new data.
   if (auto bad = check_local_storage(broker, {grown.lower_bound(partition_id{current}), grown.end()})) return *bad;
   if (validate_only) return {};
+  if (may_mutate && !may_mutate(total - current)) return throttling_quota_exceeded();
   const auto written = broker.writes.add_partitions(topic, grown);
   if (!written) return fail(to_kafka_error(written.error()), written.error().message());
   return {};

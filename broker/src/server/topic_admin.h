@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,12 +28,22 @@ struct new_topic {
   std::map<std::string, std::string> config;
 };
 
+// Asked with the number of partitions a change creates, once every check passed and before it is written; false
+// refuses the change with THROTTLING_QUOTA_EXCEEDED (the client's controller_mutation_rate: client_quota_use.h).
+// Empty: no quota (the broker's own topics, auto-creation).
+using mutation_gate = std::function<bool(std::int64_t partitions)>;
+
 // Checks the name, counts, placement and configs; with validate_only, stops there.
-topic_admin_result create_topic(broker_context& broker, const new_topic& topic, bool validate_only);
+topic_admin_result create_topic(broker_context& broker, const new_topic& topic, bool validate_only,
+                                const mutation_gate& may_mutate = {});
 
 // Grows a topic to `total` partitions, placing the new ones on live brokers (or as `assignment` says).
 topic_admin_result add_partitions(broker_context& broker, const std::string& topic, std::int32_t total,
-                                  const std::vector<std::vector<broker_id>>& assignment, bool validate_only);
+                                  const std::vector<std::vector<broker_id>>& assignment, bool validate_only,
+                                  const mutation_gate& may_mutate = {});
+
+// THROTTLING_QUOTA_EXCEEDED, with Kafka's message.
+topic_admin_result throttling_quota_exceeded();
 
 }  // namespace ferry::server
 

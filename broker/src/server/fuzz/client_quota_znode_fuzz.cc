@@ -7,8 +7,9 @@
 //   u users/alice   U users/<default>   c clients/app   C clients/<default>   b users/alice/clients/app
 //   B users/<default>/clients/<default>
 //
-// Checks: each value parsed that AlterClientQuotas would accept reads back from the text Ferry would store for it; the connection the entity names
-// gets the bound that was stored; recording never yields a negative throttle (UBSan guards the arithmetic).
+// Checks: each value parsed that AlterClientQuotas would accept reads back from the text Ferry would store for it; the
+// connection the entity names gets the bound that was stored; recording never yields a negative throttle (UBSan guards
+// the arithmetic).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -72,8 +73,7 @@ void run(char selector, std::string_view data) {
     for (const auto& [entity, values] : table->entries())
       if (const auto stored = values.find(quota::key_of(kind)); stored != values.end())
         check(resolved.bound.has_value() && same(*resolved.bound, stored->second));
-    for (std::int64_t now_ms : {0, 1, 999, 5000, 60'000})
-      check(quotas.record(kind, "alice", "app", 1e6, now_ms) >= 0);
+    for (std::int64_t now_ms : {0, 1, 999, 5000, 60'000}) check(quotas.record(kind, "alice", "app", 1e6, now_ms) >= 0);
   }
 }
 
@@ -82,7 +82,6 @@ void run(char selector, std::string_view data) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  ferry::server::run(static_cast<char>(data[0]),
-                     std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
+  ferry::server::run(static_cast<char>(data[0]), std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
   return 0;
 }

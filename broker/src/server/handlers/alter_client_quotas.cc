@@ -14,10 +14,9 @@ constexpr std::chrono::seconds quota_view_wait{10};
 // The keys Ferry does not enforce yet: refused by name rather than stored and ignored.
 std::optional<std::string> not_enforced(const quota::quota_alteration& alteration) {
   for (const auto& change : alteration.changes)
-    if (change.value && (change.key == quota::quota_key::request_percentage ||
-                         change.key == quota::quota_key::controller_mutation_rate))
+    if (change.value && change.key == quota::quota_key::request_percentage)
       return "Ferry does not enforce " + std::string(quota::name_of(change.key)) +
-             " yet; producer_byte_rate and consumer_byte_rate are enforced";
+             " yet; producer_byte_rate, consumer_byte_rate and controller_mutation_rate are enforced";
   return std::nullopt;
 }
 

@@ -1,4 +1,5 @@
 #include "server/authorization.h"
+#include "server/client_quota_use.h"
 #include "server/handlers/handlers.h"
 #include "server/topic_admin.h"
 #include "server/topic_propagation.h"
@@ -26,7 +27,9 @@ awaitable<p::create_partitions_response> handle_create_partitions(request_contex
       }
     const bool validate_only = request.validate_only;
     const auto result = co_await run_on_zookeeper(ctx.broker, [&ctx, &wanted, &assignment, validate_only] {
-      return add_partitions(ctx.broker, wanted.name, wanted.count, assignment, validate_only);
+      return add_partitions(
+          ctx.broker, wanted.name, wanted.count, assignment, validate_only,
+          [&ctx](std::int64_t partitions) { return spend_mutation_quota(ctx, partitions, ctx.version() >= 3); });
     });
     if (result.error != p::error_code::none) {
       out.error_code = ctx.error(result.error);

@@ -1,5 +1,6 @@
 #include "config/topic_config.h"
 #include "server/authorization.h"
+#include "server/client_quota_use.h"
 #include "server/handlers/handlers.h"
 #include "server/internal_topics.h"
 #include "server/topic_admin.h"
@@ -64,8 +65,11 @@ awaitable<p::create_topics_response> handle_create_topics(request_context& ctx, 
       continue;
     }
     const bool validate_only = request.validate_only;
-    const auto result = co_await run_on_zookeeper(
-        ctx.broker, [&ctx, &topic, validate_only] { return create_topic(ctx.broker, topic, validate_only); });
+    const auto result = co_await run_on_zookeeper(ctx.broker, [&ctx, &topic, validate_only] {
+      return create_topic(ctx.broker, topic, validate_only, [&ctx](std::int64_t partitions) {
+        return spend_mutation_quota(ctx, partitions, ctx.version() >= 6);
+      });
+    });
     if (result.error != p::error_code::none) {
       out.error_code = ctx.error(result.error);
       out.error_message = result.message;

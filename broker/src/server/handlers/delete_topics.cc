@@ -1,4 +1,5 @@
 #include "server/authorization.h"
+#include "server/client_quota_use.h"
 #include "server/error_mapping.h"
 #include "server/handlers/handlers.h"
 #include "server/view_wait.h"
@@ -53,6 +54,11 @@ awaitable<p::delete_topics_response> handle_delete_topics(request_context& ctx, 
       continue;
     }
     out.topic_id = to_wire(topic->topic_id);
+    if (!spend_mutation_quota(ctx, static_cast<std::int64_t>(topic->partitions.size()), ctx.version() >= 5)) {
+      out.error_code = ctx.error(p::error_code::throttling_quota_exceeded);
+      out.error_message = "The throttling quota has been exceeded.";
+      continue;
+    }
     // The closures capture by reference only: GCC 12 destroys by-value captures (this std::string) twice
     // when the closure is an argument inside a co_await expression, which crashed the broker.
     const std::string topic_name = *name;
