@@ -5,6 +5,9 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
 
 #include "authz/acl_snapshot.h"
 #include "server/request_context.h"
@@ -43,5 +46,11 @@ inline authz::acl_filter exactly(const authz::acl_binding& binding) {
           .op = binding.entry.op,
           .perm = binding.entry.perm};
 }
+
+// Waits until this broker's view shows every one of `bindings` (`present`) or none of them, so the caller's next
+// request here is decided by the change it made; logs when it does not within acl_view_wait (the change is
+// stored all the same).
+boost::asio::awaitable<void> await_acls_in_view(request_context& ctx, const std::vector<authz::acl_binding>& bindings,
+                                                bool present);
 
 }  // namespace ferry::server::handlers

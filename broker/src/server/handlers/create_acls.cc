@@ -1,6 +1,5 @@
 #include <map>
 
-#include "base/log.h"
 #include "server/authorization.h"
 #include "server/handlers/acl_wire.h"
 #include "server/handlers/handlers.h"
@@ -64,21 +63,7 @@ awaitable<p::create_acls_response> handle_create_acls(request_context& ctx, p::c
       }
     }
   }
-  if (!stored.empty()) {
-    auto* acls = ctx.broker.acls;
-    const bool seen = co_await run_on_zookeeper(ctx.broker, [acls, &stored] {
-      return acls->wait_for_acls(
-          [&stored](const authz::acl_snapshot& view) {
-            return std::all_of(stored.begin(), stored.end(),
-                               [&view](const authz::acl_binding& b) { return !view.select(exactly(b)).empty(); });
-          },
-          acl_view_wait);
-    });
-    if (!seen)
-      FERRY_LOG(warn, "authz") << "created " << stored.size()
-                               << " ACL(s), which this broker's view did not show within " << acl_view_wait.count()
-                               << " s";
-  }
+  co_await await_acls_in_view(ctx, stored, true);
   co_return response;
 }
 

@@ -1,6 +1,5 @@
 #include <map>
 
-#include "base/log.h"
 #include "server/authorization.h"
 #include "server/handlers/acl_wire.h"
 #include "server/handlers/handlers.h"
@@ -74,21 +73,7 @@ awaitable<p::delete_acls_response> handle_delete_acls(request_context& ctx, p::d
       }
     }
   }
-  if (!removed_all.empty()) {
-    auto* acls = ctx.broker.acls;
-    const bool gone = co_await run_on_zookeeper(ctx.broker, [acls, &removed_all] {
-      return acls->wait_for_acls(
-          [&removed_all](const authz::acl_snapshot& view) {
-            return std::all_of(removed_all.begin(), removed_all.end(),
-                               [&view](const authz::acl_binding& b) { return view.select(exactly(b)).empty(); });
-          },
-          acl_view_wait);
-    });
-    if (!gone)
-      FERRY_LOG(warn, "authz") << "removed " << removed_all.size()
-                               << " ACL(s), which this broker's view still showed after " << acl_view_wait.count()
-                               << " s";
-  }
+  co_await await_acls_in_view(ctx, removed_all, false);
   co_return response;
 }
 
