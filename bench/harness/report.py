@@ -301,6 +301,28 @@ class Report:
             out.append("| " + " | ".join([name, *cells, *ratios]) + " |")
         return "\n".join(out)
 
+    def acl_table(self, kind):
+        """The ACL phase's throughput on its own two brokers (meta["acls"]: grants only, then many ACLs), their
+        MB/s and broker CPU per GB, and the ratio the issue bounds: many ACLs over grants only."""
+        systems = self.meta.get("acls") or {}
+        keys = self.keys(kind)
+        if len(systems) != 2 or not keys:
+            return ""
+        (grants, g), (many, m) = systems.items()
+        head = ["Scenario", "Tool", f"{g['short']} MB/s", f"{m['short']} MB/s", f"{m['short']} / {g['short']}",
+                f"{g['short']} CPU s/GB", f"{m['short']} CPU s/GB"]
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for scenario, tool in keys:
+            mbps, cpu = {}, {}
+            for key in (grants, many):
+                runs = self.runs(kind, scenario, tool, key)
+                mbps[key] = self.med(runs, "MB_per_s")
+                cpu[key] = self.cpu_per_gb(runs)
+            out.append("| " + " | ".join([self.title(kind, scenario), tool, fmt_num(mbps[grants], 1),
+                                          fmt_num(mbps[many], 1), fmt_ratio(mbps[many], mbps[grants]),
+                                          fmt_num(cpu[grants]), fmt_num(cpu[many])]) + " |")
+        return "\n".join(out)
+
     def restart_table(self):
         keys = self.keys("restart")
         if not keys:
@@ -527,6 +549,19 @@ class Report:
                   "busy and the broker a fraction of one, the load generator sets the pace: a broker that needs "
                   "less CPU shows it in CPU per GB, and in throughput only by what it leaves the load generator.",
                   "", self.cores_table(("tls-produce", "tls-consume")), ""]
+        t = self.acl_table("acls-produce")
+        if t:
+            acl = self.meta["acls"]
+            L += ["## Authorization (ACLs)", "",
+                  "The TLS loads (acks=1, batched, one partition, each record read back warm) as User:client on two "
+                  "brokers with Kafka's authorizer on: one with only the grants the load needs (All on Topic:*, "
+                  f"Group:* and the cluster), one with those and {list(acl.values())[1]['short']} more of other "
+                  "principals (literal topics, prefixed topics, groups). Every request is authorized; the ratio "
+                  "shows what the number of ACLs costs (the claim: within 5%). The TLS section's Ferry is the same "
+                  "broker without an authorizer.", "", "### Produce", "", t, ""]
+            t = self.acl_table("acls-consume")
+            if t:
+                L += ["### Consume (page cache warm)", "", t, ""]
         t = self.connect_table()
         if t:
             L += ["## Connection set-up", "",
