@@ -16,8 +16,7 @@ import time
 import urllib.request
 
 from . import loads, procs
-from .scenarios import Bench
-from .secure import SCRAM_USER, FerryTls, free_tls_base
+from .secure import SCRAM_USER, FerryTls, TlsBench, free_tls_base
 
 ACL_PRODUCE = [
     ("a100-1", "100 B, 1 partition, SSL, authorized", 100, (3_000_000, 1_000_000), 20_000),
@@ -65,27 +64,17 @@ def start_systems(root, run_dir, build_dir, ferry_label, ferry_describe, guardia
         certificates = ferry.certificates.dir
 
 
-class AclBench(Bench):
+class AclBench(TlsBench):
     """The TLS phase's throughput scenarios on the two brokers, once their ACLs are in place."""
 
+    cells = ACL_PRODUCE
+
     def __init__(self, mode, systems, tools, run_dir, say, reps=None, scale=1.0):
-        super().__init__(mode, systems, tools.secured(systems[0].certificates.rdkafka_ssl(),
-                                                      systems[0].certificates.java_ssl()),
-                         run_dir, say, reps=reps, scale=scale)
+        super().__init__(mode, systems, tools, None, run_dir, say, reps=reps, scale=scale)
         self.count = ACL_COUNT[mode]
 
-    def scenarios(self):
-        out = []
-        for sid, title, size, full_n, quick_n in ACL_PRODUCE:
-            n = full_n if self.mode == "full" else (quick_n, quick_n)
-            out.append({"id": sid, "title": title, "size": size, "partitions": 1, "batched": True,
-                        "records": {"rdkafka_performance": max(1, int(n[0] * self.scale)),
-                                    "ProducerPerformance": max(1, int(n[1] * self.scale))},
-                        "consumed": True, "configs": {}})
-        return out
-
     def count_runs(self):
-        return len(ACL_PRODUCE) * self.profile["reps"] * len(self.systems) * 4
+        return len(self.cells) * self.profile["reps"] * len(self.systems) * 4
 
     def run(self):
         grants, many = self.systems

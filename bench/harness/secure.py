@@ -169,6 +169,8 @@ def start_systems(root, run_dir, build_dir, ferry_label, ferry_describe, kafka, 
 class TlsBench(Bench):
     """Throughput over SSL and the cost of connection set-up; shares the bookkeeping of every measured run."""
 
+    cells = TLS_PRODUCE  # the produce scenarios, each read back
+
     def __init__(self, mode, systems, tools, connbench, run_dir, say, reps=None, scale=1.0):
         super().__init__(mode, systems, tools.secured(systems[0].certificates.rdkafka_ssl(),
                                                       systems[0].certificates.java_ssl()),
@@ -178,7 +180,7 @@ class TlsBench(Bench):
 
     def scenarios(self):
         out = []
-        for sid, title, size, full_n, quick_n in TLS_PRODUCE:
+        for sid, title, size, full_n, quick_n in self.cells:
             n = full_n if self.mode == "full" else (quick_n, quick_n)
             out.append({"id": sid, "title": title, "size": size, "partitions": 1, "batched": True,
                         "records": {"rdkafka_performance": max(1, int(n[0] * self.scale)),
@@ -188,7 +190,7 @@ class TlsBench(Bench):
 
     def count_runs(self):
         reps, nsys = self.profile["reps"], len(self.systems)
-        return len(TLS_PRODUCE) * reps * nsys * 4 + len(CONNECT) * reps * nsys
+        return len(self.cells) * reps * nsys * 4 + len(CONNECT) * reps * nsys
 
     def run(self):
         self.total = self.count_runs()
