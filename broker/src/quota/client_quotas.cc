@@ -48,10 +48,12 @@ client_quotas::client_quotas(client_quota_settings settings)
 
 void client_quotas::replace_table(std::shared_ptr<const quota_table> table) {
   if (!table) table = std::make_shared<const quota_table>();
+  const bool any = !table->empty();
   {
     std::unique_lock lock(table_mutex_);
     table_.swap(table);
   }
+  any_quota_.store(any, std::memory_order_relaxed);
   // The old table is released here, outside the lock.
 }
 
@@ -79,6 +81,7 @@ std::size_t client_quotas::sweep(shard& s, std::int64_t now_ms) {
 
 std::int32_t client_quotas::record(quota_kind kind, std::string_view user, std::string_view client_id, double amount,
                                    std::int64_t now_ms) {
+  if (!any_quota_.load(std::memory_order_relaxed)) return 0;
   quota_resolution resolved;
   {
     std::shared_lock lock(table_mutex_);
@@ -108,6 +111,7 @@ std::int32_t client_quotas::record(quota_kind kind, std::string_view user, std::
 
 client_quotas::mutation_outcome client_quotas::record_mutation(std::string_view user, std::string_view client_id,
                                                                double partitions, bool strict, std::int64_t now_ms) {
+  if (!any_quota_.load(std::memory_order_relaxed)) return {};
   quota_resolution resolved;
   {
     std::shared_lock lock(table_mutex_);
@@ -143,6 +147,7 @@ client_quotas::mutation_outcome client_quotas::record_mutation(std::string_view 
 
 void client_quotas::unrecord(quota_kind kind, std::string_view user, std::string_view client_id, double amount,
                              std::int64_t now_ms) {
+  if (!any_quota_.load(std::memory_order_relaxed)) return;
   quota_resolution resolved;
   {
     std::shared_lock lock(table_mutex_);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -146,6 +147,9 @@ class client_quotas {
   client_quota_settings settings_;
   mutable std::shared_mutex table_mutex_;
   std::shared_ptr<const quota_table> table_;
+  // Whether table_ holds any quota: read before the lock, so that a broker without quotas pays one relaxed load
+  // per request instead of a shared lock every network thread contends on.
+  std::atomic<bool> any_quota_{false};
   std::array<shard, shard_count> shards_;
 };
 

@@ -268,10 +268,8 @@ bool has_transactional_batches(const p::produce_request& request) {
 // Kafka's checks, before anything else looks at the batches: transactional batches need Write on the request's
 // transactional id (without one they are refused: CVE-2018-17196), or the whole request fails; each topic needs
 // Write. The records of a refused topic are dropped, so no transaction coordinator hears of its partitions.
-// Returns the refused topics (all, with `whole` set, when the transactional id was). The produce quota is recorded
-// first: it counts the whole request, refused parts too, as Kafka's does.
+// Returns the refused topics (all, with `whole` set, when the transactional id was).
 std::set<std::string, std::less<>> refused_topics(request_context& ctx, p::produce_request& request, bool& whole) {
-  record_quota(ctx, quota::quota_kind::produce, static_cast<double>(ctx.request_bytes));
   std::set<std::string, std::less<>> refused;
   whole = has_transactional_batches(request) &&
           !(request.transactional_id &&
@@ -296,6 +294,8 @@ awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_r
   const bool valid_acks = request.acks == 0 || request.acks == 1 || request.acks == -1;
   std::vector<owed> waiting;
   bool whole_request_refused = false;
+  // The produce quota counts the whole request, refused parts too, as Kafka's does.
+  record_quota(ctx, quota::quota_kind::produce, static_cast<double>(ctx.request_bytes));
   const auto refused = refused_topics(ctx, request, whole_request_refused);
   const auto verified = co_await verify_transactional_batches(ctx, request);
   for (auto& topic : request.topic_data) {
