@@ -18,8 +18,8 @@ from conftest import kafka_request, read_response, started_cluster, wait_until
 from security_clients import broker_config_command, librdkafka_config, make_scram_user, scram_login
 
 # alice's producer and carol's consumer are held by quotas; bob's producer and dave's consumer are not; eve's topic
-# changes are held by controller_mutation_rate.
-USERS = {name: f"{name}-secret" for name in ("alice", "bob", "carol", "dave", "eve")}
+# changes are held by controller_mutation_rate; gina's requests by request_percentage, hank's not.
+USERS = {name: f"{name}-secret" for name in ("alice", "bob", "carol", "dave", "eve", "gina", "hank")}
 THROTTLING_QUOTA_EXCEEDED = 89
 
 
@@ -132,10 +132,10 @@ def test_bad_quotas_are_refused_with_kafkas_reasons(one):
                   "frank", check=False)
     assert run.returncode != 0, run.stdout + run.stderr
     # Keys Kafka has whose enforcement Ferry lacks are refused by name, never stored and ignored.
-    run = configs(one, "--alter", "--add-config", "request_percentage=50", "--entity-type", "users",
-                  "--entity-name", "frank", check=False)
-    assert run.returncode != 0 and "does not enforce request_percentage" in run.stdout + run.stderr
-    assert znode(one, "/config/users/frank") is None
+    run = configs(one, "--alter", "--add-config", "connection_creation_rate=10", "--entity-type", "ips",
+                  "--entity-name", "10.1.2.3", check=False)
+    assert run.returncode != 0 and "does not enforce connection_creation_rate" in run.stdout + run.stderr
+    assert znode(one, "/config/users/frank") is None and znode(one, "/config/ips/10.1.2.3") is None
 
 
 class Producing:
@@ -361,3 +361,63 @@ def test_topic_changes_are_held_to_the_controller_mutation_rate(one):
     # Out of debt (at 2 partitions a second), her changes go through again; refusals took nothing.
     wait_until(lambda: call("eve", delete_topic, "mutation-a")[0] == 0, timeout=15, interval=0.5,
                what="eve's debt to clear")
+
+
+class MetadataFlood:
+    """Sends Metadata v4 requests for every topic as `user`, one after another as fast as the broker answers,
+    ignoring throttle_time_ms (only the broker's muting holds it back); counts requests and throttled answers."""
+
+    def __init__(self, address, user):
+        self.sasl = scram_login(address, user, USERS[user])
+        self.requests = self.throttled = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run)
+
+    def _run(self):
+        body = struct.pack(">i?", -1, False)  # all topics, no auto-creation
+        while not self._stop.is_set():
+            self.sasl.sock.sendall(kafka_request(3, 4, self.requests, body))
+            _, response = read_response(self.sasl.sock)
+            self.requests += 1
+            if struct.unpack(">i", response[:4])[0] > 0:
+                self.throttled += 1
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(30)
+        self.sasl.close()
+
+
+def test_a_client_is_held_to_its_request_percentage_and_others_are_not(one):
+    """KIP-124: gina's request_percentage of 2 (2% of one thread's time) holds a client that floods the broker with
+    Metadata requests and ignores throttle_time_ms: the thread time the broker counts for her stays within her
+    quota, while hank's identical client, without a quota, gets many times her requests through."""
+    percent = 2
+    configs(one, "--alter", "--add-config", f"request_percentage={percent}", "--entity-type", "users",
+            "--entity-name", "gina")
+    assert znode(one, "/config/users/gina")["config"]["request_percentage"] == "2.0"
+    assert f"request_percentage={percent}.0" in configs(one, "--describe", "--entity-type", "users",
+                                                        "--entity-name", "gina").stdout
+
+    def used_seconds():
+        return quota_series(one, "ferry_client_quota_request_time_seconds_total", "request", "gina")
+
+    address = one.sasl_plaintext_bootstrap().split(",")[0]
+    with MetadataFlood(address, "gina") as held, MetadataFlood(address, "hank") as free:
+        # Past the burst a client gets before its first throttle (its budget over the first window).
+        wait_until(lambda: held.throttled > 5, timeout=30, what="gina's first throttles")
+        start, used, held_start, free_start = time.monotonic(), used_seconds(), held.requests, free.requests
+        time.sleep(15)  # the measurement's span itself
+        elapsed = time.monotonic() - start
+        share = 100 * (used_seconds() - used) / elapsed
+        held_rate = (held.requests - held_start) / elapsed
+        free_rate = (free.requests - free_start) / elapsed
+    assert share <= 1.25 * percent, f"gina used {share:.2f}% of a thread against her {percent}%"
+    assert share >= 0.25 * percent, f"gina used {share:.2f}% of a thread: held back far more than her quota asks"
+    assert free_rate > 3 * held_rate, f"hank: {free_rate:.0f} requests/s, gina: {held_rate:.0f}/s"
+    assert free.throttled == 0
+    assert quota_series(one, "ferry_client_quota_throttled_requests_total", "request", "gina") >= held.throttled

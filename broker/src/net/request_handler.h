@@ -11,6 +11,10 @@
 #include "protocol/output_buffer.h"
 
 namespace ferry::net {
+class busy_meter;
+}
+
+namespace ferry::net {
 
 // Who sent a request; handlers use it for logs, metrics and quotas.
 struct connection_info {
@@ -25,6 +29,8 @@ struct connection_info {
   std::string principal = "User:ANONYMOUS";
   // The connection's thread: where a request that waits for something (a parked group request) resumes.
   boost::asio::any_io_executor executor;
+  // How long the connection has kept its thread busy (net/busy_time.h): what the request quota charges.
+  busy_meter* busy_time = nullptr;
 };
 
 // What to do after a request: send `response`, send nothing (a Produce with acks=0), close the connection (a

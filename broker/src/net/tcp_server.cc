@@ -7,6 +7,7 @@
 
 #include "base/guarded.h"
 #include "base/log.h"
+#include "net/busy_time.h"
 #include "net/host_address.h"
 #include "net/listen.h"
 
@@ -66,8 +67,11 @@ asio::awaitable<void> tcp_server::accept_loop() {
     info.host = peer_ec ? "unknown" : java_host_address(peer.address());
     info.executor = home.get_executor();
     info.listener = listener_;
+    // The connection's work is timed for the request quota; its executor keeps the meter alive.
+    auto meter = std::make_shared<busy_meter>();
+    info.busy_time = meter.get();
     ++open_connections_;
-    asio::co_spawn(home, serve_connection(std::move(socket), handler_, limits_, security_, std::move(info)),
+    asio::co_spawn(metered_executor(home.get_executor(), std::move(meter)), serve_connection(std::move(socket), handler_, limits_, security_, std::move(info)),
                    guarded_detached("a connection", [this] { --open_connections_; }));
   }
 }

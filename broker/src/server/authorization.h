@@ -25,6 +25,14 @@ inline bool authorize_cluster(request_context& ctx, authz::operation op) {
   return authorize(ctx, op, authz::resource_type::cluster, authz::cluster_name);
 }
 
+// What only brokers send each other (follower fetches, transaction markers, transaction verification): ClusterAction
+// on the cluster. Such requests are exempt from the request quota, as in Kafka.
+inline bool authorize_broker_request(request_context& ctx) {
+  const bool allowed = authorize_cluster(ctx, authz::operation::cluster_action);
+  ctx.request_quota_exempt = allowed;
+  return allowed;
+}
+
 // may() as a function that outlives the request, for work that runs later (a coordinator resolving a regular
 // expression subscription): it keeps the request's ACLs, principal and address.
 using access_check = std::function<bool(authz::operation, authz::resource_type, std::string_view)>;

@@ -1,6 +1,9 @@
 #include "server/client_quota_use.h"
 
 #include <algorithm>
+#include <chrono>
+
+#include "net/busy_time.h"
 
 namespace ferry::server {
 
@@ -15,6 +18,13 @@ std::int32_t record_quota(request_context& ctx, quota::quota_kind kind, double a
                                                   ctx.header.client_id.value_or(""), amount, ctx.broker.clock.now_ms());
   ctx.throttle_ms = std::max(ctx.throttle_ms, throttle);
   return throttle;
+}
+
+std::int32_t record_request_time(request_context& ctx) {
+  if (ctx.connection.busy_time == nullptr) return 0;
+  const auto busy = ctx.connection.busy_time->take();
+  if (ctx.request_quota_exempt) return 0;
+  return record_quota(ctx, quota::quota_kind::request, std::chrono::duration<double, std::milli>(busy).count());
 }
 
 void unrecord_quota(request_context& ctx, quota::quota_kind kind, double amount) {

@@ -16,6 +16,11 @@ namespace ferry::server {
 // Records `amount` (bytes) against the request's budget of `kind`; the throttle it earns, also kept in
 // ctx.throttle_ms (the larger one wins). 0 without quotas.
 std::int32_t record_quota(request_context& ctx, quota::quota_kind kind, double amount);
+// Charges the request quota (request_percentage) with the thread time the connection used since the last charge:
+// this request's, up to now, and the network work around it (reading it, writing the previous answer). The
+// throttle it earns, kept in ctx.throttle_ms too. Exempt requests (ctx.request_quota_exempt) are not charged, and
+// neither is time before a quota exists: it is taken either way.
+std::int32_t record_request_time(request_context& ctx);
 // Takes a recorded amount back (a throttled fetch sends no data).
 void unrecord_quota(request_context& ctx, quota::quota_kind kind, double amount);
 

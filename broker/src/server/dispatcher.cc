@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "base/log.h"
+#include "server/client_quota_use.h"
 #include "server/handlers/handlers.h"
 
 namespace ferry::server {
@@ -51,6 +52,7 @@ asio::awaitable<request_outcome> serve(asio::awaitable<Response> (*handler)(requ
 #else
   Response response = co_await handler(ctx, request);
 #endif
+  record_request_time(ctx);
   // What the client quotas earned it (server/client_quota_use.h), in every response that can say so.
   if constexpr (requires { response.throttle_time_ms; }) response.throttle_time_ms = ctx.throttle_ms;
   if (ctx.close_connection) co_return close_connection();

@@ -27,6 +27,8 @@ struct request_context {
   // How long the client is throttled for (client quotas, server/client_quota_use.h): the response's
   // throttle_time_ms, and how long the connection is muted after it.
   std::int32_t throttle_ms = 0;
+  // Not charged to the request quota (what brokers send each other, and acks=0 produces, as in Kafka).
+  bool request_quota_exempt = false;
   // The ACLs the request is authorized against (server/authorization.h), taken from the view at the first check.
   std::shared_ptr<const authz::acl_snapshot> acls;
 

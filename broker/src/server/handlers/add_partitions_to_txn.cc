@@ -108,7 +108,7 @@ awaitable<p::add_partitions_to_txn_response> handle_add_partitions_to_txn(reques
             ctx, request.v3_and_below_topics, resolved, error);
     co_return response;
   }
-  if (!authorize_cluster(ctx, authz::operation::cluster_action)) {
+  if (!authorize_broker_request(ctx)) {
     response.error_code = ctx.error(p::error_code::cluster_authorization_failed);
     co_return response;
   }

@@ -11,15 +11,6 @@ namespace {
 // How long a change may take to reach this broker's view before it answers anyway (the change is stored).
 constexpr std::chrono::seconds quota_view_wait{10};
 
-// The keys Ferry does not enforce yet: refused by name rather than stored and ignored.
-std::optional<std::string> not_enforced(const quota::quota_alteration& alteration) {
-  for (const auto& change : alteration.changes)
-    if (change.value && change.key == quota::quota_key::request_percentage)
-      return "Ferry does not enforce " + std::string(quota::name_of(change.key)) +
-             " yet; producer_byte_rate, consumer_byte_rate and controller_mutation_rate are enforced";
-  return std::nullopt;
-}
-
 // Rewrites the entity's node with `changes` applied to the quota keys it holds now (a user's SCRAM credentials
 // beside them are kept), read from ZooKeeper rather than the view so a change made through another broker is not
 // undone.
@@ -81,11 +72,6 @@ awaitable<p::alter_client_quotas_response> handle_alter_client_quotas(request_co
       continue;
     }
     const auto& alteration = std::get<quota::quota_alteration>(checked);
-    if (auto why = not_enforced(alteration)) {
-      out.error_code = ctx.error(p::error_code::invalid_request);
-      out.error_message = std::move(*why);
-      continue;
-    }
     if (request.validate_only) continue;
     auto* configs = ctx.broker.quota_configs;
     const auto stored =

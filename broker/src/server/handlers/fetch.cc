@@ -95,7 +95,7 @@ struct fetch_access {
 fetch_access check_access(request_context& ctx, const p::fetch_request& request) {
   fetch_access access;
   if (fetching_replica(ctx, request).value() >= 0) {
-    access.all_refused = !authorize_cluster(ctx, authz::operation::cluster_action);
+    access.all_refused = !authorize_broker_request(ctx);
     return access;
   }
   const auto view = ctx.broker.cluster.view();
@@ -278,12 +278,13 @@ awaitable<p::fetch_response> handle_fetch(request_context& ctx, p::fetch_request
   for (auto& topic : response.responses)
     for (auto& partition : topic.partitions)
       if (partition.error_code != 0) ++ctx.errors;
-  // A consumer over its fetch quota gets no data and the throttle time (Kafka's throttled response), and what was
-  // read is taken back from its budget: it was never sent.
+  // A consumer over its fetch quota or its request quota gets no data and the throttle time (Kafka's throttled
+  // response), and what was read is taken back from its byte budget: it was never sent.
   if (fetching_replica(ctx, request).value() < 0) {
     double bytes = 0;
     for (const auto& s : found) bytes += static_cast<double>(s.bytes);
-    if (record_quota(ctx, quota::quota_kind::fetch, bytes) > 0) {
+    const bool over_bytes = record_quota(ctx, quota::quota_kind::fetch, bytes) > 0;
+    if (record_request_time(ctx) > 0 || over_bytes) {
       unrecord_quota(ctx, quota::quota_kind::fetch, bytes);
       response.responses.clear();
       response.node_endpoints.clear();

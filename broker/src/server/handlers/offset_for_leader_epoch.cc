@@ -14,7 +14,7 @@ awaitable<p::offset_for_leader_epoch_response> handle_offset_for_leader_epoch(
     request_context& ctx, p::offset_for_leader_epoch_request& request) {
   p::offset_for_leader_epoch_response response;
   const bool from_follower = request.replica_id.value() >= 0;
-  const bool follower_refused = from_follower && !authorize_cluster(ctx, authz::operation::cluster_action);
+  const bool follower_refused = from_follower && !authorize_broker_request(ctx);
   for (const auto& topic : request.topics) {
     auto& topic_out = response.topics.emplace_back();
     topic_out.topic = topic.topic;

@@ -336,6 +336,8 @@ awaitable<p::produce_response> handle_produce(request_context& ctx, p::produce_r
     co_await await_in_sync(ctx, request.timeout_ms, response, waiting);
   if (ctx.version() >= first_version_with_leader_hints) point_to_leaders(ctx, response);
   ctx.send_response = request.acks != 0;
+  // acks=0 has no response to say it was throttled in: Kafka exempts it from the request quota (not the byte quota).
+  ctx.request_quota_exempt = request.acks == 0;
   ctx.close_connection = request.acks == 0 && ctx.errors > 0;
   co_return response;
 }

@@ -35,7 +35,7 @@ struct marker_results {
 awaitable<p::write_txn_markers_response> handle_write_txn_markers(request_context& ctx,
                                                                   p::write_txn_markers_request& request) {
   // Only brokers write markers: ClusterAction on the cluster, or every partition is refused.
-  if (!authorize_cluster(ctx, authz::operation::cluster_action)) {
+  if (!authorize_broker_request(ctx)) {
     p::write_txn_markers_response refused;
     for (const auto& marker : request.markers) {
       auto& out = refused.markers.emplace_back();
