@@ -15,6 +15,7 @@ import socket
 import struct
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -66,6 +67,39 @@ def wait_until(condition, timeout=30.0, interval=0.05, what="condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+class BackgroundLoop:
+    """A load that runs on a thread for the life of a with block: run(), which by default repeats step() until the
+    block ends (stopping()), then the thread is joined (within join_seconds) and close() runs."""
+
+    join_seconds = 30
+
+    def __init__(self):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self.run, daemon=True)
+
+    def step(self):
+        raise NotImplementedError
+
+    def close(self):
+        """Releases what the loop used, after its thread has ended."""
+
+    def stopping(self):
+        return self._stop.is_set()
+
+    def run(self):
+        while not self._stop.is_set():
+            self.step()
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(self.join_seconds)
+        self.close()
 
 
 class Cluster:

@@ -1052,7 +1052,8 @@ def test_the_admin_calls_of_strimzis_user_operator_round_trip(acls, programs):
         {"user": "admin", "name": "scram", **scram},
         {"user": "admin", "name": "scram-read", "step": "describe-scram", "scram.user": user},
         {"user": "admin", "name": "quotas", "step": "alter-quotas", "entity": entity,
-         "ops": "producer_byte_rate=1048576,consumer_byte_rate=2097152"},
+         "ops": "producer_byte_rate=1048576,consumer_byte_rate=2097152,request_percentage=55,"
+                "controller_mutation_rate=10"},
         {"user": "admin", "name": "client-quotas", "step": "alter-quotas", "entity": client_entity,
          "ops": "consumer_byte_rate=4096"},
         {"user": "admin", "name": "quota-removed", "step": "alter-quotas", "entity": entity,
@@ -1067,7 +1068,8 @@ def test_the_admin_calls_of_strimzis_user_operator_round_trip(acls, programs):
     assert all(step["ok"] for step in steps.values()), steps
     assert steps["scram-read"]["credentials"] == [{"mechanism": "SCRAM-SHA-512", "iterations": 4096}], steps
     assert steps["quotas-read"]["entities"] == [
-        {"entity": {"user": user}, "quotas": {"producer_byte_rate": 1048576.0}}], steps
+        {"entity": {"user": user}, "quotas": {"producer_byte_rate": 1048576.0, "request_percentage": 55.0,
+                                              "controller_mutation_rate": 10.0}}], steps
     assert steps["client-quotas-read"]["entities"] == [
         {"entity": {"user": user, "client-id": "<default>"}, "quotas": {"consumer_byte_rate": 4096.0}}], steps
     assert steps["acls-read"]["bindings"] == [acl] and steps["acls-deleted"]["deleted"] == [acl], steps
@@ -1082,6 +1084,7 @@ def test_the_admin_calls_of_strimzis_user_operator_round_trip(acls, programs):
         zk.stop()
     config = json.loads(data)["config"]
     assert config["producer_byte_rate"] == "1048576" and "consumer_byte_rate" not in config, config
+    assert config["request_percentage"] == "55.0" and config["controller_mutation_rate"] == "10.0", config
     assert "SCRAM-SHA-512" in config and password not in data.decode(), config
     assert json.loads(client_data)["config"] == {"consumer_byte_rate": "4096"}
     # ... and the credential logs in at every broker.

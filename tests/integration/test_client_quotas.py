@@ -7,14 +7,13 @@ SCRAM-SHA-512 as the users made at module setup, so user entities (users/alice) 
 confluent-kafka on Debian's librdkafka 2.0.2, which ignores throttle_time_ms: only the broker's muting holds them."""
 import json
 import struct
-import threading
 import time
 
 import confluent_kafka
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import kafka_request, read_response, started_cluster, wait_until
+from conftest import BackgroundLoop, kafka_request, read_response, started_cluster, wait_until
 from security_clients import broker_config_command, librdkafka_config, make_scram_user, scram_login
 
 # alice's producer and carol's consumer are held by quotas; bob's producer and dave's consumer are not; eve's topic
@@ -138,26 +137,27 @@ def test_bad_quotas_are_refused_with_kafkas_reasons(one):
     assert znode(one, "/config/users/frank") is None and znode(one, "/config/ips/10.1.2.3") is None
 
 
-class Producing:
+class Producing(BackgroundLoop):
     """Produces `size`-byte records as `user` as fast as the broker lets it, with librdkafka (which ignores
     throttle_time_ms: only the broker's muting holds it back), counting the bytes acknowledged."""
 
+    join_seconds = 90
+
     def __init__(self, c, topic, user, size=10_000, pace=None):
+        super().__init__()
         self.config = client_config(c, user, **{"acks": "all", "linger.ms": 5, "queue.buffering.max.kbytes": 4096})
         self.topic, self.value = topic, b"x" * size
         self.pace = pace  # at most this many bytes a second, when given (the disk an unthrottled producer fills)
         self.acked = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run)
 
     def _delivered(self, err, msg):
         if err is None:
             self.acked += len(msg.value())
 
-    def _run(self):
+    def run(self):
         producer = confluent_kafka.Producer(self.config)
         start, sent = time.monotonic(), 0
-        while not self._stop.is_set():
+        while not self.stopping():
             if self.pace and sent > self.pace * (time.monotonic() - start):
                 producer.poll(0.01)
                 continue
@@ -168,14 +168,6 @@ class Producing:
                 producer.poll(0.05)
             producer.poll(0)
         producer.flush(60)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(90)
 
 
 def test_a_producer_is_held_to_its_byte_rate_and_others_are_not(one):
@@ -363,32 +355,25 @@ def test_topic_changes_are_held_to_the_controller_mutation_rate(one):
                what="eve's debt to clear")
 
 
-class MetadataFlood:
+class MetadataFlood(BackgroundLoop):
     """Sends Metadata v4 requests for every topic as `user`, one after another as fast as the broker answers,
     ignoring throttle_time_ms (only the broker's muting holds it back); counts requests and throttled answers."""
 
+    BODY = struct.pack(">i?", -1, False)  # all topics, no auto-creation
+
     def __init__(self, address, user):
+        super().__init__()
         self.sasl = scram_login(address, user, USERS[user])
         self.requests = self.throttled = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run)
 
-    def _run(self):
-        body = struct.pack(">i?", -1, False)  # all topics, no auto-creation
-        while not self._stop.is_set():
-            self.sasl.sock.sendall(kafka_request(3, 4, self.requests, body))
-            _, response = read_response(self.sasl.sock)
-            self.requests += 1
-            if struct.unpack(">i", response[:4])[0] > 0:
-                self.throttled += 1
+    def step(self):
+        self.sasl.sock.sendall(kafka_request(3, 4, self.requests, self.BODY))
+        _, response = read_response(self.sasl.sock)
+        self.requests += 1
+        if struct.unpack(">i", response[:4])[0] > 0:
+            self.throttled += 1
 
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(30)
+    def close(self):
         self.sasl.close()
 
 

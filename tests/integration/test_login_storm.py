@@ -21,7 +21,7 @@ import confluent_kafka
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import kafka_request, read_response, started_cluster, wait_until
+from conftest import BackgroundLoop, kafka_request, read_response, started_cluster, wait_until
 from security_clients import (SASL_AUTHENTICATION_FAILED, RawSasl, compact, connection_closed, librdkafka_config,
                               read_uvarint, scram_client_final, uvarint)
 
@@ -187,34 +187,26 @@ class Storm:
         assert not self.running(), "storm threads still running"
 
 
-class Reader:
+class Reader(BackgroundLoop):
     """A consumer of partition 0 of `topic` from the start, on a thread: `seen` maps each value read to when."""
 
     def __init__(self, config, topic):
+        super().__init__()
         self.consumer = confluent_kafka.Consumer({**config, "group.id": "storm-reader", "enable.auto.commit": False,
                                                   "fetch.wait.max.ms": 100})
         self.consumer.assign([confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)])
         self.seen, self.errors = {}, []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self):
-        while not self._stop.is_set():
-            msg = self.consumer.poll(0.1)
-            if msg is None:
-                continue
-            if msg.error():
-                self.errors.append(msg.error())
-            else:
-                self.seen.setdefault(msg.value(), time.monotonic())
+    def step(self):
+        msg = self.consumer.poll(0.1)
+        if msg is None:
+            return
+        if msg.error():
+            self.errors.append(msg.error())
+        else:
+            self.seen.setdefault(msg.value(), time.monotonic())
 
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(30)
+    def close(self):
         self.consumer.close()
 
 

@@ -62,6 +62,12 @@ acl_snapshot::acl_snapshot(const std::vector<acl_binding>& bindings) {
     by_name[b.resource.name].push_back(b.entry);
     ++size_;
   }
+  for (auto& acls : types_) {
+    for (const auto& [name, entries] : acls.prefixed) acls.prefix_lengths.push_back(name.size());
+    std::sort(acls.prefix_lengths.begin(), acls.prefix_lengths.end());
+    acls.prefix_lengths.erase(std::unique(acls.prefix_lengths.begin(), acls.prefix_lengths.end()),
+                              acls.prefix_lengths.end());
+  }
 }
 
 const acl_snapshot::of_type* acl_snapshot::of(resource_type type) const {
@@ -77,8 +83,10 @@ void acl_snapshot::for_each_applying(const of_type& acls, std::string_view name,
   };
   each(acls.literal, name);
   if (name != wildcard) each(acls.literal, wildcard);
-  if (acls.prefixed.empty()) return;
-  for (std::size_t length = 1; length <= name.size(); ++length) each(acls.prefixed, name.substr(0, length));
+  for (const std::size_t length : acls.prefix_lengths) {
+    if (length > name.size()) break;
+    each(acls.prefixed, name.substr(0, length));
+  }
 }
 
 bool acl_snapshot::authorize(const requester& who, operation op, resource_type type, std::string_view name,
@@ -147,7 +155,13 @@ std::vector<acl_binding> acl_snapshot::select(const acl_filter& filter) const {
     const auto type = static_cast<resource_type>(code);
     for (const auto pattern : {pattern_type::literal, pattern_type::prefixed}) {
       const auto& by_name = pattern == pattern_type::literal ? types_[code].literal : types_[code].prefixed;
-      for (const auto& [name, entries] : by_name) {
+      // In name order, whatever the hashing: DescribeAcls and kafka-acls --list show a stable listing.
+      std::vector<const entries_by_name::value_type*> named;
+      named.reserve(by_name.size());
+      for (const auto& entry : by_name) named.push_back(&entry);
+      std::sort(named.begin(), named.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+      for (const auto* entry : named) {
+        const auto& [name, entries] = *entry;
         for (const auto& e : entries) {
           acl_binding b{{type, name, pattern}, e};
           if (filter.matches(b)) out.push_back(std::move(b));

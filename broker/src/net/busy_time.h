@@ -45,6 +45,14 @@ class busy_meter {
   bool running_ = false;
 };
 
+// Properties an executor answers a query on, can be required to have, or can be asked to prefer (Asio's traits).
+template <typename Property, typename Executor>
+concept queryable_on = boost::asio::can_query<const Executor&, const Property&>::value;
+template <typename Property, typename Executor>
+concept requirable_of = boost::asio::can_require<const Executor&, const Property&>::value;
+template <typename Property, typename Executor>
+concept preferable_of = boost::asio::can_prefer<const Executor&, const Property&>::value;
+
 // An executor that runs its work through `Inner`, each piece timed by the meter (shared: work may be queued on the
 // executor after the coroutine that made it has ended). Properties are those of `Inner`.
 template <typename Inner>
@@ -53,22 +61,19 @@ class metered_executor {
   metered_executor(Inner inner, std::shared_ptr<busy_meter> meter) noexcept
       : inner_(std::move(inner)), meter_(std::move(meter)) {}
 
-  template <typename Property>
-    requires boost::asio::can_query<const Inner&, const Property&>::value
+  template <queryable_on<Inner> Property>
   decltype(auto) query(const Property& property) const
       noexcept(boost::asio::is_nothrow_query<const Inner&, const Property&>::value) {
     return boost::asio::query(inner_, property);
   }
 
-  template <typename Property>
-    requires boost::asio::can_require<const Inner&, const Property&>::value
+  template <requirable_of<Inner> Property>
   auto require(const Property& property) const {
     using required = std::decay_t<decltype(boost::asio::require(inner_, property))>;
     return metered_executor<required>(boost::asio::require(inner_, property), meter_);
   }
 
-  template <typename Property>
-    requires boost::asio::can_prefer<const Inner&, const Property&>::value
+  template <preferable_of<Inner> Property>
   auto prefer(const Property& property) const {
     using preferred = std::decay_t<decltype(boost::asio::prefer(inner_, property))>;
     return metered_executor<preferred>(boost::asio::prefer(inner_, property), meter_);

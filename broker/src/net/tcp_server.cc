@@ -71,7 +71,8 @@ asio::awaitable<void> tcp_server::accept_loop() {
     auto meter = std::make_shared<busy_meter>();
     info.busy_time = meter.get();
     ++open_connections_;
-    asio::co_spawn(metered_executor(home.get_executor(), std::move(meter)), serve_connection(std::move(socket), handler_, limits_, security_, std::move(info)),
+    asio::co_spawn(metered_executor(home.get_executor(), std::move(meter)),
+                   serve_connection(std::move(socket), handler_, limits_, security_, std::move(info)),
                    guarded_detached("a connection", [this] { --open_connections_; }));
   }
 }

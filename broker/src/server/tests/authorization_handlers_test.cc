@@ -1,6 +1,10 @@
 // Kafka's authorization checks and client quotas as the request handlers apply them, with the ACLs and quotas
 // the test puts in place: see handlers_fixture.h.
+#include <algorithm>
+#include <chrono>
+
 #include "model/testing/batch_builder.h"
+#include "net/busy_time.h"
 #include "quota/client_quotas.h"
 #include "server/tests/handlers_fixture.h"
 
@@ -120,6 +124,42 @@ TEST_F(handlers_test, create_topics_v6_is_refused_while_the_mutation_budget_is_i
   EXPECT_EQ(create("refused", 1, 6), p::code(p::error_code::throttling_quota_exceeded));
   EXPECT_EQ(cluster_.view()->find_topic("refused"), nullptr);
   EXPECT_EQ(create("older-version", 1, 5), 0);  // cannot say THROTTLING_QUOTA_EXCEEDED: made, and throttled
+}
+
+// KIP-124 in Fetch: what the connection used of its thread is charged to the request quota; a consumer over its
+// request_percentage gets no data, while a follower's fetch is exempt and charged nothing.
+TEST_F(handlers_test, a_consumer_over_its_request_percentage_gets_no_data_and_a_follower_is_not_charged) {
+  topic("metered", 1);
+  auto batch = model::testing::build_simple_batch(2);
+  auto appended = produce("metered", batch);
+  ASSERT_EQ(run(handlers::handle_produce, appended, 9).responses[0].partition_responses[0].error_code, 0);
+  quota::client_quotas quotas;
+  quotas.replace_table(std::make_shared<const quota::quota_table>(quota::quota_entries{
+      {{std::nullopt, quota::entity_name::of("test")}, {{quota::quota_key::request_percentage, 0.01}}}}));
+  context_->quotas = &quotas;
+  net::busy_meter meter;
+  connection_.busy_time = &meter;
+  const auto busy_for = [&meter](std::chrono::milliseconds time) {
+    const net::busy_meter::piece piece(meter);
+    const auto until = std::chrono::steady_clock::now() + time;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
+
+  busy_for(std::chrono::milliseconds(5));
+  auto follower = follower_fetch("metered", 0);
+  EXPECT_FALSE(run(handlers::handle_fetch, follower, 12).responses.empty());
+  EXPECT_TRUE(quotas.totals().empty());
+
+  busy_for(std::chrono::milliseconds(5));  // 10 ms in all: 1 percent-second over 10 s is 0.1 % of a thread
+  auto consumer = consumer_fetch("metered", 0);
+  EXPECT_TRUE(run(handlers::handle_fetch, consumer, 12).responses.empty());
+  const auto totals = quotas.totals();
+  const auto request =
+      std::find_if(totals.begin(), totals.end(), [](const auto& t) { return t.kind == quota::quota_kind::request; });
+  ASSERT_NE(request, totals.end());
+  EXPECT_GE(request->recorded, 10);
+  EXPECT_EQ(request->throttled, 1U);
 }
 
 }  // namespace
