@@ -66,6 +66,8 @@ class client_quotas {
   // another (maybe new) sensor, as in Kafka.
   void replace_table(std::shared_ptr<const quota_table> table);
   [[nodiscard]] std::shared_ptr<const quota_table> table() const;
+  // Whether any quota is set: without one, callers skip what recording costs them (reading the clock).
+  [[nodiscard]] bool any() const { return any_quota_.load(std::memory_order_relaxed); }
 
   // Records `amount` for the client of a windowed-rate kind (not controller_mutation: record_mutation) (bytes; for
   // `request`, milliseconds of request thread time, fractions
