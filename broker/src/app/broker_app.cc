@@ -339,17 +339,19 @@ void broker_app::ensure_inter_broker_credential() {
     throw std::runtime_error("cannot read the credential of inter.broker.sasl.username " + user + ": " +
                              stored.error().message());
   auto config = std::move(stored.value());
-  if (const auto it = config.find(name); it != config.end()) {
-    const auto credential = security::parse_credential(mechanism, it->second);
-    if (!credential || !security::password_matches(mechanism, credential.value(), security_->inter_broker_password()))
+  switch (security::find_own_credential(mechanism, config, security_->inter_broker_password())) {
+    case security::own_credential::matches:
+      return;
+    case security::own_credential::differs:
       FERRY_LOG(error, "app") << "the stored " << name << " credential of inter.broker.sasl.username " << user
                               << " does not match the inter-broker password: other brokers will refuse this one";
-    return;
+      return;
+    case security::own_credential::missing:
+      break;
   }
   // The first broker to start with a SASL inter-broker listener makes the brokers' user, as an operator would with
   // kafka-configs.sh before starting Kafka.
-  config[name] = security::format_credential(security::derive_credential(
-      mechanism, security_->inter_broker_password(), security::random_bytes(32), security::min_scram_iterations));
+  config[name] = security::new_credential_text(mechanism, security_->inter_broker_password());
   if (auto written = cluster_->set_user_config(user, config); !written)
     throw std::runtime_error("cannot store the credential of inter.broker.sasl.username " + user + ": " +
                              written.error().message());

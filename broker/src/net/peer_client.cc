@@ -103,7 +103,8 @@ asio::awaitable<result<void>> peer_client::secure(const std::string& host) {
   if (handshake_error) {
     FERRY_LOG_LIMITED(warn, "net", 10000)
         << "TLS handshake with broker " << host << " failed: " << handshake_error.message();
-    co_return to_std(handshake_error);
+    // Boost's own conversion keeps the SSL category, whose message says what failed ("certificate verify failed").
+    co_return std::error_code(handshake_error);
   }
   co_return success();
 }
@@ -115,7 +116,7 @@ asio::awaitable<result<void>> peer_client::login() {
   const auto send = [this, &body](std::int16_t api_key, std::int16_t version, const auto& request,
                                   bool flexible) -> asio::awaitable<result<void>> {
     p::output_buffer out;
-    p::begin_request_frame(out, {api_key, version, ++correlation_id_, "ferry-broker"}, flexible);
+    p::begin_request_frame(out, {api_key, version, ++correlation_id_, security_->client_id}, flexible);
     p::writer w(out);
     request.encode(w, version);
     p::finish_frame(out);
@@ -136,7 +137,7 @@ asio::awaitable<result<void>> peer_client::login() {
     co_return protocol_error;
   if (handshake_response.error_code != 0) {
     FERRY_LOG_LIMITED(error, "net", 10000) << "the peer broker does not accept SASL mechanism "
-                                           << security_->sasl_mechanism << " (sasl.mechanism.inter.broker.protocol)";
+                                           << security_->sasl_mechanism << " (" << security_->mechanism_setting << ")";
     co_return permission_denied;
   }
 
@@ -154,9 +155,8 @@ asio::awaitable<result<void>> peer_client::login() {
         !response.decode(r, authenticate_version))
       co_return protocol_error;
     if (response.error_code != 0) {
-      FERRY_LOG_LIMITED(error, "net", 10000)
-          << "the peer broker refused this broker's SASL login (inter.broker.sasl.username): "
-          << response.error_message.value_or("no message");
+      FERRY_LOG_LIMITED(error, "net", 10000) << "the peer broker refused the SASL login of " << security_->login_setting
+                                             << ": " << response.error_message.value_or("no message");
       co_return permission_denied;
     }
     const std::string_view server_token(reinterpret_cast<const char*>(response.auth_bytes.data()),

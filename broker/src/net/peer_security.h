@@ -31,6 +31,10 @@ struct peer_security {
   bool verify_host = true;     // ssl.endpoint.identification.algorithm=https
   std::string sasl_mechanism;  // empty: no SASL
   std::function<std::unique_ptr<sasl_client_exchange>()> sasl_exchange;
+  // Who logs in, for the login's request headers and for messages about it.
+  std::string client_id = "ferry-broker";
+  std::string login_setting = "inter.broker.sasl.username";  // the setting that names the login's user
+  std::string mechanism_setting = "sasl.mechanism.inter.broker.protocol";
 };
 
 }  // namespace ferry::net

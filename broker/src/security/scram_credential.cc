@@ -200,4 +200,17 @@ std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
+own_credential find_own_credential(scram_mechanism m, const std::map<std::string, std::string>& user_config,
+                                   std::string_view password) {
+  const auto stored = user_config.find(std::string(name_of(m)));
+  if (stored == user_config.end()) return own_credential::missing;
+  const auto credential = parse_credential(m, stored->second);
+  return credential && password_matches(m, credential.value(), password) ? own_credential::matches
+                                                                         : own_credential::differs;
+}
+
+std::string new_credential_text(scram_mechanism m, std::string_view password) {
+  return format_credential(derive_credential(m, password, random_bytes(32), min_scram_iterations));
+}
+
 }  // namespace ferry::security

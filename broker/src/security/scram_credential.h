@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,14 @@ scram_credential derive_credential(scram_mechanism m, std::string_view password,
                                    std::int32_t iterations);
 // Whether `password` is the one `c` was made from: PBKDF2 again (slow, as above), compared in constant time.
 bool password_matches(scram_mechanism m, const scram_credential& c, std::string_view password);
+
+// A process's own login (the brokers' inter-broker user, the operator's user) as its user's entries in
+// /config/users/<user> hold it: no credential of `m` yet, one made from `password`, or one of another password.
+enum class own_credential { missing, matches, differs };
+own_credential find_own_credential(scram_mechanism m, const std::map<std::string, std::string>& user_config,
+                                   std::string_view password);
+// A credential of `m` for `password` with a random salt and Kafka's minimum iterations, in Kafka's text form.
+std::string new_credential_text(scram_mechanism m, std::string_view password);
 
 // SCRAM's functions (RFC 5802 §2.2, §3), shared by the credential, the server and the client.
 std::string scram_hash(scram_mechanism m, std::string_view data);                        // H()

@@ -39,18 +39,6 @@ std::string openssl_reason() {
   return reason != nullptr ? reason : "OpenSSL error " + std::to_string(code);
 }
 
-tls_result<void> read_pem_file(const std::string& path, const std::string& setting, std::string& text) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return failure(setting + ": " + path + " is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return failure(setting + ": cannot read " + path + ": " + std::generic_category().message(errno));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) return failure(setting + ": cannot read " + path);
-  text = std::move(contents).str();
-  return boost::outcome_v2::success();
-}
-
 bio_ptr memory_bio(const std::string& text) {
   return bio_ptr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
 }
@@ -234,12 +222,24 @@ tls_result<std::shared_ptr<ssl::context>> wrap(ssl_ctx_ptr context) {
 
 }  // namespace
 
+tls_result<void> read_text_file(const std::string& path, const std::string& setting, std::string& text) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return failure(setting + ": " + path + " is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return failure(setting + ": cannot read " + path + ": " + std::generic_category().message(errno));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) return failure(setting + ": cannot read " + path);
+  text = std::move(contents).str();
+  return boost::outcome_v2::success();
+}
+
 tls_result<tls_material> read_tls_material(const config::tls_settings& settings, std::string_view setting_prefix) {
   const std::string prefix(setting_prefix);
   tls_material material;
   if (!settings.keystore_location.empty()) {
     material.key_setting = material.chain_setting = prefix + "ssl.keystore.location";
-    FERRY_TRY(read_pem_file(settings.keystore_location, material.key_setting, material.key));
+    FERRY_TRY(read_text_file(settings.keystore_location, material.key_setting, material.key));
     material.chain = material.key;
   } else {
     material.key_setting = prefix + "ssl.keystore.key";
@@ -249,7 +249,7 @@ tls_result<tls_material> read_tls_material(const config::tls_settings& settings,
   }
   if (!settings.truststore_location.empty()) {
     material.truststore_setting = prefix + "ssl.truststore.location";
-    FERRY_TRY(read_pem_file(settings.truststore_location, material.truststore_setting, material.truststore));
+    FERRY_TRY(read_text_file(settings.truststore_location, material.truststore_setting, material.truststore));
   } else {
     material.truststore_setting = prefix + "ssl.truststore.certificates";
     material.truststore = settings.truststore_certificates;

@@ -45,6 +45,9 @@ struct tls_material {
   std::string truststore_setting;
 };
 
+// A file's whole text (PEM, a password); the message names `setting` when it cannot be read.
+tls_result<void> read_text_file(const std::string& path, const std::string& setting, std::string& text);
+
 // Reads the files the settings name (ssl.keystore.location, ssl.truststore.location) or takes the inline PEM.
 // `setting_prefix` is what precedes "ssl." in the settings' names ("" or "listener.name.<name>.").
 tls_result<tls_material> read_tls_material(const config::tls_settings& settings, std::string_view setting_prefix);

@@ -46,8 +46,4 @@ class group_admin {
                               const std::string& metadata) = 0;
 };
 
-// Errors the Kafka protocol answered with, in a std::error_code whose message is Kafka's name for the code.
-std::error_code kafka_error(std::int16_t code);
-const std::error_category& kafka_error_category();
-
 }  // namespace ferry::groups

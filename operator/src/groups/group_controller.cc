@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "kafka/errc.h"
 #include "kube/conditions.h"
 #include "kube/time_format.h"
 #include "protocol/error_code.h"
@@ -50,7 +51,7 @@ bool waiting_for_empty_group(const json& resource, std::int64_t generation) {
 }
 
 bool refused_because_active(const std::error_code& error) {
-  if (error.category() != kafka_error_category()) return false;
+  if (error.category() != kafka::kafka_error_category()) return false;
   const auto e = static_cast<protocol::error_code>(error.value());
   return e == protocol::error_code::unknown_member_id || e == protocol::error_code::illegal_generation ||
          e == protocol::error_code::rebalance_in_progress;

@@ -1,23 +1,18 @@
 #include "groups/kafka_admin.h"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-
-#include "base/error_category.h"
+#include "kafka/errc.h"
 #include "protocol/error_code.h"
-#include "protocol/header.h"
 #include "protocol/messages/consumer_group_describe.h"
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/list_offsets.h"
 #include "protocol/messages/offset_commit.h"
 #include "protocol/messages/offset_fetch.h"
-#include "protocol/output_buffer.h"
 
 namespace ferry::groups {
 namespace {
 
-namespace asio = boost::asio;
+using kafka::kafka_error;
 namespace p = ferry::protocol;
 
 // Versions every Kafka since 2.x and Ferry answer (ConsumerGroupDescribe: Kafka 4 and Ferry), most without
@@ -28,10 +23,7 @@ constexpr std::int16_t describe_groups_version = 4;
 constexpr std::int16_t offset_fetch_version = 5;
 constexpr std::int16_t list_offsets_version = 5;
 constexpr std::int16_t offset_commit_version = 7;
-constexpr std::int32_t max_response_bytes = 16 << 20;
 constexpr std::int8_t group_key_type = 0;
-
-const char* describe_kafka_error(p::error_code e) { return p::name(e).data(); }
 
 // Errors after which the coordinator must be looked up again.
 bool coordinator_moved(std::int16_t code) {
@@ -41,73 +33,14 @@ bool coordinator_moved(std::int16_t code) {
 
 }  // namespace
 
-const std::error_category& kafka_error_category() {
-  static const enum_error_category<p::error_code> instance("kafka", describe_kafka_error);
-  return instance;
-}
-
-std::error_code kafka_error(std::int16_t code) { return {code, kafka_error_category()}; }
-
-template <typename Response, typename Request>
-result<Response> kafka_admin::call(const address& to, const Request& request, std::int16_t version) {
-  auto& peer = peers_[to];
-  if (!peer) peer = std::make_unique<net::peer_client>(io_);
-  result<Response> answer = std::make_error_code(std::errc::operation_canceled);
-  const auto correlation_id = ++correlation_id_;
-  asio::co_spawn(
-      io_,
-      [&]() -> asio::awaitable<void> {
-        if (!peer->is_open()) {
-          if (auto connected = co_await peer->connect(to.host, static_cast<std::uint16_t>(to.port), timeout_);
-              !connected) {
-            answer = connected.error();
-            co_return;
-          }
-        }
-        p::output_buffer out;
-        const bool flexible = Request::first_flexible_version >= 0 && version >= Request::first_flexible_version;
-        p::begin_request_frame(out, {Request::api_key, version, correlation_id, "ferry-operator"}, flexible);
-        p::writer w(out);
-        request.encode(w, version);
-        p::finish_frame(out);
-        std::vector<std::byte> body;
-        if (auto done = co_await peer->round_trip(out.flatten(), timeout_, max_response_bytes, body); !done) {
-          peer->close();
-          answer = done.error();
-          co_return;
-        }
-        p::reader r(body);
-        std::int32_t answered_id = 0;
-        Response response;
-        if (!p::decode_response_header(r, answered_id, flexible) || answered_id != correlation_id ||
-            !response.decode(r, version)) {
-          peer->close();
-          answer = std::make_error_code(std::errc::protocol_error);
-          co_return;
-        }
-        answer = std::move(response);
-      },
-      asio::detached);
-  io_.restart();
-  io_.run();
-  return answer;
-}
-
-result<kafka_admin::address> kafka_admin::any_broker() const {
-  for (const auto& [id, broker] : view_->brokers) {
-    if (broker.port > 0) return address{broker.host, broker.port};
-  }
-  return std::make_error_code(std::errc::host_unreachable);
-}
-
 result<kafka_admin::address> kafka_admin::coordinator(const std::string& group) {
   if (const auto known = coordinators_.find(group); known != coordinators_.end()) return known->second;
-  auto bootstrap = any_broker();
+  auto bootstrap = client_.any_broker();
   if (!bootstrap) return bootstrap.error();
   p::find_coordinator_request request;
   request.key = group;
   request.key_type = group_key_type;
-  auto answer = call<p::find_coordinator_response>(bootstrap.value(), request, find_coordinator_version);
+  auto answer = client_.call<p::find_coordinator_response>(bootstrap.value(), request, find_coordinator_version);
   if (!answer) return answer.error();
   if (answer.value().error_code != 0) return kafka_error(answer.value().error_code);
   address found{answer.value().host, answer.value().port};
@@ -120,7 +53,7 @@ result<group_description> kafka_admin::describe(const std::string& group) {
   if (!at) return at.error();
   p::describe_groups_request request;
   request.groups = {group};
-  auto answer = call<p::describe_groups_response>(at.value(), request, describe_groups_version);
+  auto answer = client_.call<p::describe_groups_response>(at.value(), request, describe_groups_version);
   if (!answer) return answer.error();
   if (answer.value().groups.size() != 1) return std::make_error_code(std::errc::protocol_error);
   const auto& described = answer.value().groups.front();
@@ -136,7 +69,7 @@ result<group_description> kafka_admin::describe(const std::string& group) {
   // describes. A broker without it (before Kafka 4) answers UNSUPPORTED_VERSION: then there is no such group.
   p::consumer_group_describe_request next;
   next.group_ids = {group};
-  auto consumer = call<p::consumer_group_describe_response>(at.value(), next, consumer_group_describe_version);
+  auto consumer = client_.call<p::consumer_group_describe_response>(at.value(), next, consumer_group_describe_version);
   if (!consumer) return consumer.error();
   if (consumer.value().groups.size() != 1) return std::make_error_code(std::errc::protocol_error);
   const auto& found = consumer.value().groups.front();
@@ -156,7 +89,7 @@ result<std::map<topic_partition, committed_offset>> kafka_admin::committed(const
   if (!at) return at.error();
   p::offset_fetch_request request;
   request.group_id = group;  // topics null: all of them
-  auto answer = call<p::offset_fetch_response>(at.value(), request, offset_fetch_version);
+  auto answer = client_.call<p::offset_fetch_response>(at.value(), request, offset_fetch_version);
   if (!answer) return answer.error();
   if (answer.value().error_code != 0) {
     if (coordinator_moved(answer.value().error_code)) coordinators_.erase(group);
@@ -179,8 +112,8 @@ result<std::map<topic_partition, std::int64_t>> kafka_admin::list_offsets(
     const std::map<topic_partition, std::int64_t>& timestamps) {
   std::map<broker_id, p::list_offsets_request> by_leader;
   for (const auto& [tp, timestamp] : timestamps) {
-    const auto topic = view_->topics.find(tp.topic);
-    if (topic == view_->topics.end())
+    const auto topic = client_.view().topics.find(tp.topic);
+    if (topic == client_.view().topics.end())
       return kafka_error(static_cast<std::int16_t>(p::error_code::unknown_topic_or_partition));
     const auto partition = topic->second.partitions.find(tp.partition);
     if (partition == topic->second.partitions.end() || !partition->second.state ||
@@ -195,11 +128,11 @@ result<std::map<topic_partition, std::int64_t>> kafka_admin::list_offsets(
   std::map<topic_partition, std::int64_t> found;
   std::map<topic_partition, std::int64_t> past_the_end;
   for (const auto& [leader, request] : by_leader) {
-    const auto broker = view_->brokers.find(leader);
-    if (broker == view_->brokers.end())
+    if (!client_.view().brokers.contains(leader))
       return kafka_error(static_cast<std::int16_t>(p::error_code::leader_not_available));
-    auto answer =
-        call<p::list_offsets_response>({broker->second.host, broker->second.port}, request, list_offsets_version);
+    auto at = client_.address_of(leader);
+    if (!at) return at.error();
+    auto answer = client_.call<p::list_offsets_response>(at.value(), request, list_offsets_version);
     if (!answer) return answer.error();
     for (const auto& topic : answer.value().topics) {
       for (const auto& partition : topic.partitions) {
@@ -238,7 +171,7 @@ result<void> kafka_admin::commit(const std::string& group, const std::map<topic_
     request.topics.back().partitions.push_back(
         {.partition_index = tp.partition, .committed_offset = offset{at_offset}, .committed_metadata = metadata});
   }
-  auto answer = call<p::offset_commit_response>(at.value(), request, offset_commit_version);
+  auto answer = client_.call<p::offset_commit_response>(at.value(), request, offset_commit_version);
   if (!answer) return answer.error();
   for (const auto& topic : answer.value().topics) {
     for (const auto& partition : topic.partitions) {

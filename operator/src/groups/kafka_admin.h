@@ -6,11 +6,9 @@
 #include <string>
 #include <utility>
 
-#include <boost/asio/io_context.hpp>
-
-#include "coord/cluster_observer.h"
+#include "coord/cluster_view.h"
 #include "groups/group_admin.h"
-#include "net/peer_client.h"
+#include "kafka/kafka_client.h"
 
 namespace ferry::groups {
 
@@ -19,8 +17,9 @@ namespace ferry::groups {
 // thread; one instance per reconcile (it keeps a connection per broker for its lifetime, then closes them).
 class kafka_admin final : public group_admin {
  public:
-  kafka_admin(std::shared_ptr<const coord::cluster_view> view, std::chrono::milliseconds timeout)
-      : view_(std::move(view)), timeout_(timeout) {}
+  kafka_admin(std::shared_ptr<const coord::cluster_view> view, const kafka::client_settings& settings,
+              std::chrono::milliseconds timeout)
+      : client_(std::move(view), settings, timeout) {}
 
   result<group_description> describe(const std::string& group) override;
   result<std::map<topic_partition, committed_offset>> committed(const std::string& group) override;
@@ -30,23 +29,11 @@ class kafka_admin final : public group_admin {
                       const std::string& metadata) override;
 
  private:
-  struct address {
-    std::string host;
-    std::int32_t port = 0;
-    auto operator<=>(const address&) const = default;
-  };
-  // One request and its response, awaited.
-  template <typename Response, typename Request>
-  result<Response> call(const address& to, const Request& request, std::int16_t version);
-  result<address> any_broker() const;
+  using address = kafka::kafka_client::address;
   result<address> coordinator(const std::string& group);
 
-  const std::shared_ptr<const coord::cluster_view> view_;
-  const std::chrono::milliseconds timeout_;
-  boost::asio::io_context io_;
-  std::map<address, std::unique_ptr<net::peer_client>> peers_;
+  kafka::kafka_client client_;
   std::map<std::string, address> coordinators_;
-  std::int32_t correlation_id_ = 0;
 };
 
 }  // namespace ferry::groups

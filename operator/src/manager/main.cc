@@ -17,6 +17,8 @@
 #include "coord/cluster_observer.h"
 #include "groups/group_controller.h"
 #include "groups/kafka_admin.h"
+#include "kafka/errc.h"
+#include "kafka/own_credential.h"
 #include "kube/api_client.h"
 #include "kube/controller.h"
 #include "kube/event_recorder.h"
@@ -68,6 +70,21 @@ std::unique_ptr<coord::cluster_observer> connect_cluster(const manager::options&
                                << " (--zookeeper-connect); retrying in " << delay.count() << " s";
     std::unique_lock lock(state.mutex);
     if (state.changed.wait_for(lock, delay, [&] { return state.stopping; })) return nullptr;
+    delay = std::min(delay * 2, std::chrono::seconds(30));
+  }
+}
+
+// The operator's own SCRAM credential, before any reconcile logs in with it; retried while ZooKeeper fails. Files
+// that cannot be used are logged, and the reconciles that log in report it.
+void make_own_credential(const manager::options& o, coord::cluster_observer& cluster, run_state& state) {
+  auto delay = std::chrono::seconds(1);
+  for (;;) {
+    const auto made = kafka::ensure_own_credential(cluster.configs(), o.kafka);
+    if (made || made.error() == kafka::errc::unusable_settings) return;
+    FERRY_LOG(warn, "manager") << "cannot store the credential of --kafka-sasl-username " << o.kafka.sasl_username
+                               << ": " << made.error().message() << "; retrying in " << delay.count() << " s";
+    std::unique_lock lock(state.mutex);
+    if (state.changed.wait_for(lock, delay, [&] { return state.stopping; })) return;
     delay = std::min(delay * 2, std::chrono::seconds(30));
   }
 }
@@ -177,6 +194,7 @@ int run(const manager::options& o) {
     stopping = state.stopping;
   }
   if (!stopping) cluster = connect_cluster(o, state, topic_hooks, balance_hook);
+  if (cluster) make_own_credential(o, *cluster, state);
   if (cluster) {
     topics::topic_controller_options topic_options;
     topic_options.cluster_name = o.cluster_name;
@@ -254,8 +272,8 @@ int run(const manager::options& o) {
     }
     group_ctl = std::make_unique<groups::group_controller>(
         *api.value(), events, *cluster,
-        [](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<groups::group_admin> {
-          return std::make_unique<groups::kafka_admin>(std::move(view), std::chrono::seconds(5));
+        [&o](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<groups::group_admin> {
+          return std::make_unique<groups::kafka_admin>(std::move(view), o.kafka, std::chrono::seconds(5));
         },
         groups::group_controller_options{o.group_status_interval});
     group_informers = std::make_unique<kube::informer_group>(

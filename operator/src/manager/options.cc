@@ -86,6 +86,21 @@ ZooKeeper is at --zookeeper-connect.
   --broker-statefulset NAMESPACE/NAME     the brokers' StatefulSet (broker i in pod i): its ferry.dev/brokers
                                           annotation asks for a broker count; leaving brokers are drained, then
                                           it is scaled down (default: none)
+  --kafka-listener NAME                   the brokers' listener the operator's Kafka requests go to (ConsumerGroup
+                                          offsets, User credentials and ACLs) (default: the first listener
+                                          each broker registered)
+  --kafka-security-protocol PROTOCOL      that listener's: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+                                          (default PLAINTEXT)
+  --kafka-sasl-mechanism MECHANISM        SCRAM-SHA-512, SCRAM-SHA-256 or PLAIN (default SCRAM-SHA-512)
+  --kafka-sasl-username NAME              the operator's user, one of the brokers' super.users; the operator
+                                          makes its SCRAM credential in ZooKeeper from the password file
+  --kafka-sasl-password-file PATH         a file whose first line is that user's password (a Secret's key)
+  --kafka-ssl-ca-file PATH                PEM CA certificates the brokers' certificates are checked against
+                                          (default: the system's)
+  --kafka-ssl-certificate-file PATH       a PEM client certificate chain, for listeners that ask for one
+  --kafka-ssl-key-file PATH               its PEM private key
+  --kafka-ssl-verify-hostname true|false  check the brokers' certificates against the addresses they
+                                          registered (default true)
   --leader-election true|false            hold a Lease so one replica acts (default true)
   --lease-namespace NS                    (default: the pod's namespace, else default)
   --lease-name NAME                       (default ferry-operator-<cluster name>)
@@ -168,6 +183,25 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
         return bad("must be namespace/name");
       }
       o.broker_statefulset = value;
+    } else if (flag == "--kafka-listener") {
+      o.kafka.listener = value;
+    } else if (flag == "--kafka-security-protocol") {
+      o.kafka.security_protocol = value;
+    } else if (flag == "--kafka-sasl-mechanism") {
+      o.kafka.sasl_mechanism = value;
+    } else if (flag == "--kafka-sasl-username") {
+      o.kafka.sasl_username = value;
+    } else if (flag == "--kafka-sasl-password-file") {
+      o.kafka.sasl_password_file = value;
+    } else if (flag == "--kafka-ssl-ca-file") {
+      o.kafka.ssl_ca_file = value;
+    } else if (flag == "--kafka-ssl-certificate-file") {
+      o.kafka.ssl_certificate_file = value;
+    } else if (flag == "--kafka-ssl-key-file") {
+      o.kafka.ssl_key_file = value;
+    } else if (flag == "--kafka-ssl-verify-hostname") {
+      if (value != "true" && value != "false") return bad("must be true or false");
+      o.kafka.ssl_verify_hostname = value == "true";
     } else if (flag == "--leader-election") {
       if (value != "true" && value != "false") return bad("must be true or false");
       o.leader_election = value == "true";
@@ -188,6 +222,7 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
   }
   if (o.cluster_name.empty()) return {std::nullopt, "--cluster-name is required"};
   if (o.zookeeper_connect.empty()) return {std::nullopt, "--zookeeper-connect is required"};
+  if (auto mismatch = kafka::check_settings(o.kafka); !mismatch.empty()) return {std::nullopt, std::move(mismatch)};
   if (o.lease_namespace.empty()) o.lease_namespace = default_namespace();
   if (o.lease_name.empty()) o.lease_name = "ferry-operator-" + o.cluster_name;
   if (o.identity.empty()) o.identity = default_identity();

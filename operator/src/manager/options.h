@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "kafka/client_settings.h"
 
 namespace ferry::manager {
 
@@ -31,9 +32,10 @@ struct options {
   std::uint64_t replication_throttle = 50ULL << 20U;  // bytes per second of the operator's moves; 0: none
   std::string broker_statefulset;                     // "namespace/name"; empty: none
   bool leader_election = true;
-  std::string lease_namespace;  // default: the pod's namespace, else "default"
-  std::string lease_name;       // default: ferry-operator-<cluster name>
-  std::string identity;         // default: $POD_NAME, else host name and pid
+  std::string lease_namespace;   // default: the pod's namespace, else "default"
+  std::string lease_name;        // default: ferry-operator-<cluster name>
+  std::string identity;          // default: $POD_NAME, else host name and pid
+  kafka::client_settings kafka;  // how the operator connects and logs in to the brokers (--kafka-*)
   std::string log_level = "info";
   std::string log_format = "text";
 };

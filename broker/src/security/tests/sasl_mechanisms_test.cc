@@ -99,6 +99,19 @@ std::error_code login(scram_mechanism m, const credential_source& users, const s
   return {};
 }
 
+TEST(scram, AProcessFindsItsOwnCredentialMissingMatchingOrOfAnotherPassword) {
+  std::map<std::string, std::string> config{{"producer_byte_rate", "1024"}};
+  EXPECT_EQ(find_own_credential(scram_mechanism::sha512, config, "pw"), own_credential::missing);
+  config["SCRAM-SHA-512"] = new_credential_text(scram_mechanism::sha512, "pw");
+  EXPECT_EQ(parse_credential(scram_mechanism::sha512, config["SCRAM-SHA-512"]).value().iterations,
+            min_scram_iterations);
+  EXPECT_EQ(find_own_credential(scram_mechanism::sha512, config, "pw"), own_credential::matches);
+  EXPECT_EQ(find_own_credential(scram_mechanism::sha512, config, "other"), own_credential::differs);
+  EXPECT_EQ(find_own_credential(scram_mechanism::sha256, config, "pw"), own_credential::missing);
+  config["SCRAM-SHA-512"] = "not a credential";
+  EXPECT_EQ(find_own_credential(scram_mechanism::sha512, config, "pw"), own_credential::differs);
+}
+
 TEST(scram, Rfc7677ServerSide) {
   const auto users = rfc_users();
   auto server = make_scram_exchange(scram_mechanism::sha256, users, "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0");

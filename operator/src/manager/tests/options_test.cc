@@ -30,6 +30,27 @@ TEST(options, zero_moves_with_a_broker_statefulset_is_valid) {
   EXPECT_EQ(parsed.parsed->broker_statefulset, "ferry/ferry-broker");
 }
 
+TEST(options, kafka_connection_flags) {
+  const auto parsed = parse_options(
+      with_required({"--kafka-listener", "INTERNAL", "--kafka-security-protocol", "SASL_SSL", "--kafka-sasl-mechanism",
+                     "SCRAM-SHA-256", "--kafka-sasl-username", "ferry-operator", "--kafka-sasl-password-file",
+                     "/secret/password", "--kafka-ssl-ca-file", "/ca/ca.crt", "--kafka-ssl-verify-hostname", "false"}));
+  ASSERT_TRUE(parsed.parsed) << parsed.error;
+  const auto& kafka = parsed.parsed->kafka;
+  EXPECT_EQ(kafka.listener, "INTERNAL");
+  EXPECT_TRUE(kafka.uses_tls() && kafka.uses_sasl());
+  EXPECT_EQ(kafka.sasl_mechanism, "SCRAM-SHA-256");
+  EXPECT_EQ(kafka.sasl_password_file, "/secret/password");
+  EXPECT_FALSE(kafka.ssl_verify_hostname);
+  EXPECT_EQ(parse_options(with_required({})).parsed->kafka.security_protocol, "PLAINTEXT");
+  // Settings that do not fit together stop startup, naming the flag.
+  const auto refused = parse_options(with_required({"--kafka-security-protocol", "SASL_SSL"}));
+  EXPECT_FALSE(refused.parsed);
+  EXPECT_NE(refused.error.find("--kafka-sasl-username"), std::string::npos) << refused.error;
+  EXPECT_NE(parse_options(with_required({"--kafka-ssl-verify-hostname", "no"})).error.find("must be true or false"),
+            std::string::npos);
+}
+
 TEST(options, metrics_auth) {
   EXPECT_FALSE(parse_options(with_required({})).parsed->metrics_auth);
   EXPECT_TRUE(parse_options(with_required({"--metrics-auth", "kubernetes"})).parsed->metrics_auth);
