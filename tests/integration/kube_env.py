@@ -132,9 +132,10 @@ def grant_operator(kube, user, lease_namespace="default"):
     """Installs the CRDs and binds operator/deploy/rbac.yaml's roles to `user` (the namespaced ones in
     `lease_namespace`, where the tests' brokers StatefulSet lives too)."""
     kube.kubectl("apply", "-f", os.path.join(DEPLOY, "topics.ferry.dev.yaml"),
-                 "-f", os.path.join(DEPLOY, "consumergroups.ferry.dev.yaml"))
+                 "-f", os.path.join(DEPLOY, "consumergroups.ferry.dev.yaml"),
+                 "-f", os.path.join(DEPLOY, "users.ferry.dev.yaml"))
     kube.kubectl("wait", "--for=condition=Established", "crd/topics.ferry.dev", "crd/consumergroups.ferry.dev",
-                 "--timeout=60s")
+                 "crd/users.ferry.dev", "--timeout=60s")
     kube.kubectl("apply", "-n", lease_namespace, "-f", os.path.join(DEPLOY, "rbac.yaml"))
     kube.apply(
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",

@@ -125,7 +125,8 @@ def test_install_and_upgrade_against_a_real_api_server(helm_bin, kube):
     the StatefulSet's replicas and only asks the operator, through ferry.dev/brokers, to drain."""
     helm(helm_bin, "install", "ferry", CHART, "--namespace", "ferry", "--set", "broker.replicas=4",
          kubeconfig=kube.kubeconfig)
-    assert kube.get("crd", "topics.ferry.dev", namespace="") is not None
+    for crd in ("topics.ferry.dev", "consumergroups.ferry.dev", "users.ferry.dev"):
+        assert kube.get("crd", crd, namespace="") is not None, crd
     sts = kube.get("statefulset", "ferry-broker", namespace="ferry")
     assert sts["spec"]["replicas"] == 4 and sts["metadata"]["annotations"]["ferry.dev/brokers"] == "4"
     assert kube.get("validatingadmissionpolicy", "ferry-broker-ferry-broker-scale-guard", namespace="") is not None

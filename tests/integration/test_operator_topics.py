@@ -451,18 +451,24 @@ def test_the_operator_refuses_to_start_on_older_crds(kube, ferry, ns):
     with open(os.path.join(DEPLOY, "consumergroups.ferry.dev.yaml")) as f:
         needed = int(yaml.safe_load(f)["metadata"]["annotations"]["ferry.dev/crd-version"])
 
-    def stamp(revision):
+    def stamp(revision, crd="consumergroups.ferry.dev"):
         change = f"ferry.dev/crd-version={revision}" if revision is not None else "ferry.dev/crd-version-"
-        kube.kubectl("annotate", "--overwrite", "crd", "consumergroups.ferry.dev", change)
+        kube.kubectl("annotate", "--overwrite", "crd", crd, change)
 
     upgrade = "kubectl apply --server-side --force-conflicts -f charts/ferry/crds/"
     try:
-        for identity, revision, message in (
-                ("older-0", needed - 1, f"CustomResourceDefinition consumergroups.ferry.dev is at revision {needed - 1} "
-                                        f"(ferry.dev/crd-version) and this operator needs revision {needed}"),
-                ("unstamped-0", None, "CustomResourceDefinition consumergroups.ferry.dev has no ferry.dev/crd-version "
-                                      f"annotation: it predates revision {needed}")):
-            stamp(revision)
+        for crd, identity, revision, message in (
+                ("consumergroups.ferry.dev", "older-0", needed - 1,
+                 f"CustomResourceDefinition consumergroups.ferry.dev is at revision {needed - 1} "
+                 f"(ferry.dev/crd-version) and this operator needs revision {needed}"),
+                ("consumergroups.ferry.dev", "unstamped-0", None,
+                 "CustomResourceDefinition consumergroups.ferry.dev has no ferry.dev/crd-version "
+                 f"annotation: it predates revision {needed}"),
+                ("users.ferry.dev", "older-users-0", needed - 1,
+                 f"CustomResourceDefinition users.ferry.dev is at revision {needed - 1} "
+                 f"(ferry.dev/crd-version) and this operator needs revision {needed}")):
+            for other in ("consumergroups.ferry.dev", "users.ferry.dev"):
+                stamp(revision if other == crd else needed, other)
             stale = Operator(kube, kube.user("ferry-operator"), ferry.zk_port, cluster_name="stale", identity=identity)
             stale.start(wait_ready=False)
             wait_until(lambda: stale.process.poll() is not None, timeout=30, what="the operator to refuse to start")
@@ -470,6 +476,7 @@ def test_the_operator_refuses_to_start_on_older_crds(kube, ferry, ns):
             log = stale.log()
             assert message in log and upgrade in log, log
 
+        stamp(needed, "users.ferry.dev")
         stamp(needed + 1)
         newer = Operator(kube, kube.user("ferry-operator"), ferry.zk_port, cluster_name="newer", identity="newer-0",
                          args=("--watch-namespaces", ns, "--max-concurrent-moves", "0"))
@@ -478,6 +485,7 @@ def test_the_operator_refuses_to_start_on_older_crds(kube, ferry, ns):
         assert f"consumergroups.ferry.dev is at revision {needed + 1}, newer than this operator's {needed}" in newer.log()
     finally:
         stamp(needed)
+        stamp(needed, "users.ferry.dev")
 
 
 def test_operator_metrics_and_health(operator):
@@ -494,8 +502,10 @@ def test_operator_metrics_and_health(operator):
 
 def test_the_operator_has_only_its_rbac_permissions(kube):
     kubeconfig = kube.user("ferry-operator")
-    for verb, resource in (("list", "secrets"), ("delete", "topics.ferry.dev"), ("create", "topics.ferry.dev"),
-                           ("update", "topics.ferry.dev")):
+    # Secrets: it writes each User's and reads the ones Users name, but never deletes one.
+    for verb, resource in (("delete", "secrets"), ("list", "configmaps"), ("delete", "topics.ferry.dev"),
+                           ("create", "topics.ferry.dev"), ("update", "topics.ferry.dev"),
+                           ("delete", "users.ferry.dev")):
         answer = kube.kubectl("auth", "can-i", verb, resource, "-A", kubeconfig=kubeconfig, check=False)
         assert answer.stdout.strip() == "no", f"{verb} {resource}: {answer.stdout}"
     assert kube.kubectl("auth", "can-i", "watch", "topics.ferry.dev", "-A", kubeconfig=kubeconfig).stdout.strip() == "yes"

@@ -3,7 +3,7 @@
 {{- default .Release.Name .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* The Ferry cluster's name (Topic and ConsumerGroup resources carry ferry.dev/cluster=<it>). */}}
+{{/* The Ferry cluster's name (Topic, ConsumerGroup and User resources carry ferry.dev/cluster=<it>). */}}
 {{- define "ferry.clusterName" -}}
 {{- default (include "ferry.fullname" .) .Values.clusterName -}}
 {{- end -}}

@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "kafka/errc.h"
 #include "kube/conditions.h"
+#include "kube/resource_meta.h"
 #include "kube/time_format.h"
 #include "protocol/error_code.h"
 
@@ -175,14 +176,7 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
   json status = old;
   status["observedGeneration"] = generation;
   status["groupId"] = read.spec.group_id;
-  const auto set_condition = [&](const json& condition) {
-    auto conditions = json::array();
-    for (const auto& c : status.value("conditions", json::array())) {
-      if (c.value("type", "") != condition["type"]) conditions.push_back(c);
-    }
-    conditions.push_back(condition);
-    status["conditions"] = conditions;
-  };
+  const auto set_condition = [&](const json& condition) { kube::set_condition(status, condition); };
   // The outcome as a condition and an Event (a request still waiting is announced once); a final one is recorded,
   // and the request is never looked at again.
   const auto conclude = [&](const reset_outcome& outcome) {
@@ -264,19 +258,8 @@ kube::reconcile_result group_controller::reconcile(const std::string& key) {
 }
 
 bool group_controller::write_status(const json& resource, const json& status) {
-  if (resource.value("status", json::object()) == status) return true;
-  const auto& meta = resource["metadata"];
-  const auto path = "/apis/ferry.dev/v1alpha1/namespaces/" + meta.value("namespace", "") + "/consumergroups/" +
-                    meta.value("name", "") + "/status";
-  const json patch = {{"status", status}};
-  const auto answer = api_.send(kube::api_client::verb::patch, path, patch.dump(), kube::merge_patch);
-  if (!answer || answer.value().status == 404) return answer.has_value();  // deleted meanwhile: nothing to do
-  if (answer.value().status != 200) {
-    FERRY_LOG(warn, "groups") << "status of " << meta.value("namespace", "") << "/" << meta.value("name", "")
-                              << ": HTTP " << answer.value().status << " " << answer.value().body.substr(0, 300);
-    return false;
-  }
-  return true;
+  return kube::write_status(api_, kube::resource_path(resource, "/apis/ferry.dev/v1alpha1", "consumergroups"), resource,
+                            status, "groups");
 }
 
 }  // namespace ferry::groups

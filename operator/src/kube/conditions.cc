@@ -26,4 +26,16 @@ nlohmann::json make_condition(const nlohmann::json& old_conditions, std::string_
   return condition;
 }
 
+void set_condition(nlohmann::json& status, const nlohmann::json& condition) {
+  auto conditions = nlohmann::json::array();
+  const auto old = status.find("conditions");
+  if (old != status.end() && old->is_array()) {
+    for (const auto& c : *old) {
+      if (!c.is_object() || c.value("type", "") != condition["type"]) conditions.push_back(c);
+    }
+  }
+  conditions.push_back(condition);
+  status["conditions"] = std::move(conditions);
+}
+
 }  // namespace ferry::kube

@@ -12,4 +12,7 @@ namespace ferry::kube {
 nlohmann::json make_condition(const nlohmann::json& old_conditions, std::string_view type, bool status,
                               std::string_view reason, std::string_view message, std::int64_t observed_generation);
 
+// Puts `condition` into status.conditions in place of the one of its type.
+void set_condition(nlohmann::json& status, const nlohmann::json& condition);
+
 }  // namespace ferry::kube

@@ -12,11 +12,12 @@ namespace ferry::manager {
 
 // The schema revision of the CRDs (charts/ferry/crds) this operator is built for, stamped on each as the
 // annotation below. A CRD older than the operator silently prunes the fields it does not know, so any schema
-// change to either CRD bumps the revision in both files and here (docs/kubernetes.md, "Upgrading the CRDs").
-inline constexpr int crd_revision = 2;
+// change to one CRD bumps the revision in every CRD file and here (docs/kubernetes.md, "Upgrading the CRDs").
+inline constexpr int crd_revision = 3;
 inline constexpr std::string_view crd_revision_annotation = "ferry.dev/crd-version";
 // The CRDs whose resources this operator reads and writes.
-inline constexpr std::array<std::string_view, 2> served_crds = {"topics.ferry.dev", "consumergroups.ferry.dev"};
+inline constexpr std::array<std::string_view, 3> served_crds = {"topics.ferry.dev", "consumergroups.ferry.dev",
+                                                                "users.ferry.dev"};
 
 // What one CRD, as the API server answered GET customresourcedefinitions/<name>, means for an operator that
 // needs revision `needed`: usable when at that revision or a newer one (newer revisions stay compatible).

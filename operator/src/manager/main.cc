@@ -32,6 +32,8 @@
 #include "manager/options.h"
 #include "roll/roll_controller.h"
 #include "topics/topic_controller.h"
+#include "users/kafka_user_admin.h"
+#include "users/user_controller.h"
 
 namespace {
 
@@ -114,6 +116,8 @@ int run(const manager::options& o) {
   std::unique_ptr<kube::informer> broker_set_informer;
   std::unique_ptr<kube::informer> broker_pod_informer;
   std::unique_ptr<kube::informer_group> group_informers;
+  std::unique_ptr<kube::informer_group> user_informers;
+  std::unique_ptr<kube::informer_group> user_secret_informers;
   std::atomic<bool> started{false};
   std::unique_ptr<kube::leader_election> election;
   if (o.leader_election) {
@@ -144,6 +148,7 @@ int run(const manager::options& o) {
         if (!started.load()) return "starting";
         if (!topic_informers->synced()) return "listing Topic resources";
         if (!group_informers->synced()) return "listing ConsumerGroup resources";
+        if (!user_informers->synced()) return "listing User resources";
         if (!cluster->ready()) return "reading the cluster from ZooKeeper";
         return {};
       },
@@ -185,6 +190,8 @@ int run(const manager::options& o) {
   std::unique_ptr<roll::roll_controller> roll_ctl;
   kube::controller group_workers("consumergroups", nullptr, metrics);
   std::unique_ptr<groups::group_controller> group_ctl;
+  kube::controller user_workers("users", nullptr, metrics);
+  std::unique_ptr<users::user_controller> user_ctl;
   std::unique_ptr<topics::topic_controller> topic_ctl;
   std::unique_ptr<balance::balance_controller> balance_ctl;
   std::unique_ptr<balance::throttled_moves> moves;
@@ -285,6 +292,35 @@ int run(const manager::options& o) {
     group_workers.set_reconcile([&](const std::string& key) { return group_ctl->reconcile(key); });
     for (const auto& member : group_informers->members())
       asio::co_spawn(io, member->run(), fail_on_exception("the ConsumerGroup watch"));
+    user_ctl = std::make_unique<users::user_controller>(
+        *api.value(), events, *cluster,
+        [&o](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<users::user_admin> {
+          return std::make_unique<users::kafka_user_admin>(std::move(view), o.kafka, std::chrono::seconds(5));
+        },
+        users::user_controller_options{.cluster_name = o.cluster_name,
+                                       .connection = o.client_connection,
+                                       .resync = o.full_reconciliation_interval,
+                                       .finalizer_timeout = o.finalizer_timeout});
+    // A User's change (or its going) may hand its Kafka user to another User of the same name.
+    user_informers = std::make_unique<kube::informer_group>(
+        *api.value(), "/apis/ferry.dev/v1alpha1", "users", o.watch_namespaces, "ferry.dev/cluster=" + o.cluster_name,
+        [&](const std::string& key, const kube::informer::object& /*now*/) {
+          user_workers.queue().add(key);
+          for (const auto& other : user_ctl->keys_of_same_user(key)) user_workers.queue().add(other);
+        },
+        [&] { metrics.watch_restarted("users"); });
+    user_ctl->set_informer(*user_informers);
+    // The Secrets the operator wrote (named after their User): a deleted one is written again with a new password.
+    user_secret_informers = std::make_unique<kube::informer_group>(
+        *api.value(), "/api/v1", "secrets", o.watch_namespaces,
+        "ferry.dev/cluster=" + o.cluster_name + "," + std::string(users::user_label),
+        [&](const std::string& key, const kube::informer::object& /*now*/) { user_workers.queue().add(key); },
+        [&] { metrics.watch_restarted("secrets"); });
+    user_workers.set_reconcile([&](const std::string& key) { return user_ctl->reconcile(key); });
+    for (const auto& member : user_informers->members())
+      asio::co_spawn(io, member->run(), fail_on_exception("the User watch"));
+    for (const auto& member : user_secret_informers->members())
+      asio::co_spawn(io, member->run(), fail_on_exception("the Users' Secrets watch"));
     started.store(true);
     // Workers start on a full cache, as client-go's WaitForCacheSync has them: which of two resources owns a
     // topic is only known once both are listed.
@@ -292,7 +328,7 @@ int run(const manager::options& o) {
     {
       std::unique_lock lock(state.mutex);
       for (;;) {
-        synced = topic_informers->synced() && group_informers->synced();
+        synced = topic_informers->synced() && group_informers->synced() && user_informers->synced();
         if (synced || state.stopping) break;
         state.changed.wait_for(lock, std::chrono::milliseconds(50));
       }
@@ -300,6 +336,7 @@ int run(const manager::options& o) {
     }
     if (synced) {
       group_workers.start(o.workers);
+      user_workers.start(o.workers);
       topic_workers.start(o.workers);
     }
   }
@@ -315,6 +352,7 @@ int run(const manager::options& o) {
   balance_worker.stop();
   roll_worker.stop();
   group_workers.stop();
+  user_workers.stop();
   topic_workers.stop();
   topic_hooks.store(nullptr);
   if (cluster) cluster->shutdown();

@@ -46,8 +46,8 @@ std::string default_identity() {
 std::string usage() {
   return R"(Usage: ferry-operator --cluster-name NAME --zookeeper-connect HOST:PORT[/chroot] [flags]
 
-Reconciles Topic resources (topics.ferry.dev) labelled ferry.dev/cluster=NAME with the Ferry cluster whose
-ZooKeeper is at --zookeeper-connect.
+Reconciles Topic, ConsumerGroup and User resources (ferry.dev) labelled ferry.dev/cluster=NAME with the Ferry
+cluster whose ZooKeeper is at --zookeeper-connect.
 
   --kubeconfig PATH                       kubeconfig to reach the API server (default: $KUBECONFIG, else the
                                           pod's service account)
@@ -101,6 +101,9 @@ ZooKeeper is at --zookeeper-connect.
   --kafka-ssl-key-file PATH               its PEM private key
   --kafka-ssl-verify-hostname true|false  check the brokers' certificates against the addresses they
                                           registered (default true)
+  --client-bootstrap-servers HOST:PORT,...  the brokers' address for applications, written into each User's
+                                          Secret as bootstrap.servers (default: not written)
+  --client-security-protocol PROTOCOL     written beside it as security.protocol (default: not written)
   --leader-election true|false            hold a Lease so one replica acts (default true)
   --lease-namespace NS                    (default: the pod's namespace, else default)
   --lease-name NAME                       (default ferry-operator-<cluster name>)
@@ -202,6 +205,12 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
     } else if (flag == "--kafka-ssl-verify-hostname") {
       if (value != "true" && value != "false") return bad("must be true or false");
       o.kafka.ssl_verify_hostname = value == "true";
+    } else if (flag == "--client-bootstrap-servers") {
+      o.client_connection.bootstrap_servers = value;
+    } else if (flag == "--client-security-protocol") {
+      if (value != "PLAINTEXT" && value != "SSL" && value != "SASL_PLAINTEXT" && value != "SASL_SSL")
+        return bad("must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL");
+      o.client_connection.security_protocol = value;
     } else if (flag == "--leader-election") {
       if (value != "true" && value != "false") return bad("must be true or false");
       o.leader_election = value == "true";

@@ -8,6 +8,7 @@
 
 #include "base/result.h"
 #include "kafka/client_settings.h"
+#include "users/user_secret.h"
 
 namespace ferry::manager {
 
@@ -32,10 +33,12 @@ struct options {
   std::uint64_t replication_throttle = 50ULL << 20U;  // bytes per second of the operator's moves; 0: none
   std::string broker_statefulset;                     // "namespace/name"; empty: none
   bool leader_election = true;
-  std::string lease_namespace;   // default: the pod's namespace, else "default"
-  std::string lease_name;        // default: ferry-operator-<cluster name>
-  std::string identity;          // default: $POD_NAME, else host name and pid
-  kafka::client_settings kafka;  // how the operator connects and logs in to the brokers (--kafka-*)
+  std::string lease_namespace;  // default: the pod's namespace, else "default"
+  std::string lease_name;       // default: ferry-operator-<cluster name>
+  std::string identity;         // default: $POD_NAME, else host name and pid
+  kafka::client_settings kafka;
+  users::client_connection client_connection;  // written into each User's Secret (--client-*)  // how the operator
+                                               // connects and logs in to the brokers (--kafka-*)
   std::string log_level = "info";
   std::string log_format = "text";
 };

@@ -6,6 +6,7 @@
 #include "coord/errc.h"
 #include "coord/reassignment.h"
 #include "kube/conditions.h"
+#include "kube/resource_meta.h"
 #include "kube/time_format.h"
 
 namespace ferry::topics {
@@ -17,27 +18,6 @@ using kube::reconcile_result;
 
 constexpr auto creation_check = 5s;
 constexpr auto cluster_retry = 2s;
-
-std::string annotation(const json& resource, std::string_view name) {
-  const auto& meta = resource["metadata"];
-  if (!meta.contains("annotations") || !meta["annotations"].is_object()) return {};
-  return meta["annotations"].value(std::string(name), std::string{});
-}
-
-bool has_finalizer(const json& resource) {
-  const auto& meta = resource["metadata"];
-  if (!meta.contains("finalizers")) return false;
-  for (const auto& f : meta["finalizers"]) {
-    if (f == topic_finalizer) return true;
-  }
-  return false;
-}
-
-std::string label(const json& resource, std::string_view name) {
-  const auto& meta = resource["metadata"];
-  if (!meta.contains("labels") || !meta["labels"].is_object()) return {};
-  return meta["labels"].value(std::string(name), std::string{});
-}
 
 std::string status_field(const json& resource, const char* name) {
   const auto status = resource.find("status");
@@ -67,24 +47,22 @@ std::int32_t random_start() {
 }  // namespace
 
 std::string topic_controller::path_of(const json& resource) const {
-  const auto& meta = resource["metadata"];
-  return "/apis/ferry.dev/v1alpha1/namespaces/" + meta.value("namespace", std::string{}) + "/topics/" +
-         meta.value("name", std::string{});
+  return kube::resource_path(resource, "/apis/ferry.dev/v1alpha1", "topics");
 }
 
 bool topic_controller::belongs(const json& resource) const {
-  return label(resource, cluster_label) == options_.cluster_name;
+  return kube::label(resource, cluster_label) == options_.cluster_name;
 }
 
 bool topic_controller::was_ours(const json& resource) const {
   const auto cluster = status_field(resource, "cluster");
-  return cluster == options_.cluster_name || (cluster.empty() && label(resource, cluster_label).empty());
+  return cluster == options_.cluster_name || (cluster.empty() && kube::label(resource, cluster_label).empty());
 }
 
 bool topic_controller::created_or_adopted(const json& resource, const std::string& key,
                                           const coord::topic_info& live) const {
   const auto id = live.topic_id.to_string();
-  if (id == status_field(resource, "topicId") || annotation(resource, adopt_annotation) == "true") return true;
+  if (id == status_field(resource, "topicId") || kube::annotation(resource, adopt_annotation) == "true") return true;
   std::lock_guard lock(index_mutex_);
   const auto created = created_ids_.find(key);
   return created != created_ids_.end() && created->second.contains(id);
@@ -107,7 +85,7 @@ void topic_controller::resource_changed(const std::string& key, const kube::info
     }
   }
   // Deletions are queued too: a deleted resource's give-up clock is forgotten there.
-  if (mine || !now || (has_finalizer(*now) && was_ours(*now))) queue_.add(key);
+  if (mine || !now || (kube::has_finalizer(*now, topic_finalizer) && was_ours(*now))) queue_.add(key);
 }
 
 void topic_controller::cluster_changed(const coord::cluster_view& before, const coord::cluster_view& after) {
@@ -226,44 +204,25 @@ bool topic_controller::set_ready(const json& resource, const status_update& read
 }
 
 bool topic_controller::add_finalizer(const json& resource) {
-  const auto& meta = resource["metadata"];
-  // Conditional on the version read, so that a stale cache can never add the finalizer twice.
-  json patch =
-      json::array({{{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", meta["resourceVersion"]}}});
-  if (meta.contains("finalizers") && meta["finalizers"].is_array()) {
-    patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers/-"}, {"value", topic_finalizer}});
-  } else {
-    patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", json::array({topic_finalizer})}});
-  }
-  const auto answer = api_.send(kube::api_client::verb::patch, path_of(resource), patch.dump(), kube::json_patch);
-  return answer && answer.value().status == 200;
+  return kube::add_finalizer(api_, path_of(resource), resource, topic_finalizer);
 }
 
 bool topic_controller::remove_finalizer(const json& resource) {
-  const auto& finalizers = resource["metadata"]["finalizers"];
-  for (std::size_t i = 0; i < finalizers.size(); ++i) {
-    if (finalizers[i] != topic_finalizer) continue;
-    const auto at = "/metadata/finalizers/" + std::to_string(i);
-    const json patch =
-        json::array({{{"op", "test"}, {"path", at}, {"value", topic_finalizer}}, {{"op", "remove"}, {"path", at}}});
-    const auto answer = api_.send(kube::api_client::verb::patch, path_of(resource), patch.dump(), kube::json_patch);
-    return answer && (answer.value().status == 200 || answer.value().status == 404);
-  }
-  return true;
+  return kube::remove_finalizer(api_, path_of(resource), resource, topic_finalizer);
 }
 
 reconcile_result topic_controller::finalize(const json& resource, const std::string& key) {
-  if (!has_finalizer(resource)) return {};
+  if (!kube::has_finalizer(resource, topic_finalizer)) return {};
   const auto name = requested_name(resource);
-  const auto policy = annotation(resource, deletion_policy_annotation);
+  const auto policy = kube::annotation(resource, deletion_policy_annotation);
   const bool retain = policy == "retain" || (policy != "delete" && options_.retain_by_default);
-  if (retain || annotation(resource, managed_annotation) == "false" || is_internal_topic(name) ||
+  if (retain || kube::annotation(resource, managed_annotation) == "false" || is_internal_topic(name) ||
       owner_in_cache(name) != key) {
     FERRY_LOG(info, "topics") << key << " deleted; leaving topic " << name << " in the cluster";
     return {.failed = !remove_finalizer(resource)};
   }
   if (!cluster_.connected()) {
-    if (give_up_.unreachable(key, give_up_clock::clock::now())) {
+    if (give_up_.unreachable(key, kube::give_up_clock::clock::now())) {
       events_.record(resource, kube::event_recorder::type::warning, "TopicLeftBehind", "Delete",
                      "the Ferry cluster has been unreachable for " +
                          std::to_string(options_.finalizer_timeout.count()) +
@@ -297,8 +256,8 @@ reconcile_result topic_controller::finalize(const json& resource, const std::str
 }
 
 reconcile_result topic_controller::release(const json& resource, const std::string& key) {
-  if (!has_finalizer(resource) || !was_ours(resource)) return {};
-  const auto now = label(resource, cluster_label);
+  if (!kube::has_finalizer(resource, topic_finalizer) || !was_ours(resource)) return {};
+  const auto now = kube::label(resource, cluster_label);
   events_.record(resource, kube::event_recorder::type::warning, "ClusterChanged", "Release",
                  "label " + std::string(cluster_label) + " is " + (now.empty() ? "gone" : "now " + now) + ": cluster " +
                      options_.cluster_name + " no longer manages this resource, and topic " + requested_name(resource) +
@@ -332,8 +291,8 @@ reconcile_result topic_controller::reconcile_resource(const std::string& key) {
   if (meta.contains("deletionTimestamp")) return finalize(resource, key);
   const auto name = requested_name(resource);
 
-  if (annotation(resource, managed_annotation) == "false") {
-    if (has_finalizer(resource) && !remove_finalizer(resource)) return {.failed = true};
+  if (kube::annotation(resource, managed_annotation) == "false") {
+    if (kube::has_finalizer(resource, topic_finalizer) && !remove_finalizer(resource)) return {.failed = true};
     json status = {{"observedGeneration", generation_of(resource)},
                    {"conditions",
                     json::array({kube::make_condition(json::array(), "Unmanaged", true, "Unmanaged",
@@ -347,7 +306,7 @@ reconcile_result topic_controller::reconcile_resource(const std::string& key) {
     }
     return {.failed = !write_status(resource, status)};
   }
-  if (annotation(resource, pause_annotation) == "true") {
+  if (kube::annotation(resource, pause_annotation) == "true") {
     auto status = resource.value("status", json::object());
     auto conditions = json::array();
     bool present = false;
@@ -363,7 +322,8 @@ reconcile_result topic_controller::reconcile_resource(const std::string& key) {
     return {.failed = !write_status(resource, status)};
   }
   // An internal name is refused before a finalizer could ever delete it.
-  if (!is_internal_topic(name) && !has_finalizer(resource) && !add_finalizer(resource)) return {.failed = true};
+  if (!is_internal_topic(name) && !kube::has_finalizer(resource, topic_finalizer) && !add_finalizer(resource))
+    return {.failed = true};
 
   auto spec = read_spec(resource);
   if (const auto* refused = std::get_if<refusal>(&spec)) {

@@ -16,8 +16,8 @@
 #include "kube/api_client.h"
 #include "kube/controller.h"
 #include "kube/event_recorder.h"
+#include "kube/give_up_clock.h"
 #include "kube/informer_group.h"
-#include "topics/give_up_clock.h"
 #include "topics/topic_plan.h"
 
 namespace ferry::topics {
@@ -123,7 +123,7 @@ class topic_controller {
   kube::work_queue& queue_;
   const topic_controller_options options_;
   kube::informer_group* topics_ = nullptr;
-  give_up_clock give_up_;
+  kube::give_up_clock give_up_;
 
   struct indexed {
     std::string topic;

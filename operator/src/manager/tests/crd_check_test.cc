@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
+#include <set>
 #include <string>
 
 namespace ferry::manager {
@@ -82,6 +84,19 @@ TEST(CrdRevision, EqualsTheChartsCrds) {
               std::to_string(crd_revision))
         << name;
   }
+}
+
+// Every CRD of the chart is one the operator checks at startup (and needs `get` on): adding a CRD without adding
+// it to served_crds fails here.
+TEST(CrdRevision, EveryChartCrdIsChecked) {
+  std::set<std::string> in_chart;
+  for (const auto& entry : std::filesystem::directory_iterator(FERRY_CRD_DIR)) {
+    if (entry.path().extension() != ".yaml") continue;
+    in_chart.insert(YAML::LoadFile(entry.path().string())["metadata"]["name"].as<std::string>(""));
+  }
+  const std::set<std::string> checked(served_crds.begin(), served_crds.end());
+  EXPECT_EQ(in_chart, checked);
+  EXPECT_TRUE(checked.contains("users.ferry.dev"));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <string>
 
-namespace ferry::topics {
+namespace ferry::kube {
 
 // When a deleted resource whose cluster cannot be reached gives up its finalizer: `timeout` after the first
 // attempt in this process that found ZooKeeper unreachable. A restarted operator counts afresh (never from
@@ -28,4 +28,4 @@ class give_up_clock {
   std::map<std::string, clock::time_point> first_failure_;
 };
 
-}  // namespace ferry::topics
+}  // namespace ferry::kube

@@ -1,8 +1,8 @@
-#include "topics/give_up_clock.h"
+#include "kube/give_up_clock.h"
 
 #include <gtest/gtest.h>
 
-namespace ferry::topics {
+namespace ferry::kube {
 namespace {
 
 using namespace std::chrono_literals;
@@ -32,4 +32,4 @@ TEST(give_up_clock, a_zero_timeout_gives_up_at_the_first_unreachable_attempt) {
 }
 
 }  // namespace
-}  // namespace ferry::topics
+}  // namespace ferry::kube

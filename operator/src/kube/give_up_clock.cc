@@ -1,6 +1,6 @@
-#include "topics/give_up_clock.h"
+#include "kube/give_up_clock.h"
 
-namespace ferry::topics {
+namespace ferry::kube {
 
 bool give_up_clock::unreachable(const std::string& key, clock::time_point now) {
   std::lock_guard lock(mutex_);
@@ -13,4 +13,4 @@ void give_up_clock::reached(const std::string& key) {
   first_failure_.erase(key);
 }
 
-}  // namespace ferry::topics
+}  // namespace ferry::kube

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace ferry::users {
+
+// Where applications reach the brokers, written into each User's Secret (--client-bootstrap-servers and
+// --client-security-protocol); empty: not written.
+struct client_connection {
+  std::string bootstrap_servers;
+  std::string security_protocol;
+};
+
+// The labels of the Secrets the operator writes: the cluster's (ferry.dev/cluster) and the User's name.
+inline constexpr std::string_view user_label = "ferry.dev/user";
+
+// A new password: 32 characters of [A-Za-z0-9] from OpenSSL's generator (190 bits).
+std::string generate_password();
+
+// Kafka's client setting for a SCRAM-SHA-512 login, the password quoted as Java's JAAS parser reads it.
+std::string sasl_jaas_config(std::string_view user, std::string_view password);
+
+// The Secret named after `user` (a User resource) in its namespace, owned by it (deleted with it), with `password`,
+// a ready `sasl.jaas.config`, `sasl.mechanism`, and the connection's settings when known.
+nlohmann::json user_secret(const nlohmann::json& user, std::string_view cluster, std::string_view password,
+                           const client_connection& connection);
+
+// A Secret's data[key], decoded; nullopt when it has none or it is not base64.
+std::optional<std::string> secret_value(const nlohmann::json& secret, const std::string& key);
+
+// Whether `secret` is the one the operator wrote for `user` (owned by the User of that uid).
+bool owned_by(const nlohmann::json& secret, const nlohmann::json& user);
+
+// Whether `secret` already has what `wanted` (a user_secret) sets: its data and labels.
+bool matches(const nlohmann::json& secret, const nlohmann::json& wanted);
+
+}  // namespace ferry::users
