@@ -389,6 +389,11 @@ def test_bad_specs_and_name_conflicts_are_refused_on_the_resource(kube, ferry, o
     assert "operation Write does not apply to Clusters" in bad["message"], bad
     assert acls_of(ferry, f"User:bad-{ns}") == []
 
+    # Client certificates need the clients CA, which the operator does not keep yet: refused by name.
+    kube.apply(user("cert-" + ns, ns, {"authentication": {"type": "tls"}}))
+    refused = wait_ready(kube, "cert-" + ns, ns, "False", "NotSupported")
+    assert "spec.authentication.type tls" in refused["message"], refused
+
     # Two Users of one name in different namespaces: the one there first owns the Kafka user (both are created
     # within a second here, so creation times alone would not tell).
     name = "shared-" + ns

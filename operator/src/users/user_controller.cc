@@ -208,6 +208,12 @@ kube::reconcile_result user_controller::reconcile(const std::string& key) {
   auto read = read_user_spec(resource);
   if (const auto* why = std::get_if<std::string>(&read)) return conclude(resource, status, false, "InvalidSpec", *why);
   const auto& spec = std::get<user_spec>(read);
+  // Certificates come from the clients CA, which the operator does not keep yet: refused rather than a User that
+  // looks ready and has no certificate.
+  if (spec.auth == authentication::tls)
+    return conclude(resource, status, false, "NotSupported",
+                    "spec.authentication.type tls: the operator does not issue client certificates yet (it needs "
+                    "the clients CA); use scram-sha-512");
   if (const auto owner = owner_other_than(resource, key)) {
     // Whatever it made now belongs to the owner: deleting this User must not remove it.
     for (const auto* made : {"principal", "username", "acls", "passwordVersion", "secret", "unmanagedAcls"})
