@@ -48,7 +48,7 @@ def kube(request):
         yield env
 
 
-def secure_operator(kube, ferry, cluster_name, *, user=OPERATOR_USER, ca=None, protocol="SASL_SSL"):
+def secure_operator(kube, ferry, cluster_name, *, user=OPERATOR_USER, ca=None, protocol="SASL_SSL", args=()):
     """An operator for resources labelled `cluster_name`, logging in as `user` over the broker's SASL_SSL listener
     (or with `protocol`), trusting `ca` (default: local-cluster's CA), with a password of its own."""
     secrets = os.path.join(kube.dir, f"{cluster_name}-secrets")
@@ -57,6 +57,7 @@ def secure_operator(kube, ferry, cluster_name, *, user=OPERATOR_USER, ca=None, p
     password_file = os.path.join(secrets, "password")
     with open(password_file, "w") as f:
         f.write(password + "\n")
+    extra = args
     args = ["--group-status-interval-seconds", str(STATUS_INTERVAL), "--full-reconciliation-interval-ms",
             str(RESYNC_MS), "--kafka-security-protocol", protocol,
             "--client-bootstrap-servers", ferry.sasl_ssl_bootstrap(), "--client-security-protocol", "SASL_SSL"]
@@ -65,15 +66,22 @@ def secure_operator(kube, ferry, cluster_name, *, user=OPERATOR_USER, ca=None, p
                  "--kafka-sasl-password-file", password_file,
                  "--kafka-ssl-ca-file", ca or os.path.join(ferry.tls_dir, "ca.pem")]
     op = Operator(kube, kube.user("ferry-operator"), ferry.zk_port, cluster_name=cluster_name,
-                  identity=f"operator-{cluster_name}", args=args)
+                  identity=f"operator-{cluster_name}", args=[*args, *extra])
     op.password = password
     op.start()
     return op
 
 
+CLIENTS_CA = "default/ferry-clients-ca"
+
+
 @pytest.fixture(scope="module")
 def operator(kube, ferry):
-    op = secure_operator(kube, ferry, "it")
+    # The clients CA, brought by the user: local-cluster's CA, which the brokers' SSL listener trusts.
+    kube.kubectl("create", "secret", "generic", CLIENTS_CA.split("/")[1], "-n", CLIENTS_CA.split("/")[0],
+                 f"--from-file=ca.crt={os.path.join(ferry.tls_dir, 'ca.pem')}",
+                 f"--from-file=ca.key={os.path.join(ferry.tls_dir, 'ca.key')}")
+    op = secure_operator(kube, ferry, "it", args=["--clients-ca-secret", CLIENTS_CA])
     yield op
     op.stop()
     assert not op.sanitizer_reports(), op.sanitizer_reports()
@@ -389,11 +397,6 @@ def test_bad_specs_and_name_conflicts_are_refused_on_the_resource(kube, ferry, o
     assert "operation Write does not apply to Clusters" in bad["message"], bad
     assert acls_of(ferry, f"User:bad-{ns}") == []
 
-    # Client certificates need the clients CA, which the operator does not keep yet: refused by name.
-    kube.apply(user("cert-" + ns, ns, {"authentication": {"type": "tls"}}))
-    refused = wait_ready(kube, "cert-" + ns, ns, "False", "NotSupported")
-    assert "spec.authentication.type tls" in refused["message"], refused
-
     # Two Users of one name in different namespaces: the one there first owns the Kafka user (both are created
     # within a second here, so creation times alone would not tell).
     name = "shared-" + ns
@@ -409,3 +412,51 @@ def test_bad_specs_and_name_conflicts_are_refused_on_the_resource(kube, ferry, o
     kube.kubectl("delete", "users.ferry.dev", name, "-n", ns, "--wait=true", timeout=60)
     wait_ready(kube, name, other_ns)
     assert acls_of(ferry, f"User:{name}") == [("TOPIC", "second", "LITERAL", "READ", "ALLOW")]
+
+
+def test_a_tls_user_gets_a_certificate_from_the_clients_ca_and_its_acls(kube, ferry, operator, ns):
+    name = "cert-" + ns
+    mine, other = f"cert-{ns}-in", f"cert-{ns}-other"
+    create_topics(ferry, mine, other)
+    kube.apply(user(name, ns, {"authentication": {"type": "tls"},
+                               "authorization": {"acls": [topic_acl(mine, "Write", "Describe")]}}))
+    wait_ready(kube, name, ns)
+    status = kube.get("users.ferry.dev", name, ns)["status"]
+    assert status["principal"] == f"User:CN={name}" and status["secret"] == name, status
+    assert acls_of(ferry, f"User:CN={name}") == [("TOPIC", mine, "LITERAL", "DESCRIBE", "ALLOW"),
+                                                 ("TOPIC", mine, "LITERAL", "WRITE", "ALLOW")]
+    data = secret(kube, name, ns)
+    with open(os.path.join(ferry.tls_dir, "ca.pem")) as f:
+        assert data["ca.crt"] == f.read()
+    first = data["tls.crt"]
+
+    def produce_with_certificate(topic, data):
+        files = os.path.join(kube.dir, f"{name}-{uuid.uuid4().hex[:6]}")
+        os.makedirs(files)
+        for key in ("tls.crt", "tls.key", "ca.crt"):
+            with open(os.path.join(files, key), "w") as f:
+                f.write(data[key])
+        producer = confluent_kafka.Producer({
+            "bootstrap.servers": ferry.ssl_bootstrap(), "security.protocol": "SSL",
+            "ssl.ca.location": os.path.join(files, "ca.crt"),
+            "ssl.certificate.location": os.path.join(files, "tls.crt"),
+            "ssl.key.location": os.path.join(files, "tls.key"),
+            "message.timeout.ms": 15000, "enable.idempotence": False})
+        outcome = []
+        producer.produce(topic, b"v", on_delivery=lambda err, msg: outcome.append(err))
+        producer.flush(30)
+        return outcome[0] if outcome else KafkaError(KafkaError._MSG_TIMED_OUT)
+
+    # Its certificate logs in as User:CN=<name> on the SSL listener, and the ACLs apply to that principal.
+    assert produce_with_certificate(mine, data) is None
+    assert produce_with_certificate(other, data).code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    # A deleted Secret gets a new certificate; an intact one is kept (no new one at each resync).
+    kube.kubectl("delete", "secret", name, "-n", ns)
+    renewed = wait_until(lambda: (s := secret(kube, name, ns)) and s["tls.crt"] != first and s, timeout=30,
+                         what="a new certificate")
+    assert produce_with_certificate(mine, renewed) is None
+    reconciles = operator.metric("ferry_operator_reconciles_total", controller="users")
+    wait_until(lambda: operator.metric("ferry_operator_reconciles_total", controller="users") >= reconciles + 10,
+               timeout=30, what="resyncs of the Users")
+    assert secret(kube, name, ns)["tls.crt"] == renewed["tls.crt"], "a valid certificate was issued again"
+    assert "CertificateIssued" in [e["reason"] for e in kube.events(ns, name)]

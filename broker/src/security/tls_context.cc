@@ -71,19 +71,6 @@ tls_result<pkey_ptr> parse_key(const tls_material& material, const config::tls_s
   return failure(material.key_setting + ": cannot read the private key (" + openssl_reason() + ")");
 }
 
-tls_result<std::vector<x509_ptr>> parse_certificates(const std::string& pem, const std::string& setting) {
-  bio_ptr bio = memory_bio(pem);
-  std::vector<x509_ptr> certificates;
-  while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) certificates.emplace_back(c);
-  // The loop ends at the end of the text ("no start line"); anything else is a damaged certificate.
-  const unsigned long last = ERR_peek_last_error();
-  if (ERR_GET_LIB(last) != ERR_LIB_PEM || ERR_GET_REASON(last) != PEM_R_NO_START_LINE)
-    return failure(setting + ": cannot read a certificate (" + openssl_reason() + ")");
-  ERR_clear_error();
-  if (certificates.empty()) return failure(setting + ": no certificate (a PEM \"CERTIFICATE\" block)");
-  return certificates;
-}
-
 std::optional<std::chrono::system_clock::time_point> to_time_point(const ASN1_TIME* time) {
   std::tm tm{};
   if (time == nullptr || ASN1_TIME_to_tm(time, &tm) != 1) return std::nullopt;
@@ -222,6 +209,19 @@ tls_result<std::shared_ptr<ssl::context>> wrap(ssl_ctx_ptr context) {
 
 }  // namespace
 
+tls_result<std::vector<x509_ptr>> parse_certificates(const std::string& pem, const std::string& setting) {
+  bio_ptr bio = memory_bio(pem);
+  std::vector<x509_ptr> certificates;
+  while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) certificates.emplace_back(c);
+  // The loop ends at the end of the text ("no start line"); anything else is a damaged certificate.
+  const unsigned long last = ERR_peek_last_error();
+  if (ERR_GET_LIB(last) != ERR_LIB_PEM || ERR_GET_REASON(last) != PEM_R_NO_START_LINE)
+    return failure(setting + ": cannot read a certificate (" + openssl_reason() + ")");
+  ERR_clear_error();
+  if (certificates.empty()) return failure(setting + ": no certificate (a PEM \"CERTIFICATE\" block)");
+  return certificates;
+}
+
 tls_result<void> read_text_file(const std::string& path, const std::string& setting, std::string& text) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return failure(setting + ": " + path + " is a directory");
@@ -320,7 +320,11 @@ std::optional<std::chrono::system_clock::time_point> certificate_not_after(const
   // Boost offers no const native_handle(); reading the certificate changes nothing.
   const X509* certificate = SSL_CTX_get0_certificate(const_cast<boost::asio::ssl::context&>(context).native_handle());
   if (certificate == nullptr) return std::nullopt;
-  return to_time_point(X509_get0_notAfter(certificate));
+  return certificate_not_after(*certificate);
+}
+
+std::optional<std::chrono::system_clock::time_point> certificate_not_after(const X509& certificate) {
+  return to_time_point(X509_get0_notAfter(&certificate));
 }
 
 }  // namespace ferry::security

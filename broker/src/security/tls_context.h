@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/ssl/context.hpp>
 #include <boost/outcome/std_result.hpp>
@@ -71,5 +72,9 @@ tls_result<std::shared_ptr<boost::asio::ssl::context>> make_client_context(const
 
 // The end of the validity of the certificate a context presents; none when it has none.
 std::optional<std::chrono::system_clock::time_point> certificate_not_after(const boost::asio::ssl::context& context);
+std::optional<std::chrono::system_clock::time_point> certificate_not_after(const X509& certificate);
+
+// Every certificate in a PEM text, in order; the message names `setting` when one is damaged or there is none.
+tls_result<std::vector<x509_ptr>> parse_certificates(const std::string& pem, const std::string& setting);
 
 }  // namespace ferry::security

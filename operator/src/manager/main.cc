@@ -14,6 +14,7 @@
 
 #include "balance/balance_controller.h"
 #include "base/log.h"
+#include "certs/ca_secret.h"
 #include "coord/cluster_observer.h"
 #include "groups/group_controller.h"
 #include "groups/kafka_admin.h"
@@ -292,6 +293,20 @@ int run(const manager::options& o) {
     group_workers.set_reconcile([&](const std::string& key) { return group_ctl->reconcile(key); });
     for (const auto& member : group_informers->members())
       asio::co_spawn(io, member->run(), fail_on_exception("the ConsumerGroup watch"));
+    std::shared_ptr<const certs::certificate_authority> clients_ca;
+    if (!o.clients_ca_secret.empty()) {
+      const auto slash = o.clients_ca_secret.find('/');
+      auto loaded = certs::load_or_create_ca(*api.value(), o.clients_ca_secret.substr(0, slash),
+                                             o.clients_ca_secret.substr(slash + 1),
+                                             "/O=Ferry/CN=" + o.cluster_name + " clients CA",
+                                             std::chrono::hours(24 * 365 * 5));
+      if (const auto* why = std::get_if<std::string>(&loaded)) {
+        FERRY_LOG(error, "manager") << "--clients-ca-secret " << o.clients_ca_secret << ": " << *why;
+        state.stop(1);
+      } else {
+        clients_ca = std::make_shared<const certs::certificate_authority>(std::move(std::get<0>(loaded)));
+      }
+    }
     user_ctl = std::make_unique<users::user_controller>(
         *api.value(), events, *cluster,
         [&o](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<users::user_admin> {
@@ -300,7 +315,10 @@ int run(const manager::options& o) {
         users::user_controller_options{.cluster_name = o.cluster_name,
                                        .connection = o.client_connection,
                                        .resync = o.full_reconciliation_interval,
-                                       .finalizer_timeout = o.finalizer_timeout});
+                                       .finalizer_timeout = o.finalizer_timeout,
+                                       .clients_ca = clients_ca,
+                                       .certificate_validity = o.client_certificate_validity,
+                                       .renew_before = o.client_certificate_renewal});
     // A User's change (or its going) may hand its Kafka user to another User of the same name.
     user_informers = std::make_unique<kube::informer_group>(
         *api.value(), "/apis/ferry.dev/v1alpha1", "users", o.watch_namespaces, "ferry.dev/cluster=" + o.cluster_name,

@@ -104,6 +104,11 @@ cluster whose ZooKeeper is at --zookeeper-connect.
   --client-bootstrap-servers HOST:PORT,...  the brokers' address for applications, written into each User's
                                           Secret as bootstrap.servers (default: not written)
   --client-security-protocol PROTOCOL     written beside it as security.protocol (default: not written)
+  --clients-ca-secret NAMESPACE/NAME      the Secret of the CA that TLS Users' certificates come from (ca.crt,
+                                          ca.key); made there when it does not exist (default: none, and
+                                          Users with authentication type tls are refused)
+  --client-certificate-validity-days N    how long a TLS User's certificate is valid (default 365)
+  --client-certificate-renewal-days N     it is issued again this long before it expires (default 30)
   --leader-election true|false            hold a Lease so one replica acts (default true)
   --lease-namespace NS                    (default: the pod's namespace, else default)
   --lease-name NAME                       (default ferry-operator-<cluster name>)
@@ -211,6 +216,21 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       if (value != "PLAINTEXT" && value != "SSL" && value != "SASL_PLAINTEXT" && value != "SASL_SSL")
         return bad("must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL");
       o.client_connection.security_protocol = value;
+    } else if (flag == "--clients-ca-secret") {
+      const auto slash = value.find('/');
+      if (slash == std::string::npos || slash == 0 || slash + 1 == value.size() ||
+          value.find('/', slash + 1) != std::string::npos) {
+        return bad("must be namespace/name");
+      }
+      o.clients_ca_secret = value;
+    } else if (flag == "--client-certificate-validity-days") {
+      std::int64_t days = 0;
+      if (!parse_int<std::int64_t>(value, days, 1, 3650)) return bad("must be 1-3650");
+      o.client_certificate_validity = std::chrono::hours(24 * days);
+    } else if (flag == "--client-certificate-renewal-days") {
+      std::int64_t days = 0;
+      if (!parse_int<std::int64_t>(value, days, 0, 3649)) return bad("must be 0-3649");
+      o.client_certificate_renewal = std::chrono::hours(24 * days);
     } else if (flag == "--leader-election") {
       if (value != "true" && value != "false") return bad("must be true or false");
       o.leader_election = value == "true";
@@ -232,6 +252,8 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
   if (o.cluster_name.empty()) return {std::nullopt, "--cluster-name is required"};
   if (o.zookeeper_connect.empty()) return {std::nullopt, "--zookeeper-connect is required"};
   if (auto mismatch = kafka::check_settings(o.kafka); !mismatch.empty()) return {std::nullopt, std::move(mismatch)};
+  if (o.client_certificate_renewal >= o.client_certificate_validity)
+    return {std::nullopt, "--client-certificate-renewal-days must be less than --client-certificate-validity-days"};
   if (o.lease_namespace.empty()) o.lease_namespace = default_namespace();
   if (o.lease_name.empty()) o.lease_name = "ferry-operator-" + o.cluster_name;
   if (o.identity.empty()) o.identity = default_identity();

@@ -95,67 +95,91 @@ kube::reconcile_result user_controller::conclude(const json& resource, json stat
   return {.failed = !written, .state = kube::resource_state{.ready = ready, .reason = std::string(reason)}};
 }
 
-std::variant<user_controller::password_source, std::string> user_controller::write_secret(
-    const json& resource, const std::optional<std::string>& password) {
+std::variant<json, std::string> user_controller::write_secret(
+    const json& resource, const std::function<std::variant<json, std::string>(const json* current)>& wanted) {
   const auto name = resource["metadata"].value("name", std::string{});
   const auto path = secret_path(resource, name);
   const auto found = api_.send(kube::api_client::verb::get, path);
   if (!found) return "cannot read Secret " + name + ": " + found.error().message();
+  const auto failed = [&name](const char* what, const result<kube::http_response>& answer) {
+    return std::string("cannot ") + what + " Secret " + name + ": " +
+           (answer ? "HTTP " + std::to_string(answer.value().status) : answer.error().message());
+  };
   if (found.value().status == 404) {
-    const auto secret =
-        user_secret(resource, options_.cluster_name, password.value_or(generate_password()), options_.connection);
-    const auto collection_path = path.substr(0, path.rfind('/'));
-    const auto created = api_.send(kube::api_client::verb::post, collection_path, secret.dump());
-    if (!created || created.value().status != 201)
-      return "cannot create Secret " + name + ": " +
-             (created ? "HTTP " + std::to_string(created.value().status) : created.error().message());
-    const auto made = json::parse(created.value().body, nullptr, false);
+    auto secret = wanted(nullptr);
+    if (const auto* why = std::get_if<std::string>(&secret)) return *why;
+    const auto created = api_.send(kube::api_client::verb::post, path.substr(0, path.rfind('/')),
+                                   std::get<json>(secret).dump());
+    if (!created || created.value().status != 201) return failed("create", created);
     events_.record(resource, kube::event_recorder::type::normal, "SecretCreated", "Reconcile",
-                   "wrote Secret " + name + " with the user's password and client settings");
-    return password_source{*secret_value(secret, "password"),
-                           made.is_object() ? made["metadata"].value("resourceVersion", std::string{}) : ""};
+                   "wrote Secret " + name + " with the user's credentials");
+    return json::parse(created.value().body, nullptr, false);
   }
-  if (found.value().status != 200)
-    return "cannot read Secret " + name + ": HTTP " + std::to_string(found.value().status);
+  if (found.value().status != 200) return failed("read", found);
   const auto secret = json::parse(found.value().body, nullptr, false);
   if (!secret.is_object() || !owned_by(secret, resource))
     return "Secret " + name + " exists and is not this User's: delete or rename it";
-  const auto current = secret_value(secret, "password");
-  const auto wanted =
-      user_secret(resource, options_.cluster_name, password.value_or(current.value_or("")), options_.connection);
-  if (current && !current->empty() && matches(secret, wanted))
-    return password_source{*current, secret["metadata"].value("resourceVersion", std::string{})};
-  // A Secret whose password was removed gets a new one; other keys are brought up to date.
-  auto replaced = wanted;
-  if (!current || current->empty())
-    replaced = user_secret(resource, options_.cluster_name, generate_password(), options_.connection);
-  replaced["metadata"]["resourceVersion"] = secret["metadata"].value("resourceVersion", std::string{});
-  const auto updated = api_.send(kube::api_client::verb::put, path, replaced.dump());
-  if (!updated || updated.value().status != 200)
-    return "cannot update Secret " + name + ": " +
-           (updated ? "HTTP " + std::to_string(updated.value().status) : updated.error().message());
-  const auto now = json::parse(updated.value().body, nullptr, false);
-  return password_source{*secret_value(replaced, "password"),
-                         now.is_object() ? now["metadata"].value("resourceVersion", std::string{}) : ""};
+  auto replaced = wanted(&secret);
+  if (const auto* why = std::get_if<std::string>(&replaced)) return *why;
+  auto& replacement = std::get<json>(replaced);
+  if (matches(secret, replacement)) return secret;
+  replacement["metadata"]["resourceVersion"] = secret["metadata"].value("resourceVersion", std::string{});
+  const auto updated = api_.send(kube::api_client::verb::put, path, replacement.dump());
+  if (!updated || updated.value().status != 200) return failed("update", updated);
+  return json::parse(updated.value().body, nullptr, false);
 }
 
 std::variant<user_controller::password_source, std::string> user_controller::password_of(const json& resource,
                                                                                          const user_spec& spec) {
-  if (!spec.password) return write_secret(resource, std::nullopt);
-  // A password the user keeps in a Secret of their own: its version is what the credential follows.
-  const auto& ref = *spec.password;
-  const auto found = api_.send(kube::api_client::verb::get, secret_path(resource, ref.name));
-  if (!found) return "cannot read Secret " + ref.name + ": " + found.error().message();
-  if (found.value().status != 200)
-    return "cannot read Secret " + ref.name + " (spec.authentication.password): HTTP " +
-           std::to_string(found.value().status);
-  const auto secret = json::parse(found.value().body, nullptr, false);
-  const auto password = secret.is_object() ? secret_value(secret, ref.key) : std::nullopt;
-  if (!password || password->empty()) return "Secret " + ref.name + " has no key " + ref.key;
-  auto written = write_secret(resource, password);
-  if (auto* why = std::get_if<std::string>(&written)) return *why;
-  return password_source{*password, secret["metadata"].value("resourceVersion", std::string{}) + "/" +
-                                        std::get<password_source>(written).version};
+  std::optional<std::string> kept;  // a password the user keeps in a Secret of their own
+  std::string kept_version;
+  if (spec.password) {
+    const auto& ref = *spec.password;
+    const auto found = api_.send(kube::api_client::verb::get, secret_path(resource, ref.name));
+    if (!found) return "cannot read Secret " + ref.name + ": " + found.error().message();
+    if (found.value().status != 200)
+      return "cannot read Secret " + ref.name + " (spec.authentication.password): HTTP " +
+             std::to_string(found.value().status);
+    const auto secret = json::parse(found.value().body, nullptr, false);
+    kept = secret.is_object() ? secret_value(secret, ref.key) : std::nullopt;
+    if (!kept || kept->empty()) return "Secret " + ref.name + " has no key " + ref.key;
+    kept_version = secret["metadata"].value("resourceVersion", std::string{}) + "/";
+  }
+  // The password stays what the Secret holds; one that was removed, or no Secret, gets a new one.
+  auto written = write_secret(resource, [&](const json* current) -> std::variant<json, std::string> {
+    auto password = kept ? kept : current != nullptr ? secret_value(*current, "password") : std::nullopt;
+    if (!password || password->empty()) password = generate_password();
+    return user_secret(resource, options_.cluster_name, *password, options_.connection);
+  });
+  if (const auto* why = std::get_if<std::string>(&written)) return *why;
+  const auto& stored = std::get<json>(written);
+  const auto password = stored.is_object() ? secret_value(stored, "password") : std::nullopt;
+  if (!password) return std::string("the API server answered without the Secret's password");
+  return password_source{*password, kept_version + stored["metadata"].value("resourceVersion", std::string{})};
+}
+
+std::optional<std::string> user_controller::write_certificate(const json& resource, const user_spec& spec) {
+  if (!options_.clients_ca)
+    return "spec.authentication.type tls: the operator keeps no clients CA to issue certificates from (start it "
+           "with --clients-ca-secret)";
+  const auto& ca = *options_.clients_ca;
+  const auto now = std::chrono::system_clock::now();
+  auto written = write_secret(resource, [&](const json* current) -> std::variant<json, std::string> {
+    if (current != nullptr) {
+      const auto certificate = secret_value(*current, "tls.crt");
+      const auto key = secret_value(*current, "tls.key");
+      if (certificate && key && ca.current(*certificate, spec.name, options_.renew_before, now))
+        return user_tls_secret(resource, options_.cluster_name, *certificate, *key, ca.certificate_pem());
+    }
+    auto issued = ca.issue("/CN=" + spec.name, options_.certificate_validity);
+    if (!issued) return "cannot issue a certificate for " + spec.name + ": " + issued.error();
+    events_.record(resource, kube::event_recorder::type::normal, "CertificateIssued", "Reconcile",
+                   "issued a certificate for CN=" + spec.name + " from the clients CA");
+    return user_tls_secret(resource, options_.cluster_name, issued.value().certificate, issued.value().key,
+                           ca.certificate_pem());
+  });
+  if (const auto* why = std::get_if<std::string>(&written)) return *why;
+  return std::nullopt;
 }
 
 result<void> user_controller::remove_made(user_admin& admin, const json& status, bool credential) {
@@ -208,12 +232,6 @@ kube::reconcile_result user_controller::reconcile(const std::string& key) {
   auto read = read_user_spec(resource);
   if (const auto* why = std::get_if<std::string>(&read)) return conclude(resource, status, false, "InvalidSpec", *why);
   const auto& spec = std::get<user_spec>(read);
-  // Certificates come from the clients CA, which the operator does not keep yet: refused rather than a User that
-  // looks ready and has no certificate.
-  if (spec.auth == authentication::tls)
-    return conclude(resource, status, false, "NotSupported",
-                    "spec.authentication.type tls: the operator does not issue client certificates yet (it needs "
-                    "the clients CA); use scram-sha-512");
   if (const auto owner = owner_other_than(resource, key)) {
     // Whatever it made now belongs to the owner: deleting this User must not remove it.
     for (const auto* made : {"principal", "username", "acls", "passwordVersion", "secret", "unmanagedAcls"})
@@ -262,12 +280,20 @@ kube::reconcile_result user_controller::reconcile(const std::string& key) {
       status["passwordVersion"] = password.version;
     }
     status["secret"] = spec.name;
-  } else if (status.contains("passwordVersion")) {
+  } else if (spec.auth == authentication::tls) {
+    if (const auto why = write_certificate(resource, spec)) {
+      auto outcome = conclude(resource, status, false, "SecretUnavailable", *why);
+      outcome.requeue_after = secret_retry;
+      return outcome;
+    }
+    status["secret"] = spec.name;
+  }
+  if (spec.auth != authentication::scram_sha_512 && status.contains("passwordVersion")) {
     if (auto done = admin->delete_credential(spec.name); !done)
       return unavailable("cannot delete the user's SCRAM credential", done.error());
     status.erase("passwordVersion");
-    status.erase("secret");
   }
+  if (spec.auth == authentication::none) status.erase("secret");
 
   // Another principal than before (the authentication type changed): what was made for the old one goes.
   if (const auto before = string_at(status, "principal"); !before.empty() && before != principal) {

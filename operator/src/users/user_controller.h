@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "certs/certificate_authority.h"
 #include "coord/cluster_observer.h"
 #include "kube/api_client.h"
 #include "kube/controller.h"
@@ -31,6 +32,10 @@ struct user_controller_options {
   std::chrono::milliseconds resync{120'000};
   // How long a deleted User waits for an unreachable cluster before its finalizer is removed anyway.
   std::chrono::seconds finalizer_timeout{300};
+  // The CA of TLS Users' certificates (--clients-ca-secret); null: TLS Users are refused.
+  std::shared_ptr<const certs::certificate_authority> clients_ca;
+  std::chrono::seconds certificate_validity{std::chrono::hours(24 * 365)};
+  std::chrono::seconds renew_before{std::chrono::hours(24 * 30)};  // a certificate is issued again this long ahead
 };
 
 // Reconciles User resources (users.ferry.dev) with the cluster, one way: the user's SCRAM-SHA-512 credential from
@@ -64,10 +69,15 @@ class user_controller {
     std::string version;
   };
   std::variant<password_source, std::string> password_of(const nlohmann::json& resource, const user_spec& spec);
-  // The Secret the operator writes for the User: created with `password`, or brought up to date; false when the
-  // API server did not take it.
-  std::variant<password_source, std::string> write_secret(const nlohmann::json& resource,
-                                                          const std::optional<std::string>& password);
+  // The Secret the operator writes for the User (named after it): `wanted(current)` given the one there now (null:
+  // none), written when it differs. The Secret as stored, or why not (another's Secret of that name, the API server
+  // refused).
+  std::variant<nlohmann::json, std::string> write_secret(
+      const nlohmann::json& resource,
+      const std::function<std::variant<nlohmann::json, std::string>(const nlohmann::json* current)>& wanted);
+  // A TLS User's certificate from the clients CA in its Secret, issued again before it expires or when the CA or
+  // the name changed; nullopt when done, else why not.
+  std::optional<std::string> write_certificate(const nlohmann::json& resource, const user_spec& spec);
   // Another User of the same name, older, which owns the Kafka user; nullopt when this one does.
   std::optional<std::string> owner_other_than(const nlohmann::json& resource, const std::string& key) const;
   // Removes what the operator made for a deleted User, then its finalizer.

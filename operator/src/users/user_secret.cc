@@ -39,17 +39,12 @@ std::string sasl_jaas_config(std::string_view user, std::string_view password) {
          " password=" + quoted(password) + ";";
 }
 
-json user_secret(const json& user, std::string_view cluster, std::string_view password,
-                 const client_connection& connection) {
+namespace {
+
+// The Secret named after `user` in its namespace, owned by it (deleted with it), with `data` (base64 already).
+json secret_of(const json& user, std::string_view cluster, json data) {
   const auto& meta = user["metadata"];
   const auto name = meta.value("name", std::string{});
-  json data{{"password", security::base64_encode(password)},
-            {"sasl.jaas.config", security::base64_encode(sasl_jaas_config(name, password))},
-            {"sasl.mechanism", security::base64_encode("SCRAM-SHA-512")}};
-  if (!connection.bootstrap_servers.empty())
-    data["bootstrap.servers"] = security::base64_encode(connection.bootstrap_servers);
-  if (!connection.security_protocol.empty())
-    data["security.protocol"] = security::base64_encode(connection.security_protocol);
   return {{"apiVersion", "v1"},
           {"kind", "Secret"},
           {"type", "Opaque"},
@@ -57,7 +52,9 @@ json user_secret(const json& user, std::string_view cluster, std::string_view pa
            {{"name", name},
             {"namespace", meta.value("namespace", std::string{})},
             {"labels",
-             {{"ferry.dev/cluster", cluster}, {user_label, name}, {"app.kubernetes.io/managed-by", "ferry-operator"}}},
+             {{"ferry.dev/cluster", cluster},
+              {user_label, name},
+              {"app.kubernetes.io/managed-by", "ferry-operator"}}},
             {"ownerReferences", json::array({{{"apiVersion", "ferry.dev/v1alpha1"},
                                               {"kind", "User"},
                                               {"name", name},
@@ -65,6 +62,29 @@ json user_secret(const json& user, std::string_view cluster, std::string_view pa
                                               {"controller", true},
                                               {"blockOwnerDeletion", true}}})}}},
           {"data", std::move(data)}};
+}
+
+}  // namespace
+
+json user_secret(const json& user, std::string_view cluster, std::string_view password,
+                 const client_connection& connection) {
+  const auto name = user["metadata"].value("name", std::string{});
+  json data{{"password", security::base64_encode(password)},
+            {"sasl.jaas.config", security::base64_encode(sasl_jaas_config(name, password))},
+            {"sasl.mechanism", security::base64_encode("SCRAM-SHA-512")}};
+  if (!connection.bootstrap_servers.empty())
+    data["bootstrap.servers"] = security::base64_encode(connection.bootstrap_servers);
+  if (!connection.security_protocol.empty())
+    data["security.protocol"] = security::base64_encode(connection.security_protocol);
+  return secret_of(user, cluster, std::move(data));
+}
+
+json user_tls_secret(const json& user, std::string_view cluster, std::string_view certificate, std::string_view key,
+                     std::string_view ca) {
+  return secret_of(user, cluster,
+                   {{"tls.crt", security::base64_encode(certificate)},
+                    {"tls.key", security::base64_encode(key)},
+                    {"ca.crt", security::base64_encode(ca)}});
 }
 
 std::optional<std::string> secret_value(const json& secret, const std::string& key) {

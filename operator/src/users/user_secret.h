@@ -29,6 +29,10 @@ std::string sasl_jaas_config(std::string_view user, std::string_view password);
 nlohmann::json user_secret(const nlohmann::json& user, std::string_view cluster, std::string_view password,
                            const client_connection& connection);
 
+// The Secret of a User with a client certificate: `tls.crt`, `tls.key` (PEM) and the clients CA's `ca.crt`.
+nlohmann::json user_tls_secret(const nlohmann::json& user, std::string_view cluster, std::string_view certificate,
+                               std::string_view key, std::string_view ca);
+
 // A Secret's data[key], decoded; nullopt when it has none or it is not base64.
 std::optional<std::string> secret_value(const nlohmann::json& secret, const std::string& key);
 

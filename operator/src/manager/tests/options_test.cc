@@ -51,6 +51,24 @@ TEST(options, kafka_connection_flags) {
             std::string::npos);
 }
 
+TEST(options, clients_ca_and_certificate_lifetimes) {
+  const auto parsed = parse_options(with_required({"--clients-ca-secret", "ferry/clients-ca",
+                                                   "--client-certificate-validity-days", "90",
+                                                   "--client-certificate-renewal-days", "10"}));
+  ASSERT_TRUE(parsed.parsed) << parsed.error;
+  EXPECT_EQ(parsed.parsed->clients_ca_secret, "ferry/clients-ca");
+  EXPECT_EQ(parsed.parsed->client_certificate_validity, std::chrono::hours(24 * 90));
+  EXPECT_EQ(parsed.parsed->client_certificate_renewal, std::chrono::hours(24 * 10));
+  EXPECT_TRUE(parse_options(with_required({})).parsed->clients_ca_secret.empty());
+  EXPECT_NE(parse_options(with_required({"--clients-ca-secret", "clients-ca"})).error.find("namespace/name"),
+            std::string::npos);
+  // Renewal must come before the end.
+  EXPECT_NE(parse_options(with_required({"--client-certificate-validity-days", "10",
+                                         "--client-certificate-renewal-days", "10"}))
+                .error.find("--client-certificate-renewal-days must be less"),
+            std::string::npos);
+}
+
 TEST(options, metrics_auth) {
   EXPECT_FALSE(parse_options(with_required({})).parsed->metrics_auth);
   EXPECT_TRUE(parse_options(with_required({"--metrics-auth", "kubernetes"})).parsed->metrics_auth);

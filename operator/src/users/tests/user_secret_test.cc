@@ -42,6 +42,16 @@ TEST(UserSecret, TheSecretHoldsWhatAClientNeedsAndIsOwnedByTheUser) {
   EXPECT_FALSE(secret_value(secret, "missing"));
 }
 
+TEST(UserSecret, ATlsUsersSecretHoldsItsCertificateKeyAndCa) {
+  const auto secret = user_tls_secret(user(), "prod", "CERT", "KEY", "CA");
+  EXPECT_EQ(secret_value(secret, "tls.crt"), "CERT");
+  EXPECT_EQ(secret_value(secret, "tls.key"), "KEY");
+  EXPECT_EQ(secret_value(secret, "ca.crt"), "CA");
+  EXPECT_FALSE(secret_value(secret, "password"));
+  EXPECT_TRUE(owned_by(secret, user()));
+  EXPECT_EQ(secret["metadata"]["labels"]["ferry.dev/user"], "orders-app");
+}
+
 TEST(UserSecret, QuotesInAPasswordAreEscapedAsJaasReadsThem) {
   EXPECT_EQ(sasl_jaas_config("u", R"(a"b\c)"),
             R"(org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="a\"b\\c";)");
