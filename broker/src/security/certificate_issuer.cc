@@ -27,7 +27,8 @@ tls_result<void> need(bool ok, const char* what) {
 // "/C=US/O=Acme/CN=alice+UID=7": most significant first, "+" inside a multi-valued RDN.
 tls_result<x509_name_ptr> parse_subject(std::string_view subject) {
   x509_name_ptr name(X509_NAME_new());
-  if (name == nullptr || !subject.starts_with('/')) return failure("the subject " + std::string(subject) + " is not /K=V/...");
+  if (name == nullptr || !subject.starts_with('/'))
+    return failure("the subject " + std::string(subject) + " is not /K=V/...");
   std::size_t at = 1;
   bool joins_previous = false;
   while (at < subject.size()) {
@@ -95,8 +96,8 @@ tls_result<x509_ptr> issue_certificate(const certificate_request& request, EVP_P
   if (!names.empty()) {
     FERRY_TRY(add_extension(certificate.get(), signer, NID_subject_alt_name, names));
   }
-  FERRY_TRY(need(X509_sign(certificate.get(), issuer_key != nullptr ? issuer_key : key, EVP_sha256()) > 0,
-                 "X509_sign"));
+  FERRY_TRY(
+      need(X509_sign(certificate.get(), issuer_key != nullptr ? issuer_key : key, EVP_sha256()) > 0, "X509_sign"));
   return certificate;
 }
 

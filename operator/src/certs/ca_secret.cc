@@ -35,18 +35,18 @@ std::variant<certificate_authority, std::string> load_or_create_ca(kube::api_cli
     if (!ca) return where + ": " + ca.error();
     return std::move(ca).value();
   }
-  if (found.value().status != 404)
-    return "cannot read " + where + ": HTTP " + std::to_string(found.value().status);
+  if (found.value().status != 404) return "cannot read " + where + ": HTTP " + std::to_string(found.value().status);
   auto ca = certificate_authority::create(subject, validity);
   if (!ca) return ca.error();
-  const json secret{{"apiVersion", "v1"},
-                    {"kind", "Secret"},
-                    {"type", "Opaque"},
-                    {"metadata",
-                     {{"name", name}, {"namespace", ns}, {"labels", {{"app.kubernetes.io/managed-by", "ferry-operator"}}}}},
-                    {"data",
-                     {{"ca.crt", security::base64_encode(ca.value().certificate_pem())},
-                      {"ca.key", security::base64_encode(ca.value().key_pem())}}}};
+  const json secret{
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"type", "Opaque"},
+      {"metadata",
+       {{"name", name}, {"namespace", ns}, {"labels", {{"app.kubernetes.io/managed-by", "ferry-operator"}}}}},
+      {"data",
+       {{"ca.crt", security::base64_encode(ca.value().certificate_pem())},
+        {"ca.key", security::base64_encode(ca.value().key_pem())}}}};
   const auto created = api.send(kube::api_client::verb::post, collection, secret.dump());
   if (!created || created.value().status != 201)
     return "cannot create " + where + ": " +

@@ -13,7 +13,8 @@ std::string common_name_of(X509* certificate) {
   const int at = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
   if (at < 0) return {};
   const ASN1_STRING* value = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, at));
-  return {reinterpret_cast<const char*>(ASN1_STRING_get0_data(value)), static_cast<std::size_t>(ASN1_STRING_length(value))};
+  return {reinterpret_cast<const char*>(ASN1_STRING_get0_data(value)),
+          static_cast<std::size_t>(ASN1_STRING_length(value))};
 }
 
 }  // namespace

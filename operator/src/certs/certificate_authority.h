@@ -12,12 +12,10 @@ namespace ferry::certs {
 class certificate_authority {
  public:
   // A new CA (an EC P-256 key) named `subject`, valid for `validity` from now.
-  static security::tls_result<certificate_authority> create(const std::string& subject,
-                                                            std::chrono::seconds validity);
+  static security::tls_result<certificate_authority> create(const std::string& subject, std::chrono::seconds validity);
   // A CA from its PEM certificate and unencrypted key; refused when the key is not the certificate's, or the
   // certificate is not a CA's.
-  static security::tls_result<certificate_authority> from_pem(const std::string& certificate,
-                                                              const std::string& key);
+  static security::tls_result<certificate_authority> from_pem(const std::string& certificate, const std::string& key);
 
   [[nodiscard]] const std::string& certificate_pem() const { return certificate_pem_; }
   [[nodiscard]] const std::string& key_pem() const { return key_pem_; }

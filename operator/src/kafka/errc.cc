@@ -11,7 +11,7 @@ const char* describe(errc e) {
     case errc::no_listener:
       return "a broker has no listener of the --kafka-listener name";
     case errc::security_protocol_mismatch:
-      return "the brokers' listener does not use --kafka-security-protocol";
+      return "the brokers' listener does not use --kafka-security-protocol, or no listener does";
     case errc::unusable_settings:
       return "the --kafka-* TLS or SASL settings cannot be used (the operator's log says why)";
   }

@@ -15,15 +15,15 @@ constexpr std::int32_t max_response_bytes = 16 << 20;
 
 result<kafka_client::address> kafka_client::endpoint_of(const coord::broker_info& broker) const {
   if (settings_.listener.empty()) {
+    // The first listener of the operator's security protocol, as before --kafka-listener: the first PLAINTEXT one.
     if (broker.endpoints.empty()) return address{broker.host, broker.port};
-    const auto& first = broker.endpoints.front();
-    if (!first.security_protocol.empty() && first.security_protocol != settings_.security_protocol) {
-      FERRY_LOG_LIMITED(error, "kafka", 60'000)
-          << "broker " << broker.id << "'s first listener " << first.listener << " is " << first.security_protocol
-          << ", not --kafka-security-protocol " << settings_.security_protocol;
-      return errc::security_protocol_mismatch;
+    for (const auto& e : broker.endpoints) {
+      if (e.security_protocol == settings_.security_protocol) return address{e.host, e.port};
     }
-    return address{first.host, first.port};
+    FERRY_LOG_LIMITED(error, "kafka", 60'000)
+        << "broker " << broker.id << " has no listener of --kafka-security-protocol " << settings_.security_protocol
+        << " (name one with --kafka-listener)";
+    return errc::security_protocol_mismatch;
   }
   const auto* endpoint = broker.endpoint_of(settings_.listener);
   if (endpoint == nullptr) {

@@ -32,9 +32,11 @@ class kafka_client {
     auto operator<=>(const address&) const = default;
   };
 
+  // `settings` must outlive the client (the operator's flags do).
   kafka_client(std::shared_ptr<const coord::cluster_view> view, const client_settings& settings,
                std::chrono::milliseconds timeout)
       : view_(std::move(view)), settings_(settings), timeout_(timeout) {}
+  kafka_client(std::shared_ptr<const coord::cluster_view>, client_settings&&, std::chrono::milliseconds) = delete;
 
   [[nodiscard]] const coord::cluster_view& view() const { return *view_; }
   // A broker's address on the operator's listener.

@@ -29,4 +29,18 @@ result<void> ensure_own_credential(coord::config_store& configs, const client_se
   return success();
 }
 
+result<void> own_credential_keeper::ensure() {
+  if (!settings_.uses_sasl()) return success();
+  std::string password;
+  if (auto read = read_password(settings_, password); !read) {
+    FERRY_LOG_LIMITED(error, "kafka", 60'000) << read.error();
+    return errc::unusable_settings;
+  }
+  const std::lock_guard lock(mutex_);
+  if (password == stored_) return success();
+  FERRY_TRY(ensure_own_credential(configs_, settings_));
+  stored_ = std::move(password);
+  return success();
+}
+
 }  // namespace ferry::kafka

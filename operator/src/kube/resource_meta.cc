@@ -68,7 +68,9 @@ bool write_status(api_client& api, const std::string& path, const json& resource
                   const char* component) {
   if (resource.value("status", json::object()) == status) return true;
   const json patch = {{"status", status}};
-  const auto answer = api.send(api_client::verb::patch, path + "/status", patch.dump(), merge_patch);
+  // Messages may quote what a broker answered, which need not be UTF-8.
+  const auto body = patch.dump(-1, ' ', false, json::error_handler_t::replace);
+  const auto answer = api.send(api_client::verb::patch, path + "/status", body, merge_patch);
   if (!answer || answer.value().status == 404) return answer.has_value();  // deleted meanwhile: nothing to do
   if (answer.value().status != 200) {
     FERRY_LOG(warn, component) << "status of " << path << ": HTTP " << answer.value().status << " "

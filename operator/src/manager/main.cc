@@ -79,10 +79,10 @@ std::unique_ptr<coord::cluster_observer> connect_cluster(const manager::options&
 
 // The operator's own SCRAM credential, before any reconcile logs in with it; retried while ZooKeeper fails. Files
 // that cannot be used are logged, and the reconciles that log in report it.
-void make_own_credential(const manager::options& o, coord::cluster_observer& cluster, run_state& state) {
+void make_own_credential(const manager::options& o, kafka::own_credential_keeper& keeper, run_state& state) {
   auto delay = std::chrono::seconds(1);
   for (;;) {
-    const auto made = kafka::ensure_own_credential(cluster.configs(), o.kafka);
+    const auto made = keeper.ensure();
     if (made || made.error() == kafka::errc::unusable_settings) return;
     FERRY_LOG(warn, "manager") << "cannot store the credential of --kafka-sasl-username " << o.kafka.sasl_username
                                << ": " << made.error().message() << "; retrying in " << delay.count() << " s";
@@ -202,8 +202,10 @@ int run(const manager::options& o) {
     stopping = state.stopping;
   }
   if (!stopping) cluster = connect_cluster(o, state, topic_hooks, balance_hook);
-  if (cluster) make_own_credential(o, *cluster, state);
+  std::unique_ptr<kafka::own_credential_keeper> own_credential;
   if (cluster) {
+    own_credential = std::make_unique<kafka::own_credential_keeper>(cluster->configs(), o.kafka);
+    make_own_credential(o, *own_credential, state);
     topics::topic_controller_options topic_options;
     topic_options.cluster_name = o.cluster_name;
     topic_options.retain_by_default = o.retain_by_default;
@@ -280,7 +282,8 @@ int run(const manager::options& o) {
     }
     group_ctl = std::make_unique<groups::group_controller>(
         *api.value(), events, *cluster,
-        [&o](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<groups::group_admin> {
+        [&o, &own_credential](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<groups::group_admin> {
+          (void)own_credential->ensure();  // a failure shows as a refused login on the resource
           return std::make_unique<groups::kafka_admin>(std::move(view), o.kafka, std::chrono::seconds(5));
         },
         groups::group_controller_options{o.group_status_interval});
@@ -296,10 +299,9 @@ int run(const manager::options& o) {
     std::shared_ptr<const certs::certificate_authority> clients_ca;
     if (!o.clients_ca_secret.empty()) {
       const auto slash = o.clients_ca_secret.find('/');
-      auto loaded = certs::load_or_create_ca(*api.value(), o.clients_ca_secret.substr(0, slash),
-                                             o.clients_ca_secret.substr(slash + 1),
-                                             "/O=Ferry/CN=" + o.cluster_name + " clients CA",
-                                             std::chrono::hours(24 * 365 * 5));
+      auto loaded = certs::load_or_create_ca(
+          *api.value(), o.clients_ca_secret.substr(0, slash), o.clients_ca_secret.substr(slash + 1),
+          "/O=Ferry/CN=" + o.cluster_name + " clients CA", std::chrono::hours(24 * 365 * 5));
       if (const auto* why = std::get_if<std::string>(&loaded)) {
         FERRY_LOG(error, "manager") << "--clients-ca-secret " << o.clients_ca_secret << ": " << *why;
         state.stop(1);
@@ -309,11 +311,13 @@ int run(const manager::options& o) {
     }
     user_ctl = std::make_unique<users::user_controller>(
         *api.value(), events, *cluster,
-        [&o](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<users::user_admin> {
+        [&o, &own_credential](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<users::user_admin> {
+          (void)own_credential->ensure();  // a failure shows as a refused login on the resource
           return std::make_unique<users::kafka_user_admin>(std::move(view), o.kafka, std::chrono::seconds(5));
         },
         users::user_controller_options{.cluster_name = o.cluster_name,
                                        .connection = o.client_connection,
+                                       .reserved_users = {o.kafka.sasl_username},
                                        .resync = o.full_reconciliation_interval,
                                        .finalizer_timeout = o.finalizer_timeout,
                                        .clients_ca = clients_ca,

@@ -87,8 +87,8 @@ cluster whose ZooKeeper is at --zookeeper-connect.
                                           annotation asks for a broker count; leaving brokers are drained, then
                                           it is scaled down (default: none)
   --kafka-listener NAME                   the brokers' listener the operator's Kafka requests go to (ConsumerGroup
-                                          offsets, User credentials and ACLs) (default: the first listener
-                                          each broker registered)
+                                          offsets, User credentials and ACLs) (default: each broker's first
+                                          listener of --kafka-security-protocol)
   --kafka-security-protocol PROTOCOL      that listener's: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
                                           (default PLAINTEXT)
   --kafka-sasl-mechanism MECHANISM        SCRAM-SHA-512, SCRAM-SHA-256 or PLAIN (default SCRAM-SHA-512)

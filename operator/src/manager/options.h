@@ -38,10 +38,10 @@ struct options {
   std::string identity;         // default: $POD_NAME, else host name and pid
   kafka::client_settings kafka;
   users::client_connection client_connection;  // written into each User's Secret (--client-*)
-  std::string clients_ca_secret;                // "namespace/name"; empty: TLS Users are refused
+  std::string clients_ca_secret;               // "namespace/name"; empty: TLS Users are refused
   std::chrono::hours client_certificate_validity{24 * 365};
   std::chrono::hours client_certificate_renewal{24 * 30};  // how the operator
-                                               // connects and logs in to the brokers (--kafka-*)
+                                                           // connects and logs in to the brokers (--kafka-*)
   std::string log_level = "info";
   std::string log_format = "text";
 };

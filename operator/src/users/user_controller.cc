@@ -69,7 +69,10 @@ std::optional<std::string> user_controller::owner_other_than(const json& resourc
   auto best = rank(resource, key);
   for (const auto& object : users_->list()) {
     const auto& meta = (*object)["metadata"];
-    if (meta.value("name", std::string{}) != name || meta.contains("deletionTimestamp")) continue;
+    // A User being deleted still owns what it made until its finalizer has removed it.
+    const bool deleting_and_done =
+        meta.contains("deletionTimestamp") && string_at(object->value("status", json::object()), "principal").empty();
+    if (meta.value("name", std::string{}) != name || deleting_and_done) continue;
     best = std::min(best, rank(*object, kube::informer::key_of(*object)));
   }
   if (std::get<2>(best) == key) return std::nullopt;
@@ -108,8 +111,8 @@ std::variant<json, std::string> user_controller::write_secret(
   if (found.value().status == 404) {
     auto secret = wanted(nullptr);
     if (const auto* why = std::get_if<std::string>(&secret)) return *why;
-    const auto created = api_.send(kube::api_client::verb::post, path.substr(0, path.rfind('/')),
-                                   std::get<json>(secret).dump());
+    const auto created =
+        api_.send(kube::api_client::verb::post, path.substr(0, path.rfind('/')), std::get<json>(secret).dump());
     if (!created || created.value().status != 201) return failed("create", created);
     events_.record(resource, kube::event_recorder::type::normal, "SecretCreated", "Reconcile",
                    "wrote Secret " + name + " with the user's credentials");
@@ -194,26 +197,30 @@ result<void> user_controller::remove_made(user_admin& admin, const json& status,
   return success();
 }
 
+kube::reconcile_result user_controller::give_up(const json& resource, const std::string& path) {
+  events_.record(resource, kube::event_recorder::type::warning, "UserLeftBehind", "Delete",
+                 "the Ferry cluster has not let the operator remove the user for " +
+                     std::to_string(options_.finalizer_timeout.count()) +
+                     " s; the finalizer is removed and the user's credential, ACLs and quotas may remain");
+  return {.failed = !kube::remove_finalizer(api_, path, resource, user_finalizer)};
+}
+
 kube::reconcile_result user_controller::finalize(const json& resource, const std::string& key) {
   if (!kube::has_finalizer(resource, user_finalizer)) return {};
   const auto path = kube::resource_path(resource, collection, "users");
   const auto status = resource.value("status", json::object());
   if (!cluster_.connected() || !cluster_.ready()) {
-    if (give_up_.unreachable(key, kube::give_up_clock::clock::now())) {
-      events_.record(resource, kube::event_recorder::type::warning, "UserLeftBehind", "Delete",
-                     "the Ferry cluster has been unreachable for " +
-                         std::to_string(options_.finalizer_timeout.count()) +
-                         " s; the finalizer is removed and the user's credential, ACLs and quotas may remain");
-      return {.failed = !kube::remove_finalizer(api_, path, resource, user_finalizer)};
-    }
+    if (give_up_.unreachable(key, kube::give_up_clock::clock::now())) return give_up(resource, path);
     return {.requeue_after = cluster_retry};
   }
-  give_up_.reached(key);
   auto admin = admin_(cluster_.view());
   if (auto removed = remove_made(*admin, status, true); !removed) {
+    // Brokers that stay down, or refuse the operator's login, must not keep a namespace in Terminating either.
+    if (give_up_.unreachable(key, kube::give_up_clock::clock::now())) return give_up(resource, path);
     FERRY_LOG(warn, "users") << key << " deleted; cannot remove its user yet: " << describe(removed.error(), *admin);
     return {.failed = true};
   }
+  give_up_.reached(key);
   FERRY_LOG(info, "users") << key << " deleted; removed the credential, ACLs and quotas of "
                            << string_at(status, "principal");
   return {.failed = !kube::remove_finalizer(api_, path, resource, user_finalizer)};
@@ -239,6 +246,10 @@ kube::reconcile_result user_controller::reconcile(const std::string& key) {
     return conclude(resource, status, false, "ResourceConflict",
                     "Kafka user " + spec.name + " is managed by User " + *owner + ", which was there first");
   }
+  if (std::find(options_.reserved_users.begin(), options_.reserved_users.end(), spec.name) !=
+      options_.reserved_users.end())
+    return conclude(resource, status, false, "ReservedUser",
+                    "Kafka user " + spec.name + " is the operator's own login (--kafka-sasl-username)");
   if (!kube::has_finalizer(resource, user_finalizer) &&
       !kube::add_finalizer(api_, kube::resource_path(resource, collection, "users"), resource, user_finalizer))
     return {.failed = true};
@@ -255,6 +266,18 @@ kube::reconcile_result user_controller::reconcile(const std::string& key) {
     return outcome;
   };
   const auto principal = spec.principal();
+
+  // A Kafka user that exists already (a credential this User did not store: another application's, a super
+  // user's) is taken over only when asked, since its password would go into a Secret of this namespace.
+  if (string_at(status, "principal").empty() && spec.auth != authentication::tls &&
+      kube::annotation(resource, adopt_annotation) != "true") {
+    auto has = admin->has_credential(spec.name);
+    if (!has) return unavailable("cannot describe the user's SCRAM credential", has.error());
+    if (has.value())
+      return conclude(resource, status, false, "UserExists",
+                      "Kafka user " + spec.name + " already has a SCRAM credential that this User did not store; " +
+                          "annotate the User " + std::string(adopt_annotation) + "=true to take it over");
+  }
 
   // The credential, from the Secret's password; stored again when that Secret changed or the credential is gone.
   if (spec.auth == authentication::scram_sha_512) {
@@ -309,8 +332,16 @@ kube::reconcile_result user_controller::reconcile(const std::string& key) {
   const auto acls = plan_acls(spec.acls, present.value(), made_acls(status), spec.remove_unmanaged_acls);
   if (auto removed = admin->delete_acls(acls.remove); !removed)
     return unavailable("cannot delete ACLs of " + principal, removed.error());
-  if (auto created = admin->create_acls(acls.create); !created)
+  if (auto created = admin->create_acls(acls.create); !created) {
+    // Some of the batch may exist now: they count as made, so that they go when the spec drops them.
+    auto made = made_acls(status);
+    std::erase_if(made, [&](const auto& acl) {
+      return std::find(acls.remove.begin(), acls.remove.end(), acl) != acls.remove.end();
+    });
+    made.insert(made.end(), acls.create.begin(), acls.create.end());
+    status["acls"] = acls_json(made);
     return unavailable("cannot create ACLs of " + principal, created.error());
+  }
   status["acls"] = acls_json(spec.acls);
   status["unmanagedAcls"] = acls.unmanaged.size();
   if (!acls.create.empty() || !acls.remove.empty()) {

@@ -24,10 +24,14 @@
 namespace ferry::users {
 
 inline constexpr std::string_view user_finalizer = "ferry.dev/user";
+// "true": take over a Kafka user that has a SCRAM credential the User did not store.
+inline constexpr std::string_view adopt_annotation = "ferry.dev/adopt";
 
 struct user_controller_options {
   std::string cluster_name;
   client_connection connection;  // written into each User's Secret
+  // Kafka users no User may be (the operator's own login).
+  std::vector<std::string> reserved_users;
   // Every User is looked at again this often, which puts back what was changed behind the operator's back.
   std::chrono::milliseconds resync{120'000};
   // How long a deleted User waits for an unreachable cluster before its finalizer is removed anyway.
@@ -80,6 +84,8 @@ class user_controller {
   std::optional<std::string> write_certificate(const nlohmann::json& resource, const user_spec& spec);
   // Another User of the same name, older, which owns the Kafka user; nullopt when this one does.
   std::optional<std::string> owner_other_than(const nlohmann::json& resource, const std::string& key) const;
+  // Removes the finalizer of a deleted User whose cluster has not let it go for finalizer_timeout, with a Warning.
+  kube::reconcile_result give_up(const nlohmann::json& resource, const std::string& path);
   // Removes what the operator made for a deleted User, then its finalizer.
   kube::reconcile_result finalize(const nlohmann::json& resource, const std::string& key);
   // What the status says the operator made for the principal `status.principal`, deleted.

@@ -45,23 +45,22 @@ namespace {
 json secret_of(const json& user, std::string_view cluster, json data) {
   const auto& meta = user["metadata"];
   const auto name = meta.value("name", std::string{});
-  return {{"apiVersion", "v1"},
-          {"kind", "Secret"},
-          {"type", "Opaque"},
-          {"metadata",
-           {{"name", name},
-            {"namespace", meta.value("namespace", std::string{})},
-            {"labels",
-             {{"ferry.dev/cluster", cluster},
-              {user_label, name},
-              {"app.kubernetes.io/managed-by", "ferry-operator"}}},
-            {"ownerReferences", json::array({{{"apiVersion", "ferry.dev/v1alpha1"},
-                                              {"kind", "User"},
-                                              {"name", name},
-                                              {"uid", meta.value("uid", std::string{})},
-                                              {"controller", true},
-                                              {"blockOwnerDeletion", true}}})}}},
-          {"data", std::move(data)}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"type", "Opaque"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", meta.value("namespace", std::string{})},
+        {"labels",
+         {{"ferry.dev/cluster", cluster}, {user_label, "true"}, {"app.kubernetes.io/managed-by", "ferry-operator"}}},
+        {"ownerReferences", json::array({{{"apiVersion", "ferry.dev/v1alpha1"},
+                                          {"kind", "User"},
+                                          {"name", name},
+                                          {"uid", meta.value("uid", std::string{})},
+                                          {"controller", true},
+                                          {"blockOwnerDeletion", true}}})}}},
+      {"data", std::move(data)}};
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ struct client_connection {
   std::string security_protocol;
 };
 
-// The labels of the Secrets the operator writes: the cluster's (ferry.dev/cluster) and the User's name.
+// The labels of the Secrets the operator writes: the cluster's (ferry.dev/cluster) and this one, "true" (a User's
+// name may be longer than a label value; its Secret has its name).
 inline constexpr std::string_view user_label = "ferry.dev/user";
 
 // A new password: 32 characters of [A-Za-z0-9] from OpenSSL's generator (190 bits).

@@ -1,10 +1,10 @@
 #include "security/testing/test_certificates.h"
 
-#include "security/certificate_issuer.h"
-
 #include <fstream>
 #include <random>
 #include <stdexcept>
+
+#include "security/certificate_issuer.h"
 
 namespace ferry::security::testing {
 namespace {
@@ -36,9 +36,7 @@ test_certificate make_ca(std::string_view subject) {
 
 std::string test_certificate::certificate_pem() const { return security::certificate_pem(certificate_.get()); }
 
-std::string test_certificate::key_pem(std::string_view password) const {
-  return private_key_pem(key_.get(), password);
-}
+std::string test_certificate::key_pem(std::string_view password) const { return private_key_pem(key_.get(), password); }
 
 test_ca::test_ca(std::string_view subject) : ca_(make_ca(subject)) {}
 

@@ -33,11 +33,13 @@ TEST(CertificateAuthority, ABroughtCaIsCheckedAndKeepsIssuing) {
   EXPECT_TRUE(made.value().current(issued.value().certificate, "a", 1h, std::chrono::system_clock::now()));
 
   auto other = certificate_authority::create("/CN=other", 24h);
-  EXPECT_NE(certificate_authority::from_pem(made.value().certificate_pem(), other.value().key_pem()).error().find(
-                "is not the key of ca.crt"),
+  EXPECT_NE(certificate_authority::from_pem(made.value().certificate_pem(), other.value().key_pem())
+                .error()
+                .find("is not the key of ca.crt"),
             std::string::npos);
-  EXPECT_NE(certificate_authority::from_pem(issued.value().certificate, issued.value().key).error().find(
-                "not a CA certificate"),
+  EXPECT_NE(certificate_authority::from_pem(issued.value().certificate, issued.value().key)
+                .error()
+                .find("not a CA certificate"),
             std::string::npos);
   EXPECT_NE(certificate_authority::from_pem("", made.value().key_pem()).error().find("ca.crt"), std::string::npos);
 }

@@ -34,11 +34,15 @@ TEST(KafkaClient, TheOperatorsListenerIsTheOneItNames) {
   EXPECT_FALSE(client.address_of(broker_id{2}));
 }
 
-TEST(KafkaClient, WithoutAListenerNameTheFirstRegisteredOneIsUsed) {
+TEST(KafkaClient, WithoutAListenerNameTheFirstOfTheSecurityProtocolIsUsed) {
   client_settings s;
   s.security_protocol = "SASL_SSL";
-  const kafka_client client(view_with(secured()), s, std::chrono::seconds(1));
-  EXPECT_EQ(client.any_broker().value(), (kafka_client::address{"b1.internal", 9092}));
+  const kafka_client secure(view_with(secured()), s, std::chrono::seconds(1));
+  EXPECT_EQ(secure.any_broker().value(), (kafka_client::address{"b1.internal", 9092}));
+  // PLAINTEXT, the default: the first PLAINTEXT listener, as before --kafka-listener.
+  const client_settings defaults;
+  const kafka_client plaintext(view_with(secured()), defaults, std::chrono::seconds(1));
+  EXPECT_EQ(plaintext.any_broker().value(), (kafka_client::address{"127.0.0.1", 9094}));
 }
 
 TEST(KafkaClient, AListenerOfAnotherSecurityProtocolOrNoneOfTheNameIsAnErrorNotAPlaintextAttempt) {
@@ -46,6 +50,10 @@ TEST(KafkaClient, AListenerOfAnotherSecurityProtocolOrNoneOfTheNameIsAnErrorNotA
   s.listener = "INTERNAL";  // SASL_SSL, but the settings are PLAINTEXT
   const kafka_client plaintext(view_with(secured()), s, std::chrono::seconds(1));
   EXPECT_EQ(plaintext.any_broker().error(), errc::security_protocol_mismatch);
+  s.listener.clear();
+  s.security_protocol = "SSL";  // no listener of it
+  const kafka_client none(view_with(secured()), s, std::chrono::seconds(1));
+  EXPECT_EQ(none.any_broker().error(), errc::security_protocol_mismatch);
   s.listener = "EXTERNAL";
   const kafka_client missing(view_with(secured()), s, std::chrono::seconds(1));
   EXPECT_EQ(missing.address_of(broker_id{1}).error(), errc::no_listener);

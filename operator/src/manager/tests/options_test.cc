@@ -52,9 +52,9 @@ TEST(options, kafka_connection_flags) {
 }
 
 TEST(options, clients_ca_and_certificate_lifetimes) {
-  const auto parsed = parse_options(with_required({"--clients-ca-secret", "ferry/clients-ca",
-                                                   "--client-certificate-validity-days", "90",
-                                                   "--client-certificate-renewal-days", "10"}));
+  const auto parsed =
+      parse_options(with_required({"--clients-ca-secret", "ferry/clients-ca", "--client-certificate-validity-days",
+                                   "90", "--client-certificate-renewal-days", "10"}));
   ASSERT_TRUE(parsed.parsed) << parsed.error;
   EXPECT_EQ(parsed.parsed->clients_ca_secret, "ferry/clients-ca");
   EXPECT_EQ(parsed.parsed->client_certificate_validity, std::chrono::hours(24 * 90));
@@ -63,8 +63,8 @@ TEST(options, clients_ca_and_certificate_lifetimes) {
   EXPECT_NE(parse_options(with_required({"--clients-ca-secret", "clients-ca"})).error.find("namespace/name"),
             std::string::npos);
   // Renewal must come before the end.
-  EXPECT_NE(parse_options(with_required({"--client-certificate-validity-days", "10",
-                                         "--client-certificate-renewal-days", "10"}))
+  EXPECT_NE(parse_options(
+                with_required({"--client-certificate-validity-days", "10", "--client-certificate-renewal-days", "10"}))
                 .error.find("--client-certificate-renewal-days must be less"),
             std::string::npos);
 }

@@ -27,7 +27,7 @@ TEST(UserSecret, TheSecretHoldsWhatAClientNeedsAndIsOwnedByTheUser) {
   const auto secret = user_secret(user(), "prod", "pw", {"ferry:9092", "SASL_SSL"});
   EXPECT_EQ(secret["metadata"]["name"], "orders-app");
   EXPECT_EQ(secret["metadata"]["labels"]["ferry.dev/cluster"], "prod");
-  EXPECT_EQ(secret["metadata"]["labels"]["ferry.dev/user"], "orders-app");
+  EXPECT_EQ(secret["metadata"]["labels"]["ferry.dev/user"], "true");
   EXPECT_EQ(secret_value(secret, "password"), "pw");
   EXPECT_EQ(secret_value(secret, "sasl.jaas.config"),
             "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"orders-app\" "
@@ -49,7 +49,7 @@ TEST(UserSecret, ATlsUsersSecretHoldsItsCertificateKeyAndCa) {
   EXPECT_EQ(secret_value(secret, "ca.crt"), "CA");
   EXPECT_FALSE(secret_value(secret, "password"));
   EXPECT_TRUE(owned_by(secret, user()));
-  EXPECT_EQ(secret["metadata"]["labels"]["ferry.dev/user"], "orders-app");
+  EXPECT_EQ(secret["metadata"]["labels"]["ferry.dev/user"], "true");
 }
 
 TEST(UserSecret, QuotesInAPasswordAreEscapedAsJaasReadsThem) {
