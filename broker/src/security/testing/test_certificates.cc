@@ -19,16 +19,12 @@ T checked(tls_result<T> made) {
   return std::move(made).value();
 }
 
-certificate_request request_of(const certificate_options& options, bool is_ca) {
-  return {options.subject, options.dns_names, options.ip_addresses, options.not_before, options.not_after, is_ca};
-}
-
 test_certificate make_ca(std::string_view subject) {
   pkey_ptr key = checked(new_key());
   certificate_options options;
   options.subject = std::string(subject);
-  options.not_after = std::chrono::hours(24 * 365);
-  x509_ptr certificate = checked(issue_certificate(request_of(options, true), key.get(), nullptr, nullptr));
+  options.is_ca = true;
+  x509_ptr certificate = checked(issue_certificate(options, key.get(), nullptr, nullptr));
   return {std::move(key), std::move(certificate)};
 }
 
@@ -42,8 +38,7 @@ test_ca::test_ca(std::string_view subject) : ca_(make_ca(subject)) {}
 
 test_certificate test_ca::issue(const certificate_options& options) const {
   pkey_ptr key = checked(new_key());
-  x509_ptr certificate =
-      checked(issue_certificate(request_of(options, false), key.get(), ca_.certificate(), ca_.key()));
+  x509_ptr certificate = checked(issue_certificate(options, key.get(), ca_.certificate(), ca_.key()));
   return {std::move(key), std::move(certificate)};
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "security/certificate_issuer.h"
 #include "security/tls_context.h"
 
 namespace ferry::security::testing {
@@ -26,16 +27,8 @@ class test_certificate {
   x509_ptr certificate_;
 };
 
-struct certificate_options {
-  // In OpenSSL's -subj form, most significant RDN first: "/C=US/O=Acme/CN=alice"; "+" joins the attributes of
-  // one multi-valued RDN ("/O=Acme/CN=alice+UID=7").
-  std::string subject = "/CN=localhost";
-  std::vector<std::string> dns_names;     // subjectAltName DNS entries
-  std::vector<std::string> ip_addresses;  // subjectAltName IP entries
-  // Validity relative to now; a negative not_after makes an expired certificate.
-  std::chrono::seconds not_before{-std::chrono::hours(1)};
-  std::chrono::seconds not_after{std::chrono::hours(24 * 30)};
-};
+// What a test certificate says (security/certificate_issuer.h).
+using certificate_options = certificate_request;
 
 // A certificate authority (an EC P-256 key and a self-signed CA certificate) that issues test certificates.
 // Throws std::runtime_error when OpenSSL fails.
