@@ -244,7 +244,7 @@ def test_the_operator_logs_in_over_sasl_ssl_with_the_credential_it_made(kube, fe
         kube.apply({"apiVersion": "ferry.dev/v1alpha1", "kind": "ConsumerGroup",
                     "metadata": {"name": "app", "namespace": ns, "labels": {"ferry.dev/cluster": "it"}},
                     "spec": {"groupId": group}})
-        status = wait_until(lambda: (s := kube.get("consumergroup", "app", ns)["status"]).get("state") == "Stable"
+        status = wait_until(lambda: (s := kube.get("consumergroup", "app", ns).get("status", {})).get("state") == "Stable"
                             and s.get("lag", {}).get("total") == 8 and s, timeout=60, what="Stable with a lag of 8")
         assert status["members"] == 1, status
     finally:
@@ -340,7 +340,7 @@ def test_what_is_changed_behind_the_operators_back_is_put_back_and_acls_it_did_n
     created = f"{ns}/{name}: created 1 and deleted 0 ACLs of {principal}"
     wait_until(lambda: operator.log().count(created) == 2, timeout=30, what="the deleted ACL to be created again")
     assert ("TOPIC", "drift-topic", "LITERAL", "READ", "ALLOW") in acls_of(ferry, principal)
-    wait_until(lambda: kube.get("users.ferry.dev", name, ns)["status"].get("unmanagedAcls") == 1, timeout=30,
+    wait_until(lambda: kube.get("users.ferry.dev", name, ns).get("status", {}).get("unmanagedAcls") == 1, timeout=30,
                what="the ACL made by hand to be reported")
     assert "1 more ACLs of it were not made by the operator" in ready(kube, "users.ferry.dev", name, ns)["message"]
     assert ("GROUP", "by-hand", "LITERAL", "READ", "ALLOW") in acls_of(ferry, principal)
