@@ -223,10 +223,17 @@ class Cluster:
         """One series' value, or None when the broker does not export it."""
         return self.metrics(broker).get((name, frozenset(labels.items())))
 
-    def zookeeper(self):
-        """A kazoo client connected to the cluster's ZooKeeper; the caller stops it."""
+    def zookeeper_password(self):
+        """local-cluster --secure's password of the brokers' ZooKeeper identity (digest user ferry)."""
+        with open(os.path.join(self.tls_dir, "zookeeper-password")) as f:
+            return f.read().strip()
+
+    def zookeeper(self, anonymous=False):
+        """A kazoo client connected to the cluster's ZooKeeper, logged in as the brokers' identity when the cluster
+        is secure (its nodes are locked to it) unless `anonymous`; the caller stops it."""
         from kazoo.client import KazooClient
-        client = KazooClient(hosts=f"127.0.0.1:{self.zk_port}", timeout=10)
+        auth = [("digest", f"ferry:{self.zookeeper_password()}")] if self.secure and not anonymous else None
+        client = KazooClient(hosts=f"127.0.0.1:{self.zk_port}", timeout=10, auth_data=auth)
         client.start(timeout=30)
         return client
 

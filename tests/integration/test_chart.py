@@ -63,6 +63,9 @@ def test_lint_and_unit_tests(helm_bin):
     ("operator.logFormat=xml", "at '/operator/logFormat': value must be one of 'json', 'text'"),
     ("broker.config.broker\\.id=7", "broker.config.broker.id is set by the chart"),
     ("zookeeper.enabled=false", "zookeeper.connect is required when zookeeper.enabled is false"),
+    # Locked nodes need the identity they are locked to.
+    ("zookeeper.acl.enabled=false", "at '/zookeeper/acl/enabled': value must be true"),
+    ("zookeeper.acl.username=a:b", "at '/zookeeper/acl/username': 'a:b' does not match pattern"),
 ])
 def test_bad_values_are_refused_with_a_message_naming_them(helm_bin, setting, message):
     result = helm(helm_bin, "template", "ferry", CHART, "--kube-version", "1.35.0", "--set", setting, check=False)

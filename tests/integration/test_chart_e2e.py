@@ -2,11 +2,12 @@
 CoreDNS), with the images built from the repository's Dockerfiles by podman.
 
 One installation, checked in order: ZooKeeper, brokers and the operator become ready; `helm test` passes; a Topic
-resource becomes Ready and a client pod produces and consumes through the bootstrap Service; a Prometheus on the
-host scrapes the pods with the chart's own scrape configuration and every dashboard query returns data; `helm
-upgrade` to four brokers rebalances and back to three drains first; a `helm upgrade` that changes a broker
-setting has the operator roll the brokers one at a time under a producer, losing nothing and never leaving a
-partition with two replicas out of sync; a broker whose volume is lost rebuilds its replicas from the others.
+resource becomes Ready and a client pod produces and consumes through the bootstrap Service; ZooKeeper's nodes
+are locked to the cluster's identity; a Prometheus on the host scrapes the pods with the chart's own scrape
+configuration and every dashboard query returns data; `helm upgrade` to four brokers rebalances and back to three
+drains first; a `helm upgrade` that changes a broker setting has the operator roll the brokers one at a time under
+a producer, losing nothing and never leaving a partition with two replicas out of sync; a broker whose volume is
+lost rebuilds its replicas from the others.
 """
 import json
 import os
@@ -177,6 +178,33 @@ def test_topic_resource_and_a_client_pod_through_the_bootstrap_service(ferry):
         kcat -C -b "$BOOTSTRAP" -t {TOPIC} -o beginning -e -q | sort -n | uniq | wc -l
     """)
     assert out.strip().splitlines()[-1] == "1000", out
+
+
+def test_zookeeper_nodes_are_locked_to_the_cluster(ferry):
+    """zookeeper.acl, on by default: another client that reaches ZooKeeper (here the host, through a server's pod
+    address) reads the cluster's metadata but cannot change it. The Topic above was written by the operator and its
+    partitions' state by the controller, both as the cluster's identity from the chart's Secret."""
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoAuthError
+    zk = KazooClient(hosts=f"{ferry.pod_ip('ferry-zookeeper-0')}:2181", timeout=10)
+    zk.start(timeout=30)
+    try:
+        assert len(json.loads(zk.get(f"/brokers/topics/{TOPIC}")[0])["partitions"]) == 6
+        for path in (f"/brokers/topics/{TOPIC}", f"/brokers/topics/{TOPIC}/partitions/0/state", "/config/topics"):
+            acls, _ = zk.get_acls(path)
+            assert sorted((a.id.scheme, a.id.id.split(":")[0], a.perms) for a in acls) == [
+                ("digest", "ferry", 31), ("world", "anyone", 1)], (path, acls)
+        for attempt in (lambda: zk.set(f"/brokers/topics/{TOPIC}", b'{"version":3,"partitions":{}}'),
+                        lambda: zk.set(f"/brokers/topics/{TOPIC}/partitions/0/state", b"{}"),
+                        lambda: zk.create("/config/topics/forged", b"{}"),
+                        lambda: zk.create("/admin/delete_topics/" + TOPIC)):
+            with pytest.raises(NoAuthError):
+                attempt()
+    finally:
+        zk.stop()
+        zk.close()
+    secret = ferry.kube.get("secret", "ferry-zookeeper-identity", namespace=NS)
+    assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep", secret["metadata"]
 
 
 def test_clients_outside_the_cluster_are_given_each_brokers_external_address(ferry):

@@ -1,7 +1,8 @@
 """User resources and the operator's own login to a secured cluster (issue 33 §1), against one local-cluster --secure
 broker whose listeners are SASL_SSL (INTERNAL), SSL and SASL_PLAINTEXT only, with Kafka's ACL authorizer on
 (allow.everyone.if.no.acl.found false) and super.users naming the operator's user, and a real kube-apiserver with
-its controller-manager (which deletes a User's Secret by owner reference).
+its controller-manager (which deletes a User's Secret by owner reference). ZooKeeper's nodes are locked to the
+brokers' digest identity (zookeeper.set.acl), which the operator logs in as too (--zookeeper-digest-*).
 
 The operator logs in over SASL_SSL with SCRAM-SHA-512 (--kafka-* flags), checking the broker's certificate against
 local-cluster's CA, as the user ferry-operator, whose credential it makes in ZooKeeper itself from its password file.
@@ -61,6 +62,9 @@ def secure_operator(kube, ferry, cluster_name, *, user=OPERATOR_USER, ca=None, p
     args = ["--group-status-interval-seconds", str(STATUS_INTERVAL), "--full-reconciliation-interval-ms",
             str(RESYNC_MS), "--kafka-security-protocol", protocol,
             "--client-bootstrap-servers", ferry.sasl_ssl_bootstrap(), "--client-security-protocol", "SASL_SSL"]
+    # The brokers' ZooKeeper identity: local-cluster --secure locks the nodes to it (zookeeper.set.acl).
+    args += ["--zookeeper-digest-username", "ferry", "--zookeeper-set-acl", "true",
+             "--zookeeper-digest-password-file", os.path.join(ferry.tls_dir, "zookeeper-password")]
     if protocol != "PLAINTEXT":
         args += ["--kafka-listener", "INTERNAL", "--kafka-sasl-username", user,
                  "--kafka-sasl-password-file", password_file,
@@ -86,6 +90,7 @@ def operator(kube, ferry):
     op.stop()
     assert not op.sanitizer_reports(), op.sanitizer_reports()
     assert op.password not in op.log(), "the operator's password reached its log"
+    assert ferry.zookeeper_password() not in op.log(), "the ZooKeeper password reached the operator's log"
 
 
 @pytest.fixture
@@ -249,6 +254,45 @@ def test_the_operator_logs_in_over_sasl_ssl_with_the_credential_it_made(kube, fe
         assert status["members"] == 1, status
     finally:
         consumer.close()
+
+
+def test_zookeeper_nodes_are_written_only_by_the_brokers_and_the_operator(kube, ferry, operator, ns):
+    """local-cluster --secure locks ZooKeeper (zookeeper.set.acl); the operator logs in as the brokers' identity.
+    Another client that reaches ZooKeeper reads the cluster's metadata but changes nothing and reads no credential."""
+    from kazoo.exceptions import NoAuthError
+    from kazoo.security import make_digest_acl_credential
+    topic = "locked-" + ns
+    create_topics(ferry, topic)
+    name = "zk-" + ns
+    kube.apply(scram_user(name, ns, [topic_acl(topic, "Read")]))
+    wait_ready(kube, name, ns)
+    identity = make_digest_acl_credential("ferry", ferry.zookeeper_password())
+    zk = ferry.zookeeper()
+    try:
+        # Nodes the operator made (its own credential) and the brokers made (a topic, a User's credential).
+        for path, world_readable in ((f"/config/users/{OPERATOR_USER}", False), (f"/config/users/{name}", False),
+                                     (f"/brokers/topics/{topic}", True), ("/config/changes", True)):
+            acls, _ = zk.get_acls(path)
+            ids = sorted((a.id.scheme, a.id.id, a.perms) for a in acls)
+            expected = [("digest", identity, 31)] + ([("world", "anyone", 1)] if world_readable else [])
+            assert ids == sorted(expected), (path, ids)
+    finally:
+        zk.stop()
+    anonymous = ferry.zookeeper(anonymous=True)
+    try:
+        assert json.loads(anonymous.get(f"/brokers/topics/{topic}")[0])["partitions"]
+        for attempt in (lambda: anonymous.set(f"/brokers/topics/{topic}", b'{"version":2,"partitions":{}}'),
+                        lambda: anonymous.delete(f"/brokers/topics/{topic}", recursive=True),
+                        lambda: anonymous.create(f"/config/users/mallory", b"{}"),
+                        lambda: anonymous.get(f"/config/users/{name}"),
+                        lambda: anonymous.get_children("/config/users"),
+                        lambda: anonymous.set("/cluster/id", b"{}")):
+            with pytest.raises(NoAuthError):
+                attempt()
+    finally:
+        anonymous.stop()
+    assert user_config(ferry, name), "the cluster's identity still reads the credential"
+    assert ferry.zookeeper_password() not in ferry.broker_log(0), "the ZooKeeper password reached the broker's log"
 
 
 def test_settings_that_cannot_work_are_reported_and_never_fall_back_to_plaintext(kube, ferry, operator, ns):

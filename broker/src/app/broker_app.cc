@@ -14,6 +14,7 @@
 #include "coord/replica_sync.h"
 #include "group/errc.h"
 #include "replication/log_cleaning.h"
+#include "security/password_file.h"
 #include "security/scram_credential.h"
 #include "server/client_quota_entities.h"
 #include "txn/errc.h"
@@ -21,6 +22,19 @@
 namespace ferry::app {
 namespace asio = boost::asio;
 namespace {
+
+// The broker's ZooKeeper identity and the ACLs of the nodes it writes (zookeeper.set.acl, zookeeper.digest.*).
+coord::zk_security zookeeper_security(const config::zookeeper_security_settings& settings) {
+  coord::zk_security out;
+  out.set_acl = settings.set_acl;
+  out.digest_username = settings.digest_username;
+  if (!settings.digest_password_file.empty()) {
+    const auto read = security::read_password_file(settings.digest_password_file, "zookeeper.digest.password.file",
+                                                   out.digest_password);
+    if (!read) throw std::runtime_error(read.error());
+  }
+  return out;
+}
 
 // Free space and idle index files are looked at this often.
 constexpr std::int64_t health_interval_ms = 5000;
@@ -137,6 +151,7 @@ void broker_app::start() {
       {.connect = config_.zookeeper_connect,
        .session_timeout = std::chrono::milliseconds(config_.zookeeper_session_timeout_ms),
        .connect_timeout = std::chrono::milliseconds(config_.zookeeper_connection_timeout_ms),
+       .security = zookeeper_security(config_.zookeeper_security),
        .id = broker_id{config_.broker_id},
        .endpoints = advertised_endpoints(config_.listeners),
        .rack = config_.rack.empty() ? std::nullopt : std::optional<std::string>(config_.rack),
@@ -159,6 +174,18 @@ void broker_app::start() {
     });
   }
   report_offline_dirs();  // any that went offline at startup
+  if (config_.zookeeper_security.set_acl) {
+    asio::post(zookeeper_pool_, guarded("locking ZooKeeper nodes made before zookeeper.set.acl", [this] {
+                 auto changed = registry_->lock_down_existing_nodes();
+                 if (!changed) {
+                   FERRY_LOG(warn, "app") << "cannot lock the ZooKeeper nodes made before zookeeper.set.acl was on: "
+                                          << changed.error().message() << "; the next start tries again";
+                 } else if (changed.value() > 0) {
+                   FERRY_LOG(info, "app")
+                       << "locked " << changed.value() << " ZooKeeper nodes made before zookeeper.set.acl was on";
+                 }
+               }));
+  }
   isr_writer_ = std::make_unique<registry_isr_writer>(*registry_);
   cluster_ = std::make_unique<server::zk_cluster>(*registry_);
   producer_ids_ = std::make_unique<server::producer_ids>(*cluster_);

@@ -1,15 +1,12 @@
 #include "app/listener_security.h"
 
-#include <sys/stat.h>
-
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "base/log.h"
 #include "config/dynamic_broker_config.h"
 #include "config/listener_security.h"
+#include "security/password_file.h"
 #include "security/sasl_client.h"
 #include "security/sasl_session.h"
 #include "security/tls_context.h"
@@ -25,18 +22,9 @@ constexpr std::size_t password_checks_waiting = 64;
 // The inter-broker password: the file named by inter.broker.sasl.password.file, else the environment.
 std::string read_password(const config::inter_broker_sasl& login) {
   if (!login.password_file.empty()) {
-    std::ifstream in(login.password_file);
-    if (!in) throw std::runtime_error("cannot read inter.broker.sasl.password.file " + login.password_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto password = text.str();
-    while (!password.empty() && (password.back() == '\n' || password.back() == '\r')) password.pop_back();
-    if (password.empty())
-      throw std::runtime_error("inter.broker.sasl.password.file " + login.password_file + " is empty");
-    struct stat st {};
-    if (::stat(login.password_file.c_str(), &st) == 0 && (st.st_mode & S_IROTH) != 0)
-      FERRY_LOG(warn, "security") << "inter.broker.sasl.password.file " << login.password_file
-                                  << " is readable by every user of this machine; make it readable by the broker only";
+    std::string password;
+    const auto read = security::read_password_file(login.password_file, "inter.broker.sasl.password.file", password);
+    if (!read) throw std::runtime_error(read.error());
     return password;
   }
   // NOLINTNEXTLINE(concurrency-mt-unsafe): read at startup; nothing changes the environment

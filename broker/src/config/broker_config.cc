@@ -349,7 +349,7 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
   std::vector<std::string> unknown;
   for (const auto& [key, value] : settings)
     if (!setters().contains(key) && !is_listener_setting(key) && !is_admin_security_setting(key) &&
-        !is_authorizer_setting(key))
+        !is_authorizer_setting(key) && !is_zookeeper_security_setting(key))
       unknown.push_back(key);
   if (!unknown.empty()) {
     std::string names;
@@ -360,7 +360,7 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
   for (int pass = 0; pass < 3; ++pass)
     for (const auto& [key, value] : settings)
       if (precedence(key) == pass && !is_listener_setting(key) && !is_admin_security_setting(key) &&
-          !is_authorizer_setting(key))
+          !is_authorizer_setting(key) && !is_zookeeper_security_setting(key))
         setters().at(key)(c, key, value);
 
   if (c.broker_id < 0) throw config_exception("'broker.id' is required");
@@ -400,6 +400,7 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
   c.listeners = parse_listeners(settings);
   c.admin_security = read_admin_security(settings);
   c.authorizer = read_authorizer_settings(settings);
+  c.zookeeper_security = read_zookeeper_security(settings);
   return c;
 }
 

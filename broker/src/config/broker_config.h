@@ -11,6 +11,7 @@
 #include "config/listener_security.h"
 #include "config/listeners.h"
 #include "config/topic_config.h"
+#include "config/zookeeper_security.h"
 
 namespace ferry::config {
 
@@ -33,6 +34,7 @@ struct broker_config {
   std::string zookeeper_connect;                                 // zookeeper.connect (required)
   std::int32_t zookeeper_session_timeout_ms = 18000;             // zookeeper.session.timeout.ms
   std::int32_t zookeeper_connection_timeout_ms = 18000;          // zookeeper.connection.timeout.ms
+  zookeeper_security_settings zookeeper_security;                // zookeeper.set.acl, zookeeper.digest.*
   std::int32_t num_partitions = 1;                               // num.partitions
   std::int16_t default_replication_factor = 1;                   // default.replication.factor
   bool auto_create_topics_enable = true;                         // auto.create.topics.enable

@@ -18,6 +18,7 @@ result<std::unique_ptr<cluster_observer>> cluster_observer::start(observer_optio
   session_options.session_timeout = self->options_.session_timeout;
   session_options.connect_timeout = self->options_.session_timeout;
   session_options.operation_timeout = self->options_.operation_timeout;
+  session_options.security = self->options_.security;
   session_options.on_new_session = [o = self.get()] { o->enqueue(task{task_kind::new_session}, {}); };
   FERRY_TRY(self->session_, zk_session::connect(std::move(session_options)));
   auto sink = [o = self.get()](task t, std::string fired) { o->enqueue(std::move(t), std::move(fired)); };

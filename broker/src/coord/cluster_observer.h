@@ -24,6 +24,8 @@ struct observer_options {
   std::chrono::milliseconds session_timeout{18'000};
   // How long a write waits out a lost connection before failing (short: the caller retries).
   std::chrono::milliseconds operation_timeout{10'000};
+  // The identity to log in as and the ACLs of the nodes written (the brokers' zookeeper.set.acl).
+  zk_security security;
   // Called on the observer's thread after every change of the view, with the views before and after.
   std::function<void(const cluster_view& before, const cluster_view& after)> on_change;
 };

@@ -4,6 +4,7 @@
 #include "coord/acl_layout.h"
 #include "coord/errc.h"
 #include "coord/worker_errors.h"
+#include "coord/zk_lockdown.h"
 
 namespace ferry::coord {
 namespace {
@@ -69,6 +70,7 @@ result<std::unique_ptr<cluster_registry>> cluster_registry::start(registry_optio
     r->enqueue(task{task_kind::new_session});
   };
   session_options.resume = self->options_.resume;
+  session_options.security = self->options_.security;
   FERRY_TRY(self->session_, zk_session::connect(std::move(session_options)));
   if (self->options_.on_session) self->options_.on_session(self->session_->current_credentials());
   auto sink = [r = self.get()](task t, std::string fired) { r->enqueue(std::move(t), std::move(fired)); };
@@ -120,6 +122,8 @@ void cluster_registry::shutdown() {
   if (session_) session_->close();
   if (worker_.joinable()) worker_.join();
 }
+
+result<std::size_t> cluster_registry::lock_down_existing_nodes() { return coord::lock_down_existing_nodes(*session_); }
 
 broker_endpoint cluster_registry::endpoint() const { return {options_.id, options_.endpoints, options_.rack}; }
 

@@ -33,6 +33,8 @@ struct registry_options {
   std::string connect;                                // zookeeper.connect, may end in a chroot
   std::chrono::milliseconds session_timeout{18'000};  // zookeeper.session.timeout.ms
   std::chrono::milliseconds connect_timeout{18'000};  // zookeeper.connection.timeout.ms
+  // zookeeper.set.acl and the digest identity (zookeeper.digest.username, zookeeper.digest.password.file).
+  zk_security security;
   broker_id id;
   std::vector<layout::endpoint> endpoints;  // advertised listeners, the inter-broker one first (broker_endpoint)
   std::optional<std::string> rack;
@@ -102,6 +104,9 @@ class cluster_registry {
   // The cluster's ACLs, which CreateAcls and DeleteAcls change; the views follow them (cluster_view::acls).
   [[nodiscard]] acl_store& acls() { return *acls_; }
   result<layout::producer_id_block> allocate_producer_id_block();
+  // With zookeeper.set.acl: locks the nodes made before it was on (lock_down_existing_nodes); how many it changed.
+  // Blocking (a walk of the cluster's nodes).
+  result<std::size_t> lock_down_existing_nodes();
   // A leader's change of its partition's ISR (Kafka's direct write, before AlterPartition): the state znode
   // is set only while it still has `expected`'s data version, so a leader whose state moved on (a new
   // leader, epoch or ISR written by the controller) writes nothing and gets errc::bad_version. The same

@@ -41,6 +41,8 @@ const char* describe(errc e) {
       return "replication factor is larger than the number of live brokers";
     case errc::internal_error:
       return "internal error in the cluster registry (see the broker log)";
+    case errc::not_allowed:
+      return "the znode's ACL does not allow this (check the ZooKeeper digest identity and zookeeper.set.acl)";
     case errc::zookeeper_error:
       return "ZooKeeper error";
   }
@@ -76,6 +78,8 @@ errc from_zk_code(int rc) {
       return errc::closed;
     case ZBADARGUMENTS:
       return errc::invalid_argument;
+    case ZNOAUTH:
+      return errc::not_allowed;
     default:
       return errc::zookeeper_error;
   }

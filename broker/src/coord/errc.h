@@ -22,6 +22,7 @@ enum class errc {
   election_not_needed,             // the wanted leader leads already
   preferred_leader_not_available,  // the preferred replica is not alive or not in sync
   eligible_leaders_not_available,  // no live replica to elect
+  not_allowed,                     // the znode's ACL refuses this session (ZooKeeper's NoAuth)
   zookeeper_error,                 // any other ZooKeeper failure (auth, marshalling, system error)
   internal_error,                  // a bug caught by the registry worker (logged there); the work is retried
 };

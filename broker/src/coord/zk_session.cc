@@ -54,6 +54,34 @@ int create_flags(create_mode mode) {
   return 0;
 }
 
+// What set_acl gives a new node: ALL for the identities of the session creating it (ZooKeeper's "auth" scheme)
+// and READ for anyone, except at and below the sensitive paths.
+const ACL_vector* acl_for(const zk_security& security, const std::string& path) {
+  if (!security.set_acl) return &ZOO_OPEN_ACL_UNSAFE;
+  if (is_sensitive_path(path)) return &ZOO_CREATOR_ALL_ACL;
+  static ACL creator_all_anyone_read[] = {{ZOO_PERM_ALL, ZOO_AUTH_IDS}, {ZOO_PERM_READ, ZOO_ANYONE_ID_UNSAFE}};
+  static ACL_vector readable{2, creator_all_anyone_read};
+  return &readable;
+}
+
+// Whether an ACL already keeps out everyone but logged-in identities (and, at a sensitive path, readers too).
+bool locked(const ACL_vector& acl, bool sensitive) {
+  bool identity = false;
+  for (std::int32_t i = 0; i < acl.count; ++i) {
+    const auto& entry = acl.data[i];
+    if (std::strcmp(entry.id.scheme, "world") == 0) {
+      if (sensitive || entry.perms != ZOO_PERM_READ) return false;
+    } else {
+      identity = true;
+    }
+  }
+  return identity;
+}
+
+void on_auth_answer(int rc, const void* /*data*/) {
+  if (rc != ZOK) FERRY_LOG(warn, "coord") << "ZooKeeper refused the digest login: " << zerror(rc);
+}
+
 node_stat to_stat(const Stat& s) {
   return node_stat{s.czxid, s.mzxid, s.ctime, s.mtime, s.version, s.cversion, s.ephemeralOwner, s.numChildren};
 }
@@ -225,6 +253,14 @@ result<std::shared_ptr<zk_session::connection>> zk_session::open_connection(cons
                                  static_cast<int>(options_.session_timeout.count()), resume != nullptr ? &id : nullptr,
                                  conn.get(), ZOO_NO_LOG_CLIENTENV, &log_from_zookeeper);
   if (conn->handle == nullptr) return std::error_code(errno, std::generic_category());
+  const auto& security = options_.security;
+  if (!security.digest_username.empty()) {
+    // Queued before the first request; the client sends it again after every reconnect of this handle.
+    const std::string login = security.digest_username + ":" + security.digest_password;
+    const int rc =
+        zoo_add_auth(conn->handle, "digest", login.data(), static_cast<int>(login.size()), &on_auth_answer, nullptr);
+    if (rc != ZOK) return from_zk_code(rc);
+  }
   return conn;
 }
 
@@ -396,8 +432,9 @@ result<std::string> zk_session::create(const std::string& path, std::string_view
   std::string created;
   FERRY_TRY(retrying([&](connection& c) {
     std::string buffer(path.size() + 32, '\0');  // room for the 10-digit sequence suffix
-    const int rc = zoo_create(c.handle, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
-                              create_flags(mode), buffer.data(), static_cast<int>(buffer.size()));
+    const int rc =
+        zoo_create(c.handle, path.c_str(), data.data(), static_cast<int>(data.size()), acl_for(options_.security, path),
+                   create_flags(mode), buffer.data(), static_cast<int>(buffer.size()));
     if (rc == ZOK) created = buffer.c_str();
     return rc;
   }));
@@ -419,6 +456,23 @@ result<void> zk_session::remove(const std::string& path, std::int32_t version) {
   return retrying([&](connection& c) { return zoo_delete(c.handle, path.c_str(), version); });
 }
 
+result<bool> zk_session::lock_down(const std::string& path) {
+  bool changed = false;
+  FERRY_TRY(retrying([&](connection& c) {
+    ACL_vector acl{};
+    Stat stat{};
+    int rc = zoo_get_acl(c.handle, path.c_str(), &acl, &stat);
+    if (rc != ZOK) return rc;
+    const bool already = locked(acl, is_sensitive_path(path));
+    deallocate_ACL_vector(&acl);
+    if (already) return static_cast<int>(ZOK);
+    rc = zoo_set_acl(c.handle, path.c_str(), -1, acl_for(options_.security, path));
+    changed = rc == ZOK;
+    return rc;
+  }));
+  return changed;
+}
+
 result<void> zk_session::multi(std::span<const zk_op> ops, std::size_t* failed_op) {
   if (failed_op != nullptr) *failed_op = ops.size();
   if (ops.empty()) return success();
@@ -433,7 +487,7 @@ result<void> zk_session::multi(std::span<const zk_op> ops, std::size_t* failed_o
         case zk_op::kind::create:
           path_buffers[i].assign(op.path.size() + 32, '\0');
           zoo_create_op_init(&raw[i], op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()),
-                             &ZOO_OPEN_ACL_UNSAFE, create_flags(op.mode), path_buffers[i].data(),
+                             acl_for(options_.security, op.path), create_flags(op.mode), path_buffers[i].data(),
                              static_cast<int>(path_buffers[i].size()));
           break;
         case zk_op::kind::set:
@@ -461,6 +515,8 @@ result<void> zk_session::multi(std::span<const zk_op> ops, std::size_t* failed_o
     return rc;
   });
 }
+
+bool zk_session::chrooted() const { return !split_chroot(options_.connect).second.empty(); }
 
 bool zk_session::connected() const {
   std::lock_guard lock(mutex_);

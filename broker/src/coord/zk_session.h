@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "coord/zk_security.h"
 
 namespace ferry::coord {
 
@@ -85,6 +86,8 @@ struct zk_session_options {
     std::array<char, 16> password{};
   };
   std::optional<resumable> resume;
+  // The identity the session authenticates as, and the ACLs of the nodes it creates.
+  zk_security security;
 };
 
 // A thread-safe, synchronous wrapper over the ZooKeeper C client (multithreaded flavour).
@@ -124,6 +127,10 @@ class zk_session {
   // version -1 sets unconditionally; otherwise errc::bad_version unless the node has that data version.
   result<node_stat> set(const std::string& path, std::string_view data, std::int32_t version = -1);
   result<void> remove(const std::string& path, std::int32_t version = -1);
+  // Gives an existing node the ACL a node created at `path` gets now (security.set_acl), when its own lets anyone
+  // but a logged-in identity write or lets anyone read a sensitive path: a node made before zookeeper.set.acl was
+  // on. Returns whether it changed the node.
+  result<bool> lock_down(const std::string& path);
   // Applies all ops or none. On failure the error is the failing op's and *failed_op, if given, its index
   // (ops.size() when the failure was not an op's, e.g. connection loss).
   result<void> multi(std::span<const zk_op> ops, std::size_t* failed_op = nullptr);
@@ -131,6 +138,9 @@ class zk_session {
   // Stops waiting and retrying: calls in flight or made later fail with errc::closed, and the handle is
   // closed (ephemeral nodes vanish) once the last call using it returns. Idempotent; the destructor calls it.
   void close();
+
+  // Whether zookeeper.connect names a chroot: the session's "/" is then the cluster's own node.
+  [[nodiscard]] bool chrooted() const;
 
   // Whether a connection is up right now (calls would not wait for one).
   [[nodiscard]] bool connected() const;

@@ -101,6 +101,7 @@ error_code to_kafka_error(const std::error_code& error) {
         return error_code::eligible_leaders_not_available;
       case coord::errc::not_empty:
       case coord::errc::invalid_data:
+      case coord::errc::not_allowed:
       case coord::errc::zookeeper_error:
       case coord::errc::internal_error:
         return error_code::unknown_server_error;

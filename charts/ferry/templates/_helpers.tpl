@@ -73,6 +73,23 @@ without a labelSelector selects the component's pods.
 {{- define "ferry.zookeeperHeadless" -}}{{ include "ferry.fullname" . }}-zookeeper-headless{{- end -}}
 {{- define "ferry.operatorName" -}}{{ include "ferry.fullname" . }}-operator{{- end -}}
 
+{{/* The Secret holding the password of the brokers' and the operator's ZooKeeper identity (zookeeper.acl). */}}
+{{- define "ferry.zookeeperIdentitySecret" -}}
+{{- default (printf "%s-zookeeper-identity" (include "ferry.fullname" .)) .Values.zookeeper.acl.existingSecret -}}
+{{- end -}}
+
+{{/* Where brokers and the operator find that password. */}}
+{{- define "ferry.zookeeperIdentityDir" -}}/var/run/secrets/ferry/zookeeper-identity{{- end -}}
+
+{{/* The Secret's volume: readable by the pod's user only (fsGroup adds group read). */}}
+{{- define "ferry.zookeeperIdentityVolume" -}}
+- name: zookeeper-identity
+  secret:
+    secretName: {{ include "ferry.zookeeperIdentitySecret" . }}
+    items: [{key: password, path: password}]
+    defaultMode: 0400
+{{- end -}}
+
 {{/* The brokers' bootstrap address inside the cluster. */}}
 {{- define "ferry.bootstrapAddress" -}}
 {{ include "ferry.bootstrapName" . }}.{{ .Release.Namespace }}.svc.{{ .Values.clusterDomain }}:{{ .Values.broker.ports.kafka }}

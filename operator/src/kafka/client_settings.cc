@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "security/password_file.h"
 #include "security/sasl_client.h"
 
 namespace ferry::kafka {
@@ -28,10 +29,7 @@ std::string check_settings(const client_settings& s) {
 }
 
 security::tls_result<void> read_password(const client_settings& settings, std::string& password) {
-  FERRY_TRY(security::read_text_file(settings.sasl_password_file, "--kafka-sasl-password-file", password));
-  if (const auto end = password.find_first_of("\r\n"); end != std::string::npos) password.resize(end);
-  if (password.empty()) return failure("--kafka-sasl-password-file: " + settings.sasl_password_file + " is empty");
-  return boost::outcome_v2::success();
+  return security::read_password_file(settings.sasl_password_file, "--kafka-sasl-password-file", password);
 }
 
 security::tls_result<net::peer_security> read_peer_security(const client_settings& settings) {

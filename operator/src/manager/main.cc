@@ -32,6 +32,7 @@
 #include "manager/health_server.h"
 #include "manager/options.h"
 #include "roll/roll_controller.h"
+#include "security/password_file.h"
 #include "topics/topic_controller.h"
 #include "users/kafka_user_admin.h"
 #include "users/user_controller.h"
@@ -57,11 +58,29 @@ struct run_state {
   }
 };
 
-std::unique_ptr<coord::cluster_observer> connect_cluster(const manager::options& o, run_state& state,
+// The brokers' ZooKeeper identity, from --zookeeper-digest-*; nullopt (logged) when its file cannot be read.
+std::optional<coord::zk_security> zookeeper_security(const manager::options& o) {
+  coord::zk_security security;
+  security.set_acl = o.zookeeper_set_acl;
+  security.digest_username = o.zookeeper_digest_username;
+  if (!o.zookeeper_digest_password_file.empty()) {
+    const auto read = security::read_password_file(o.zookeeper_digest_password_file, "--zookeeper-digest-password-file",
+                                                   security.digest_password);
+    if (!read) {
+      FERRY_LOG(error, "manager") << read.error();
+      return std::nullopt;
+    }
+  }
+  return security;
+}
+
+std::unique_ptr<coord::cluster_observer> connect_cluster(const manager::options& o, coord::zk_security security,
+                                                         run_state& state,
                                                          std::atomic<topics::topic_controller*>& topics,
                                                          std::atomic<kube::work_queue*>& balance) {
   coord::observer_options observer;
   observer.connect = o.zookeeper_connect;
+  observer.security = std::move(security);
   observer.on_change = [&topics, &balance](const coord::cluster_view& before, const coord::cluster_view& after) {
     if (auto* t = topics.load()) t->cluster_changed(before, after);
     if (auto* q = balance.load()) q->add(std::string(balance::balance_controller::key));
@@ -93,6 +112,8 @@ void make_own_credential(const manager::options& o, kafka::own_credential_keeper
 }
 
 int run(const manager::options& o) {
+  const auto zookeeper = zookeeper_security(o);
+  if (!zookeeper) return 1;
   auto config = o.kubeconfig.empty() ? kube::in_cluster_config() : kube::load_kubeconfig(o.kubeconfig);
   if (!config) return 1;
   asio::io_context io;
@@ -201,7 +222,7 @@ int run(const manager::options& o) {
     std::lock_guard lock(state.mutex);
     stopping = state.stopping;
   }
-  if (!stopping) cluster = connect_cluster(o, state, topic_hooks, balance_hook);
+  if (!stopping) cluster = connect_cluster(o, *zookeeper, state, topic_hooks, balance_hook);
   std::unique_ptr<kafka::own_credential_keeper> own_credential;
   if (cluster) {
     own_credential = std::make_unique<kafka::own_credential_keeper>(cluster->configs(), o.kafka);

@@ -54,6 +54,11 @@ cluster whose ZooKeeper is at --zookeeper-connect.
   --cluster-name NAME                     the ferry.dev/cluster label value of the resources to manage (required)
   --watch-namespaces NS[,NS...]           the namespaces whose resources are managed (default: every namespace)
   --zookeeper-connect CONNECT             the Ferry cluster's zookeeper.connect (required)
+  --zookeeper-digest-username NAME        the brokers' ZooKeeper identity (zookeeper.digest.username), to
+                                          change nodes locked by zookeeper.set.acl (default: anonymous)
+  --zookeeper-digest-password-file PATH   a file whose first line is its password
+  --zookeeper-set-acl true|false          lock the nodes the operator creates as the brokers' zookeeper.set.acl
+                                          does; needs the identity above (default false)
   --http-address ADDRESS                  address of /metrics, /healthz and /readyz (default 0.0.0.0)
   --http-port PORT                        their port (default 8080; 0 picks a free one)
   --metrics-auth kubernetes|none          kubernetes: /metrics answers only a bearer token that a TokenReview
@@ -138,6 +143,14 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       o.cluster_name = value;
     } else if (flag == "--zookeeper-connect") {
       o.zookeeper_connect = value;
+    } else if (flag == "--zookeeper-digest-username") {
+      if (value.find(':') != std::string::npos) return bad("must not contain ':'");
+      o.zookeeper_digest_username = value;
+    } else if (flag == "--zookeeper-digest-password-file") {
+      o.zookeeper_digest_password_file = value;
+    } else if (flag == "--zookeeper-set-acl") {
+      if (value != "true" && value != "false") return bad("must be true or false");
+      o.zookeeper_set_acl = value == "true";
     } else if (flag == "--watch-namespaces") {
       o.watch_namespaces.clear();
       for (std::size_t start = 0; start <= value.size();) {
@@ -251,6 +264,12 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
   }
   if (o.cluster_name.empty()) return {std::nullopt, "--cluster-name is required"};
   if (o.zookeeper_connect.empty()) return {std::nullopt, "--zookeeper-connect is required"};
+  if (o.zookeeper_digest_username.empty() != o.zookeeper_digest_password_file.empty())
+    return {std::nullopt, "--zookeeper-digest-username and --zookeeper-digest-password-file go together"};
+  if (o.zookeeper_set_acl && o.zookeeper_digest_username.empty())
+    return {std::nullopt,
+            "--zookeeper-set-acl true needs --zookeeper-digest-username: the nodes would be locked to "
+            "no identity"};
   if (auto mismatch = kafka::check_settings(o.kafka); !mismatch.empty()) return {std::nullopt, std::move(mismatch)};
   if (o.client_certificate_renewal >= o.client_certificate_validity)
     return {std::nullopt, "--client-certificate-renewal-days must be less than --client-certificate-validity-days"};

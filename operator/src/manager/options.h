@@ -17,9 +17,14 @@ struct options {
   std::string kubeconfig;  // empty: in-cluster service account
   std::string cluster_name;
   std::string zookeeper_connect;
+  // The brokers' ZooKeeper identity (zookeeper.digest.username, zookeeper.digest.password.file) and
+  // zookeeper.set.acl: the operator writes topics and users as the brokers do.
+  std::string zookeeper_digest_username;
+  std::string zookeeper_digest_password_file;
   std::string http_address = "0.0.0.0";
   std::uint16_t http_port = 8080;
-  bool metrics_auth = false;  // --metrics-auth kubernetes: /metrics needs a token allowed to get it
+  bool metrics_auth = false;       // --metrics-auth kubernetes: /metrics needs a token allowed to get it
+  bool zookeeper_set_acl = false;  // --zookeeper-set-acl, with the identity above
   std::size_t workers = 4;
   double api_qps = 20;         // writes to the API server a second (0: no limit)
   std::size_t api_burst = 50;  // writes at once before api_qps applies
@@ -33,15 +38,14 @@ struct options {
   std::uint64_t replication_throttle = 50ULL << 20U;  // bytes per second of the operator's moves; 0: none
   std::string broker_statefulset;                     // "namespace/name"; empty: none
   bool leader_election = true;
-  std::string lease_namespace;  // default: the pod's namespace, else "default"
-  std::string lease_name;       // default: ferry-operator-<cluster name>
-  std::string identity;         // default: $POD_NAME, else host name and pid
-  kafka::client_settings kafka;
+  std::string lease_namespace;                 // default: the pod's namespace, else "default"
+  std::string lease_name;                      // default: ferry-operator-<cluster name>
+  std::string identity;                        // default: $POD_NAME, else host name and pid
+  kafka::client_settings kafka;                // how the operator connects and logs in to the brokers (--kafka-*)
   users::client_connection client_connection;  // written into each User's Secret (--client-*)
   std::string clients_ca_secret;               // "namespace/name"; empty: TLS Users are refused
   std::chrono::hours client_certificate_validity{24 * 365};
-  std::chrono::hours client_certificate_renewal{24 * 30};  // how the operator
-                                                           // connects and logs in to the brokers (--kafka-*)
+  std::chrono::hours client_certificate_renewal{24 * 30};
   std::string log_level = "info";
   std::string log_format = "text";
 };

@@ -69,6 +69,23 @@ TEST(options, clients_ca_and_certificate_lifetimes) {
             std::string::npos);
 }
 
+TEST(options, zookeeper_identity_and_acls) {
+  const auto parsed =
+      parse_options(with_required({"--zookeeper-digest-username", "ferry", "--zookeeper-digest-password-file",
+                                   "/secret/zookeeper-password", "--zookeeper-set-acl", "true"}));
+  ASSERT_TRUE(parsed.parsed) << parsed.error;
+  EXPECT_EQ(parsed.parsed->zookeeper_digest_username, "ferry");
+  EXPECT_EQ(parsed.parsed->zookeeper_digest_password_file, "/secret/zookeeper-password");
+  EXPECT_TRUE(parsed.parsed->zookeeper_set_acl);
+  EXPECT_FALSE(parse_options(with_required({})).parsed->zookeeper_set_acl);
+  EXPECT_NE(parse_options(with_required({"--zookeeper-set-acl", "true"})).error.find("--zookeeper-digest-username"),
+            std::string::npos);
+  EXPECT_NE(parse_options(with_required({"--zookeeper-digest-username", "ferry"})).error.find("go together"),
+            std::string::npos);
+  EXPECT_EQ(parse_options(with_required({"--zookeeper-digest-username", "a:b"})).error,
+            "--zookeeper-digest-username a:b: must not contain ':'");
+}
+
 TEST(options, metrics_auth) {
   EXPECT_FALSE(parse_options(with_required({})).parsed->metrics_auth);
   EXPECT_TRUE(parse_options(with_required({"--metrics-auth", "kubernetes"})).parsed->metrics_auth);
