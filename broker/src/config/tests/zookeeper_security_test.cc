@@ -3,20 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "config/broker_config.h"
+#include "config/tests/config_errors.h"
 
 namespace ferry::config {
 namespace {
 
-const std::map<std::string, std::string> minimal{{"broker.id", "1"}, {"zookeeper.connect", "127.0.0.1:2181"}};
+const auto minimal = test::minimal_settings();
 
 std::string error_of(std::map<std::string, std::string> settings) {
-  settings.insert(minimal.begin(), minimal.end());
-  try {
-    (void)parse_broker_config(settings);
-  } catch (const config_exception& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_with_minimal_settings(std::move(settings));
 }
 
 TEST(zookeeper_security, anonymous_and_open_by_default) {
