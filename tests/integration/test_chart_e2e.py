@@ -54,7 +54,12 @@ class Installation:
         """What the pods are doing, for failure messages."""
         pods = self.kube.kubectl("get", "pods", "-n", NS, "-o", "wide", check=False).stdout
         events = self.kube.kubectl("get", "events", "-n", NS, "--sort-by=.lastTimestamp", check=False).stdout
-        return f"pods:\n{pods}\nevents (last 30):\n" + "\n".join(events.splitlines()[-30:])
+        logs = ""
+        for component in ("broker", "operator"):
+            out = self.kube.kubectl("logs", "-n", NS, "-l", f"app.kubernetes.io/component={component}", "--tail",
+                                    "15", "--prefix", check=False)
+            logs += f"\n{component} logs (last 15 lines each):\n{out.stdout}{out.stderr}"
+        return f"pods:\n{pods}\nevents (last 30):\n" + "\n".join(events.splitlines()[-30:]) + logs
 
     def pods(self, component):
         out = self.kube.kubectl("get", "pods", "-n", NS, "-l", f"app.kubernetes.io/component={component}",
