@@ -10,18 +10,10 @@
 namespace ferry::coord {
 namespace {
 
-using namespace std::chrono_literals;
-
 std::unique_ptr<zk_session> open(const std::string& connect, zk_security security) {
   zk_session_options options;
-  options.connect = connect;
-  options.session_timeout = 6s;
-  options.connect_timeout = 10s;
-  options.operation_timeout = 6s;
   options.security = std::move(security);
-  auto session = zk_session::connect(std::move(options));
-  EXPECT_TRUE(session) << session.error().message();
-  return session ? std::move(session).value() : nullptr;
+  return test::open_session(connect, std::move(options));
 }
 
 zk_security identity(std::string user, std::string password, bool set_acl) {

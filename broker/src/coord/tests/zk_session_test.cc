@@ -17,14 +17,8 @@ using namespace std::chrono_literals;
 
 std::unique_ptr<zk_session> open(const std::string& connect, std::function<void()> on_new_session = {}) {
   zk_session_options options;
-  options.connect = connect;
-  options.session_timeout = 6s;
-  options.connect_timeout = 10s;
-  options.operation_timeout = 6s;
   options.on_new_session = std::move(on_new_session);
-  auto session = zk_session::connect(std::move(options));
-  EXPECT_TRUE(session) << session.error().message();
-  return session ? std::move(session).value() : nullptr;
+  return test::open_session(connect, std::move(options));
 }
 
 // Collects watch events for the test thread.

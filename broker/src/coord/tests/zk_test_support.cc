@@ -21,6 +21,16 @@ std::string fresh_connect() {
          std::to_string(++counter);
 }
 
+std::unique_ptr<zk_session> open_session(const std::string& connect, zk_session_options options) {
+  options.connect = connect;
+  options.session_timeout = std::chrono::seconds(6);
+  options.connect_timeout = std::chrono::seconds(10);
+  options.operation_timeout = std::chrono::seconds(6);
+  auto session = zk_session::connect(std::move(options));
+  EXPECT_TRUE(session) << session.error().message();
+  return session ? std::move(session).value() : nullptr;
+}
+
 registry_options broker_options(const std::string& connect, std::int32_t id) {
   registry_options options;
   options.connect = connect;

@@ -17,6 +17,10 @@ testing::zookeeper_server& shared_server();
 // The shared server's connect string with a chroot no other test uses, e.g. "127.0.0.1:4242/Suite.Test-1".
 std::string fresh_connect();
 
+// A session on `connect` with the tests' short timeouts and the rest of `options` (nullptr, with a test failure,
+// if it cannot connect).
+std::unique_ptr<zk_session> open_session(const std::string& connect, zk_session_options options = {});
+
 registry_options broker_options(const std::string& connect, std::int32_t id);
 
 // A broker registration without a broker process: broker `id` registered on a session of the caller's own
