@@ -1,5 +1,6 @@
 #include "certs/certificate_authority.h"
 
+#include <arpa/inet.h>
 #include <openssl/x509v3.h>
 
 namespace ferry::certs {
@@ -15,6 +16,11 @@ std::string common_name_of(X509* certificate) {
   const ASN1_STRING* value = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, at));
   return {reinterpret_cast<const char*>(ASN1_STRING_get0_data(value)),
           static_cast<std::size_t>(ASN1_STRING_length(value))};
+}
+
+bool is_ip_address(const std::string& address) {
+  in6_addr parsed{};
+  return inet_pton(AF_INET, address.c_str(), &parsed) == 1 || inet_pton(AF_INET6, address.c_str(), &parsed) == 1;
 }
 
 }  // namespace
@@ -46,14 +52,20 @@ security::tls_result<certificate_authority> certificate_authority::from_pem(cons
   return certificate_authority(std::move(private_key), std::move(ca));
 }
 
-security::tls_result<certificate_authority::issued> certificate_authority::issue(const std::string& subject,
-                                                                                 std::chrono::seconds validity) const {
+security::tls_result<certificate_authority::issued> certificate_authority::issue(
+    const std::string& subject, std::chrono::seconds validity, const std::vector<std::string>& addresses) const {
   FERRY_TRY(auto key, security::new_key());
   security::certificate_request request;
   request.subject = subject;
   request.not_after = validity;
+  for (const auto& address : addresses)
+    (is_ip_address(address) ? request.ip_addresses : request.dns_names).push_back(address);
   FERRY_TRY(auto certificate, security::issue_certificate(request, key.get(), certificate_.get(), key_.get()));
   return issued{security::certificate_pem(certificate.get()), security::private_key_pem(key.get())};
+}
+
+std::chrono::system_clock::time_point certificate_authority::not_after() const {
+  return security::certificate_not_after(*certificate_).value_or(std::chrono::system_clock::time_point{});
 }
 
 bool certificate_authority::current(const std::string& certificate, const std::string& common_name,

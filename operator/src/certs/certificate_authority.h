@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "security/certificate_issuer.h"
 
@@ -24,9 +25,12 @@ class certificate_authority {
     std::string certificate;  // PEM
     std::string key;          // PEM, PKCS#8
   };
-  // A client certificate for `subject` ("/CN=alice"), valid for `validity` from now (backdated an hour for clocks
-  // that lag).
-  [[nodiscard]] security::tls_result<issued> issue(const std::string& subject, std::chrono::seconds validity) const;
+  // A certificate for `subject` ("/CN=alice"), valid for `validity` from now (backdated an hour for clocks that
+  // lag), naming `addresses` (DNS names, wildcards included, and IP addresses) as its subjectAltName.
+  [[nodiscard]] security::tls_result<issued> issue(const std::string& subject, std::chrono::seconds validity,
+                                                   const std::vector<std::string>& addresses = {}) const;
+  // The end of this CA's own validity.
+  [[nodiscard]] std::chrono::system_clock::time_point not_after() const;
 
   // Whether `certificate` (PEM) is one this CA signed for `subject`'s common name and stays valid for more than
   // `renew_before` after `now`: otherwise it is issued again.

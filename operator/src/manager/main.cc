@@ -1,4 +1,5 @@
 // ferry-operator: reconciles Topic resources with a Ferry cluster (docs/operator.md).
+#include <algorithm>
 #include <condition_variable>
 #include <iostream>
 #include <thread>
@@ -14,7 +15,7 @@
 
 #include "balance/balance_controller.h"
 #include "base/log.h"
-#include "certs/ca_secret.h"
+#include "certs/certificate_controller.h"
 #include "coord/cluster_observer.h"
 #include "groups/group_controller.h"
 #include "groups/kafka_admin.h"
@@ -41,6 +42,13 @@ namespace {
 
 namespace asio = boost::asio;
 using namespace ferry;
+
+// How often the CAs and the brokers' certificate are looked at: a tenth of the shortest renewal window, so a
+// renewal starts within one (at most a minute, at least a second).
+std::chrono::milliseconds certificate_check_interval(const manager::options& o) {
+  const auto shortest = std::min({o.certificate_renewal, o.ca_timing.renew_before, o.ca_timing.trust_propagation});
+  return std::clamp<std::chrono::milliseconds>(shortest / 10, std::chrono::seconds(1), std::chrono::minutes(1));
+}
 
 // What the main thread waits for: leadership, or the end.
 struct run_state {
@@ -213,6 +221,8 @@ int run(const manager::options& o) {
   kube::controller group_workers("consumergroups", nullptr, metrics);
   std::unique_ptr<groups::group_controller> group_ctl;
   kube::controller user_workers("users", nullptr, metrics);
+  kube::controller certificate_worker("certificates", nullptr, metrics);
+  std::unique_ptr<certs::certificate_controller> certificate_ctl;
   std::unique_ptr<users::user_controller> user_ctl;
   std::unique_ptr<topics::topic_controller> topic_ctl;
   std::unique_ptr<balance::balance_controller> balance_ctl;
@@ -317,19 +327,34 @@ int run(const manager::options& o) {
     group_workers.set_reconcile([&](const std::string& key) { return group_ctl->reconcile(key); });
     for (const auto& member : group_informers->members())
       asio::co_spawn(io, member->run(), fail_on_exception("the ConsumerGroup watch"));
-    std::shared_ptr<const certs::certificate_authority> clients_ca;
-    if (!o.clients_ca_secret.empty()) {
-      const auto slash = o.clients_ca_secret.find('/');
-      auto loaded = certs::load_or_create_ca(
-          *api.value(), o.clients_ca_secret.substr(0, slash), o.clients_ca_secret.substr(slash + 1),
-          "/O=Ferry/CN=" + o.cluster_name + " clients CA", std::chrono::hours(24 * 365 * 5));
-      if (const auto* why = std::get_if<std::string>(&loaded)) {
-        FERRY_LOG(error, "manager") << "--clients-ca-secret " << o.clients_ca_secret << ": " << *why;
-        state.stop(1);
-      } else {
-        clients_ca = std::make_shared<const certs::certificate_authority>(std::move(std::get<0>(loaded)));
-      }
+    // The CAs and the brokers' certificate, looked at once before the User workers start (a TLS User finds its CA)
+    // and then on their own worker.
+    const auto keeper = [&](const std::string& secret, const char* what) -> std::shared_ptr<certs::ca_keeper> {
+      if (secret.empty()) return nullptr;
+      const auto slash = secret.find('/');
+      return std::make_shared<certs::ca_keeper>(*api.value(), secret.substr(0, slash), secret.substr(slash + 1),
+                                                "/O=Ferry/CN=" + o.cluster_name + " " + what, o.ca_timing);
+    };
+    certs::certificate_controller_options certificates{.cluster_ca = keeper(o.cluster_ca_secret, "cluster CA"),
+                                                       .clients_ca = keeper(o.clients_ca_secret, "clients CA"),
+                                                       .interval = certificate_check_interval(o)};
+    if (!o.broker_certificate_secret.empty()) {
+      const auto slash = o.broker_certificate_secret.find('/');
+      certificates.brokers = certs::broker_certificate_options{
+          .ns = o.broker_certificate_secret.substr(0, slash),
+          .name = o.broker_certificate_secret.substr(slash + 1),
+          .common_name = o.broker_certificate_common_name,
+          .addresses = o.broker_certificate_addresses,
+          .validity = o.certificate_validity,
+          .renew_before = o.certificate_renewal};
     }
+    const auto clients_ca = certificates.clients_ca;
+    const auto cluster_ca = certificates.cluster_ca;
+    certificate_ctl = std::make_unique<certs::certificate_controller>(*api.value(), std::move(certificates));
+    (void)certificate_ctl->reconcile(std::string(certs::certificate_controller::key));
+    certificate_worker.set_reconcile([&](const std::string& key) { return certificate_ctl->reconcile(key); });
+    certificate_worker.start(1);
+    certificate_worker.queue().add(std::string(certs::certificate_controller::key));
     user_ctl = std::make_unique<users::user_controller>(
         *api.value(), events, *cluster,
         [&o, &own_credential](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<users::user_admin> {
@@ -342,8 +367,9 @@ int run(const manager::options& o) {
                                        .resync = o.full_reconciliation_interval,
                                        .finalizer_timeout = o.finalizer_timeout,
                                        .clients_ca = clients_ca,
-                                       .certificate_validity = o.client_certificate_validity,
-                                       .renew_before = o.client_certificate_renewal});
+                                       .cluster_ca = cluster_ca,
+                                       .certificate_validity = o.certificate_validity,
+                                       .renew_before = o.certificate_renewal});
     // A User's change (or its going) may hand its Kafka user to another User of the same name.
     user_informers = std::make_unique<kube::informer_group>(
         *api.value(), "/apis/ferry.dev/v1alpha1", "users", o.watch_namespaces, "ferry.dev/cluster=" + o.cluster_name,
@@ -396,6 +422,7 @@ int run(const manager::options& o) {
   roll_worker.stop();
   group_workers.stop();
   user_workers.stop();
+  certificate_worker.stop();
   topic_workers.stop();
   topic_hooks.store(nullptr);
   if (cluster) cluster->shutdown();

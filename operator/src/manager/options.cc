@@ -41,7 +41,26 @@ std::string default_identity() {
   return std::string(host) + "_" + std::to_string(getpid());
 }
 
+bool is_namespaced_name(const std::string& value) {
+  const auto slash = value.find('/');
+  return slash != std::string::npos && slash != 0 && slash + 1 != value.size() &&
+         value.find('/', slash + 1) == std::string::npos;
+}
+
 }  // namespace
+
+std::optional<std::chrono::seconds> parse_duration(const std::string& text) {
+  if (text.size() < 2) return std::nullopt;
+  std::int64_t count = 0;
+  if (!parse_int<std::int64_t>(text.substr(0, text.size() - 1), count, 1, 3650LL * 24 * 3600)) return std::nullopt;
+  switch (text.back()) {
+    case 's': return std::chrono::seconds(count);
+    case 'm': return std::chrono::minutes(count);
+    case 'h': return std::chrono::hours(count);
+    case 'd': return std::chrono::hours(24 * count);
+    default: return std::nullopt;
+  }
+}
 
 std::string usage() {
   return R"(Usage: ferry-operator --cluster-name NAME --zookeeper-connect HOST:PORT[/chroot] [flags]
@@ -110,10 +129,19 @@ cluster whose ZooKeeper is at --zookeeper-connect.
                                           Secret as bootstrap.servers (default: not written)
   --client-security-protocol PROTOCOL     written beside it as security.protocol (default: not written)
   --clients-ca-secret NAMESPACE/NAME      the Secret of the CA that TLS Users' certificates come from (ca.crt,
-                                          ca.key); made there when it does not exist (default: none, and
-                                          Users with authentication type tls are refused)
-  --client-certificate-validity-days N    how long a TLS User's certificate is valid (default 365)
-  --client-certificate-renewal-days N     it is issued again this long before it expires (default 30)
+                                          ca.key); made there, and renewed, when it does not exist (default:
+                                          none, and Users with authentication type tls are refused)
+  --cluster-ca-secret NAMESPACE/NAME      the Secret of the CA of the brokers' certificates, made and renewed
+                                          likewise; its trust bundle goes to <NAME>-cert and each User's Secret
+  --broker-certificate-secret NAMESPACE/NAME  the brokers' certificate, issued by the cluster CA, kept there
+  --broker-certificate-addresses A,B,...  its DNS names (wildcards too) and IP addresses
+  --broker-certificate-common-name CN     its subject (default <cluster name>-broker)
+  --ca-validity DURATION                  how long a CA the operator makes is valid (default 1825d)
+  --ca-renewal DURATION                   it gets a successor this long before its end (default 30d)
+  --ca-trust-propagation DURATION         the successor is trusted this long before it signs (default 7d)
+  --certificate-validity DURATION         the brokers' and TLS Users' certificates' validity (default 365d)
+  --certificate-renewal DURATION          they are issued again this long before their end (default 30d)
+                                          (DURATION: a whole number and s, m, h or d)
   --leader-election true|false            hold a Lease so one replica acts (default true)
   --lease-namespace NS                    (default: the pod's namespace, else default)
   --lease-name NAME                       (default ferry-operator-<cluster name>)
@@ -198,11 +226,7 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       if (value != "true" && value != "false") return bad("must be true or false");
       o.rebalance = value == "true";
     } else if (flag == "--broker-statefulset") {
-      const auto slash = value.find('/');
-      if (slash == std::string::npos || slash == 0 || slash + 1 == value.size() ||
-          value.find('/', slash + 1) != std::string::npos) {
-        return bad("must be namespace/name");
-      }
+      if (!is_namespaced_name(value)) return bad("must be namespace/name");
       o.broker_statefulset = value;
     } else if (flag == "--kafka-listener") {
       o.kafka.listener = value;
@@ -229,21 +253,30 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       if (value != "PLAINTEXT" && value != "SSL" && value != "SASL_PLAINTEXT" && value != "SASL_SSL")
         return bad("must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL");
       o.client_connection.security_protocol = value;
-    } else if (flag == "--clients-ca-secret") {
-      const auto slash = value.find('/');
-      if (slash == std::string::npos || slash == 0 || slash + 1 == value.size() ||
-          value.find('/', slash + 1) != std::string::npos) {
-        return bad("must be namespace/name");
+    } else if (flag == "--clients-ca-secret" || flag == "--cluster-ca-secret" ||
+               flag == "--broker-certificate-secret") {
+      if (!is_namespaced_name(value)) return bad("must be namespace/name");
+      (flag == "--clients-ca-secret"   ? o.clients_ca_secret
+       : flag == "--cluster-ca-secret" ? o.cluster_ca_secret
+                                       : o.broker_certificate_secret) = value;
+    } else if (flag == "--broker-certificate-addresses") {
+      o.broker_certificate_addresses.clear();
+      for (std::size_t start = 0; start <= value.size();) {
+        const auto comma = std::min(value.find(',', start), value.size());
+        if (comma > start) o.broker_certificate_addresses.push_back(value.substr(start, comma - start));
+        start = comma + 1;
       }
-      o.clients_ca_secret = value;
-    } else if (flag == "--client-certificate-validity-days") {
-      std::int64_t days = 0;
-      if (!parse_int<std::int64_t>(value, days, 1, 3650)) return bad("must be 1-3650");
-      o.client_certificate_validity = std::chrono::hours(24 * days);
-    } else if (flag == "--client-certificate-renewal-days") {
-      std::int64_t days = 0;
-      if (!parse_int<std::int64_t>(value, days, 0, 3649)) return bad("must be 0-3649");
-      o.client_certificate_renewal = std::chrono::hours(24 * days);
+    } else if (flag == "--broker-certificate-common-name") {
+      o.broker_certificate_common_name = value;
+    } else if (flag == "--ca-validity" || flag == "--ca-renewal" || flag == "--ca-trust-propagation" ||
+               flag == "--certificate-validity" || flag == "--certificate-renewal") {
+      const auto duration = parse_duration(value);
+      if (!duration) return bad("must be a whole number and s, m, h or d, e.g. 30d");
+      (flag == "--ca-validity"            ? o.ca_timing.validity
+       : flag == "--ca-renewal"           ? o.ca_timing.renew_before
+       : flag == "--ca-trust-propagation" ? o.ca_timing.trust_propagation
+       : flag == "--certificate-validity" ? o.certificate_validity
+                                          : o.certificate_renewal) = *duration;
     } else if (flag == "--leader-election") {
       if (value != "true" && value != "false") return bad("must be true or false");
       o.leader_election = value == "true";
@@ -271,8 +304,18 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
             "--zookeeper-set-acl true needs --zookeeper-digest-username: the nodes would be locked to "
             "no identity"};
   if (auto mismatch = kafka::check_settings(o.kafka); !mismatch.empty()) return {std::nullopt, std::move(mismatch)};
-  if (o.client_certificate_renewal >= o.client_certificate_validity)
-    return {std::nullopt, "--client-certificate-renewal-days must be less than --client-certificate-validity-days"};
+  if (o.certificate_renewal >= o.certificate_validity)
+    return {std::nullopt, "--certificate-renewal must be less than --certificate-validity"};
+  if (o.ca_timing.renew_before >= o.ca_timing.validity)
+    return {std::nullopt, "--ca-renewal must be less than --ca-validity"};
+  if (o.ca_timing.trust_propagation >= o.ca_timing.renew_before)
+    return {std::nullopt, "--ca-trust-propagation must be less than --ca-renewal: the successor must sign before "
+                          "the CA ends"};
+  if (!o.broker_certificate_secret.empty() && o.cluster_ca_secret.empty())
+    return {std::nullopt, "--broker-certificate-secret needs --cluster-ca-secret, the CA that issues it"};
+  if (!o.broker_certificate_secret.empty() && o.broker_certificate_addresses.empty())
+    return {std::nullopt, "--broker-certificate-secret needs --broker-certificate-addresses"};
+  if (o.broker_certificate_common_name.empty()) o.broker_certificate_common_name = o.cluster_name + "-broker";
   if (o.lease_namespace.empty()) o.lease_namespace = default_namespace();
   if (o.lease_name.empty()) o.lease_name = "ferry-operator-" + o.cluster_name;
   if (o.identity.empty()) o.identity = default_identity();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "certs/ca_rotation.h"
 #include "kafka/client_settings.h"
 #include "users/user_secret.h"
 
@@ -44,8 +45,13 @@ struct options {
   kafka::client_settings kafka;                // how the operator connects and logs in to the brokers (--kafka-*)
   users::client_connection client_connection;  // written into each User's Secret (--client-*)
   std::string clients_ca_secret;               // "namespace/name"; empty: TLS Users are refused
-  std::chrono::hours client_certificate_validity{24 * 365};
-  std::chrono::hours client_certificate_renewal{24 * 30};
+  std::string cluster_ca_secret;               // "namespace/name" of the brokers' CA; empty: none kept
+  std::string broker_certificate_secret;       // "namespace/name"; empty: none kept (needs cluster_ca_secret)
+  std::vector<std::string> broker_certificate_addresses;
+  std::string broker_certificate_common_name;  // default: <cluster name>-broker
+  certs::ca_timing ca_timing;
+  std::chrono::seconds certificate_validity{std::chrono::hours(24 * 365)};  // the brokers' and TLS Users'
+  std::chrono::seconds certificate_renewal{std::chrono::hours(24 * 30)};
   std::string log_level = "info";
   std::string log_format = "text";
 };
@@ -57,6 +63,9 @@ struct parse_outcome {
   std::string error;  // empty for --help
 };
 parse_outcome parse_options(const std::vector<std::string>& args);
+
+// A duration flag's value: a whole number with a unit, s, m, h or d ("90d", "30m"); nullopt otherwise.
+std::optional<std::chrono::seconds> parse_duration(const std::string& text);
 
 std::string usage();
 

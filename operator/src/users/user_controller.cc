@@ -152,7 +152,9 @@ std::variant<user_controller::password_source, std::string> user_controller::pas
   auto written = write_secret(resource, [&](const json* current) -> std::variant<json, std::string> {
     auto password = kept ? kept : current != nullptr ? secret_value(*current, "password") : std::nullopt;
     if (!password || password->empty()) password = generate_password();
-    return user_secret(resource, options_.cluster_name, *password, options_.connection);
+    const auto cluster_ca = options_.cluster_ca ? options_.cluster_ca->current() : nullptr;
+    return user_secret(resource, options_.cluster_name, *password, options_.connection,
+                       cluster_ca ? cluster_ca->trust_bundle : std::string{});
   });
   if (const auto* why = std::get_if<std::string>(&written)) return *why;
   const auto& stored = std::get<json>(written);
@@ -162,24 +164,29 @@ std::variant<user_controller::password_source, std::string> user_controller::pas
 }
 
 std::optional<std::string> user_controller::write_certificate(const json& resource, const user_spec& spec) {
-  if (!options_.clients_ca)
-    return "spec.authentication.type tls: the operator keeps no clients CA to issue certificates from (start it "
-           "with --clients-ca-secret)";
-  const auto& ca = *options_.clients_ca;
+  const auto clients_ca = options_.clients_ca ? options_.clients_ca->current() : nullptr;
+  if (!clients_ca)
+    return options_.clients_ca ? "spec.authentication.type tls: the clients CA (" + options_.clients_ca->where() +
+                                     ") cannot be used yet; the operator's log says why"
+                               : "spec.authentication.type tls: the operator keeps no clients CA to issue "
+                                 "certificates from (start it with --clients-ca-secret)";
+  const auto& ca = clients_ca->signing;
+  const auto cluster_ca = options_.cluster_ca ? options_.cluster_ca->current() : nullptr;
+  const auto& trusted = cluster_ca ? cluster_ca->trust_bundle : clients_ca->trust_bundle;
   const auto now = std::chrono::system_clock::now();
   auto written = write_secret(resource, [&](const json* current) -> std::variant<json, std::string> {
     if (current != nullptr) {
       const auto certificate = secret_value(*current, "tls.crt");
       const auto key = secret_value(*current, "tls.key");
       if (certificate && key && ca.current(*certificate, spec.name, options_.renew_before, now))
-        return user_tls_secret(resource, options_.cluster_name, *certificate, *key, ca.certificate_pem());
+        return user_tls_secret(resource, options_.cluster_name, *certificate, *key, trusted);
     }
     auto issued = ca.issue("/CN=" + spec.name, options_.certificate_validity);
     if (!issued) return "cannot issue a certificate for " + spec.name + ": " + issued.error();
     events_.record(resource, kube::event_recorder::type::normal, "CertificateIssued", "Reconcile",
                    "issued a certificate for CN=" + spec.name + " from the clients CA");
     return user_tls_secret(resource, options_.cluster_name, issued.value().certificate, issued.value().key,
-                           ca.certificate_pem());
+                           trusted);
   });
   if (const auto* why = std::get_if<std::string>(&written)) return *why;
   return std::nullopt;

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "certs/certificate_authority.h"
+#include "certs/ca_keeper.h"
 #include "coord/cluster_observer.h"
 #include "kube/api_client.h"
 #include "kube/controller.h"
@@ -37,7 +37,10 @@ struct user_controller_options {
   // How long a deleted User waits for an unreachable cluster before its finalizer is removed anyway.
   std::chrono::seconds finalizer_timeout{300};
   // The CA of TLS Users' certificates (--clients-ca-secret); null: TLS Users are refused.
-  std::shared_ptr<const certs::certificate_authority> clients_ca;
+  std::shared_ptr<const certs::ca_keeper> clients_ca;
+  // The CA of the brokers' certificates (--cluster-ca-secret), whose trust bundle each Secret carries as ca.crt;
+  // null: SCRAM Users' Secrets have none and TLS Users' carry the clients CA's.
+  std::shared_ptr<const certs::ca_keeper> cluster_ca;
   std::chrono::seconds certificate_validity{std::chrono::hours(24 * 365)};
   std::chrono::seconds renew_before{std::chrono::hours(24 * 30)};  // a certificate is issued again this long ahead
 };

@@ -66,7 +66,7 @@ json secret_of(const json& user, std::string_view cluster, json data) {
 }  // namespace
 
 json user_secret(const json& user, std::string_view cluster, std::string_view password,
-                 const client_connection& connection) {
+                 const client_connection& connection, std::string_view ca) {
   const auto name = user["metadata"].value("name", std::string{});
   json data{{"password", security::base64_encode(password)},
             {"sasl.jaas.config", security::base64_encode(sasl_jaas_config(name, password))},
@@ -75,6 +75,7 @@ json user_secret(const json& user, std::string_view cluster, std::string_view pa
     data["bootstrap.servers"] = security::base64_encode(connection.bootstrap_servers);
   if (!connection.security_protocol.empty())
     data["security.protocol"] = security::base64_encode(connection.security_protocol);
+  if (!ca.empty()) data["ca.crt"] = security::base64_encode(ca);
   return secret_of(user, cluster, std::move(data));
 }
 

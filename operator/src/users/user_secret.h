@@ -26,11 +26,12 @@ std::string generate_password();
 std::string sasl_jaas_config(std::string_view user, std::string_view password);
 
 // The Secret named after `user` (a User resource) in its namespace, owned by it (deleted with it), with `password`,
-// a ready `sasl.jaas.config`, `sasl.mechanism`, and the connection's settings when known.
+// a ready `sasl.jaas.config`, `sasl.mechanism`, the connection's settings when known, and `ca.crt` (the CA
+// certificates the brokers' certificates are checked against) unless `ca` is empty.
 nlohmann::json user_secret(const nlohmann::json& user, std::string_view cluster, std::string_view password,
-                           const client_connection& connection);
+                           const client_connection& connection, std::string_view ca);
 
-// The Secret of a User with a client certificate: `tls.crt`, `tls.key` (PEM) and the clients CA's `ca.crt`.
+// The Secret of a User with a client certificate: `tls.crt`, `tls.key` (PEM) and `ca.crt`.
 nlohmann::json user_tls_secret(const nlohmann::json& user, std::string_view cluster, std::string_view certificate,
                                std::string_view key, std::string_view ca);
 

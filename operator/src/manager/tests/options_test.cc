@@ -51,22 +51,39 @@ TEST(options, kafka_connection_flags) {
             std::string::npos);
 }
 
-TEST(options, clients_ca_and_certificate_lifetimes) {
-  const auto parsed =
-      parse_options(with_required({"--clients-ca-secret", "ferry/clients-ca", "--client-certificate-validity-days",
-                                   "90", "--client-certificate-renewal-days", "10"}));
+TEST(options, certificate_authorities_and_lifetimes) {
+  const auto parsed = parse_options(with_required(
+      {"--clients-ca-secret", "ferry/clients-ca", "--cluster-ca-secret", "ferry/cluster-ca",
+       "--broker-certificate-secret", "ferry/broker-tls", "--broker-certificate-addresses",
+       "*.b.ferry.svc,ferry-bootstrap,10.0.0.7", "--certificate-validity", "90d", "--certificate-renewal", "10d",
+       "--ca-validity", "30m", "--ca-renewal", "10m", "--ca-trust-propagation", "90s"}));
   ASSERT_TRUE(parsed.parsed) << parsed.error;
-  EXPECT_EQ(parsed.parsed->clients_ca_secret, "ferry/clients-ca");
-  EXPECT_EQ(parsed.parsed->client_certificate_validity, std::chrono::hours(24 * 90));
-  EXPECT_EQ(parsed.parsed->client_certificate_renewal, std::chrono::hours(24 * 10));
+  const auto& o = *parsed.parsed;
+  EXPECT_EQ(o.clients_ca_secret, "ferry/clients-ca");
+  EXPECT_EQ(o.cluster_ca_secret, "ferry/cluster-ca");
+  EXPECT_EQ(o.broker_certificate_secret, "ferry/broker-tls");
+  EXPECT_EQ(o.broker_certificate_addresses, (std::vector<std::string>{"*.b.ferry.svc", "ferry-bootstrap", "10.0.0.7"}));
+  EXPECT_EQ(o.broker_certificate_common_name, "prod-broker");
+  EXPECT_EQ(o.certificate_validity, std::chrono::hours(24 * 90));
+  EXPECT_EQ(o.certificate_renewal, std::chrono::hours(24 * 10));
+  EXPECT_EQ(o.ca_timing.validity, std::chrono::minutes(30));
+  EXPECT_EQ(o.ca_timing.renew_before, std::chrono::minutes(10));
+  EXPECT_EQ(o.ca_timing.trust_propagation, std::chrono::seconds(90));
   EXPECT_TRUE(parse_options(with_required({})).parsed->clients_ca_secret.empty());
-  EXPECT_NE(parse_options(with_required({"--clients-ca-secret", "clients-ca"})).error.find("namespace/name"),
-            std::string::npos);
-  // Renewal must come before the end.
-  EXPECT_NE(parse_options(
-                with_required({"--client-certificate-validity-days", "10", "--client-certificate-renewal-days", "10"}))
-                .error.find("--client-certificate-renewal-days must be less"),
-            std::string::npos);
+
+  const auto refused = [](std::vector<std::string> flags, const std::string& why) {
+    const auto error = parse_options(with_required(std::move(flags))).error;
+    EXPECT_NE(error.find(why), std::string::npos) << error;
+  };
+  refused({"--clients-ca-secret", "clients-ca"}, "namespace/name");
+  refused({"--certificate-validity", "10"}, "--certificate-validity 10: must be a whole number and s, m, h or d");
+  refused({"--ca-renewal", "2w"}, "--ca-renewal 2w: must be");
+  // Renewal must come before the end, and a CA's successor must sign before the CA ends.
+  refused({"--certificate-validity", "10d", "--certificate-renewal", "10d"}, "--certificate-renewal must be less");
+  refused({"--ca-validity", "10d", "--ca-renewal", "11d"}, "--ca-renewal must be less");
+  refused({"--ca-renewal", "1d", "--ca-trust-propagation", "1d"}, "--ca-trust-propagation must be less");
+  refused({"--broker-certificate-secret", "a/b", "--broker-certificate-addresses", "x"}, "needs --cluster-ca-secret");
+  refused({"--broker-certificate-secret", "a/b", "--cluster-ca-secret", "a/c"}, "needs --broker-certificate-addresses");
 }
 
 TEST(options, zookeeper_identity_and_acls) {

@@ -24,7 +24,7 @@ TEST(UserSecret, PasswordsAreLongRandomAndAlphanumeric) {
 }
 
 TEST(UserSecret, TheSecretHoldsWhatAClientNeedsAndIsOwnedByTheUser) {
-  const auto secret = user_secret(user(), "prod", "pw", {"ferry:9092", "SASL_SSL"});
+  const auto secret = user_secret(user(), "prod", "pw", {"ferry:9092", "SASL_SSL"}, "CLUSTER CA");
   EXPECT_EQ(secret["metadata"]["name"], "orders-app");
   EXPECT_EQ(secret["metadata"]["labels"]["ferry.dev/cluster"], "prod");
   EXPECT_EQ(secret["metadata"]["labels"]["ferry.dev/user"], "true");
@@ -35,10 +35,14 @@ TEST(UserSecret, TheSecretHoldsWhatAClientNeedsAndIsOwnedByTheUser) {
   EXPECT_EQ(secret_value(secret, "sasl.mechanism"), "SCRAM-SHA-512");
   EXPECT_EQ(secret_value(secret, "bootstrap.servers"), "ferry:9092");
   EXPECT_EQ(secret_value(secret, "security.protocol"), "SASL_SSL");
+  EXPECT_EQ(secret_value(secret, "ca.crt"), "CLUSTER CA");
   EXPECT_TRUE(owned_by(secret, user()));
   EXPECT_FALSE(owned_by(secret, json{{"metadata", {{"uid", "u-2"}}}}));
   EXPECT_TRUE(matches(secret, secret));
-  EXPECT_FALSE(matches(secret, user_secret(user(), "prod", "pw", {})));
+  EXPECT_FALSE(matches(secret, user_secret(user(), "prod", "pw", {}, "CLUSTER CA")));
+  // A renewed CA's bundle is written again.
+  EXPECT_FALSE(matches(secret, user_secret(user(), "prod", "pw", {"ferry:9092", "SASL_SSL"}, "NEW BUNDLE")));
+  EXPECT_FALSE(secret_value(user_secret(user(), "prod", "pw", {}, ""), "ca.crt"));
   EXPECT_FALSE(secret_value(secret, "missing"));
 }
 
