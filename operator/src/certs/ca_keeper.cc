@@ -11,9 +11,12 @@ namespace {
 constexpr const char* next_since_annotation = "ferry.dev/next-ca-since";
 
 ca_material material_of(const kept_secret& secret) {
-  ca_material material{secret.value("ca.crt").value_or(""),      secret.value("ca.key").value_or(""),
-                       secret.value("next.crt").value_or(""),    secret.value("next.key").value_or(""),
-                       std::nullopt,                             secret.value("previous.crt").value_or("")};
+  ca_material material{secret.value("ca.crt").value_or(""),
+                       secret.value("ca.key").value_or(""),
+                       secret.value("next.crt").value_or(""),
+                       secret.value("next.key").value_or(""),
+                       std::nullopt,
+                       secret.value("previous.crt").value_or("")};
   const auto since = secret.annotation(next_since_annotation);
   char* end = nullptr;
   const long long seconds = since.empty() ? 0 : std::strtoll(since.c_str(), &end, 10);
@@ -79,9 +82,10 @@ std::optional<std::string> ca_keeper::refresh(std::chrono::system_clock::time_po
   if (!signing) return where() + ": " + signing.error();
   if (!renews && !warned_ending_ && signing.value().not_after() - timing_.renew_before <= now) {
     warned_ending_ = true;
-    FERRY_LOG(warn, "certs") << where() << ": the CA, which the operator did not make and does not renew, ends in "
-                             << std::chrono::duration_cast<std::chrono::hours>(signing.value().not_after() - now).count()
-                             << " h: replace it";
+    FERRY_LOG(warn, "certs")
+        << where() << ": the CA, which the operator did not make and does not renew, ends in "
+        << std::chrono::duration_cast<std::chrono::hours>(signing.value().not_after() - now).count()
+        << " h: replace it";
   }
   if (auto why = publish(kept, now)) return why;
   auto next = std::make_shared<const state>(state{std::move(signing).value(), trust_bundle(kept, now)});

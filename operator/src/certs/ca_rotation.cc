@@ -25,8 +25,8 @@ std::string with_newline(std::string pem) {
 
 }  // namespace
 
-security::tls_result<ca_step> advance(const ca_material& material, const std::string& subject,
-                                      const ca_timing& timing, bool renews, std::chrono::system_clock::time_point now) {
+security::tls_result<ca_step> advance(const ca_material& material, const std::string& subject, const ca_timing& timing,
+                                      bool renews, std::chrono::system_clock::time_point now) {
   FERRY_TRY(auto ca, certificate_authority::from_pem(material.certificate, material.key));
   ca_step step{material, {}};
   auto& next = step.material;

@@ -41,8 +41,8 @@ struct ca_step {
 
 // The material moved on to `now`. `renews`: whether the operator made this CA (a CA brought by the user is never
 // replaced, only checked). Refused when the material holds no usable CA.
-security::tls_result<ca_step> advance(const ca_material& material, const std::string& subject,
-                                      const ca_timing& timing, bool renews, std::chrono::system_clock::time_point now);
+security::tls_result<ca_step> advance(const ca_material& material, const std::string& subject, const ca_timing& timing,
+                                      bool renews, std::chrono::system_clock::time_point now);
 
 // The certificates to trust, PEM: the signing CA, its successor, and the previous CAs that have not ended.
 std::string trust_bundle(const ca_material& material, std::chrono::system_clock::time_point now);

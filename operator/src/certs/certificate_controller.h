@@ -14,8 +14,8 @@
 namespace ferry::certs {
 
 struct certificate_controller_options {
-  std::shared_ptr<ca_keeper> cluster_ca;  // null: none kept
-  std::shared_ptr<ca_keeper> clients_ca;  // null: none kept
+  std::shared_ptr<ca_keeper> cluster_ca;              // null: none kept
+  std::shared_ptr<ca_keeper> clients_ca;              // null: none kept
   std::optional<broker_certificate_options> brokers;  // needs cluster_ca
   // How often the CAs and the brokers' certificate are looked at again.
   std::chrono::milliseconds interval{60'000};

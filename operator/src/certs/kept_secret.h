@@ -30,9 +30,9 @@ struct kept_secret {
 std::variant<kept_secret, std::string> read_secret(kube::api_client& api, const std::string& ns,
                                                    const std::string& name);
 
-// Makes `secret` hold exactly `data` (decoded values) and carry `annotations` (an empty value: none): creates it, labelled as the
-// operator's, when it does not exist, and otherwise replaces the version read when anything differs. A Secret of
-// that name the operator did not make is left alone and refused. Whether it wrote, or why not.
+// Makes `secret` hold exactly `data` (decoded values) and carry `annotations` (an empty value: none): creates it,
+// labelled as the operator's, when it does not exist, and otherwise replaces the version read when anything differs. A
+// Secret of that name the operator did not make is left alone and refused. Whether it wrote, or why not.
 std::variant<bool, std::string> write_secret(kube::api_client& api, const kept_secret& secret,
                                              const std::map<std::string, std::string>& data,
                                              const std::map<std::string, std::string>& annotations = {});

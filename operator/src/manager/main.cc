@@ -232,6 +232,35 @@ int run(const manager::options& o) {
     std::lock_guard lock(state.mutex);
     stopping = state.stopping;
   }
+  // The CAs and the brokers' certificate, first: the brokers wait for theirs, and it needs neither ZooKeeper nor the
+  // brokers. Looked at once before the User workers start (a TLS User finds its CA), then on their own worker.
+  const auto keeper = [&](const std::string& secret, const char* what) -> std::shared_ptr<certs::ca_keeper> {
+    if (secret.empty()) return nullptr;
+    const auto slash = secret.find('/');
+    return std::make_shared<certs::ca_keeper>(*api.value(), secret.substr(0, slash), secret.substr(slash + 1),
+                                              "/O=Ferry/CN=" + o.cluster_name + " " + what, o.ca_timing);
+  };
+  certs::certificate_controller_options certificates{.cluster_ca = keeper(o.cluster_ca_secret, "cluster CA"),
+                                                     .clients_ca = keeper(o.clients_ca_secret, "clients CA"),
+                                                     .interval = certificate_check_interval(o)};
+  if (!o.broker_certificate_secret.empty()) {
+    const auto slash = o.broker_certificate_secret.find('/');
+    certificates.brokers = certs::broker_certificate_options{.ns = o.broker_certificate_secret.substr(0, slash),
+                                                             .name = o.broker_certificate_secret.substr(slash + 1),
+                                                             .common_name = o.broker_certificate_common_name,
+                                                             .addresses = o.broker_certificate_addresses,
+                                                             .validity = o.certificate_validity,
+                                                             .renew_before = o.certificate_renewal};
+  }
+  const auto clients_ca = certificates.clients_ca;
+  const auto cluster_ca = certificates.cluster_ca;
+  if (!stopping && (clients_ca || cluster_ca)) {
+    certificate_ctl = std::make_unique<certs::certificate_controller>(*api.value(), std::move(certificates));
+    (void)certificate_ctl->reconcile(std::string(certs::certificate_controller::key));
+    certificate_worker.set_reconcile([&](const std::string& key) { return certificate_ctl->reconcile(key); });
+    certificate_worker.start(1);
+    certificate_worker.queue().add(std::string(certs::certificate_controller::key));
+  }
   if (!stopping) cluster = connect_cluster(o, *zookeeper, state, topic_hooks, balance_hook);
   std::unique_ptr<kafka::own_credential_keeper> own_credential;
   if (cluster) {
@@ -327,34 +356,6 @@ int run(const manager::options& o) {
     group_workers.set_reconcile([&](const std::string& key) { return group_ctl->reconcile(key); });
     for (const auto& member : group_informers->members())
       asio::co_spawn(io, member->run(), fail_on_exception("the ConsumerGroup watch"));
-    // The CAs and the brokers' certificate, looked at once before the User workers start (a TLS User finds its CA)
-    // and then on their own worker.
-    const auto keeper = [&](const std::string& secret, const char* what) -> std::shared_ptr<certs::ca_keeper> {
-      if (secret.empty()) return nullptr;
-      const auto slash = secret.find('/');
-      return std::make_shared<certs::ca_keeper>(*api.value(), secret.substr(0, slash), secret.substr(slash + 1),
-                                                "/O=Ferry/CN=" + o.cluster_name + " " + what, o.ca_timing);
-    };
-    certs::certificate_controller_options certificates{.cluster_ca = keeper(o.cluster_ca_secret, "cluster CA"),
-                                                       .clients_ca = keeper(o.clients_ca_secret, "clients CA"),
-                                                       .interval = certificate_check_interval(o)};
-    if (!o.broker_certificate_secret.empty()) {
-      const auto slash = o.broker_certificate_secret.find('/');
-      certificates.brokers = certs::broker_certificate_options{
-          .ns = o.broker_certificate_secret.substr(0, slash),
-          .name = o.broker_certificate_secret.substr(slash + 1),
-          .common_name = o.broker_certificate_common_name,
-          .addresses = o.broker_certificate_addresses,
-          .validity = o.certificate_validity,
-          .renew_before = o.certificate_renewal};
-    }
-    const auto clients_ca = certificates.clients_ca;
-    const auto cluster_ca = certificates.cluster_ca;
-    certificate_ctl = std::make_unique<certs::certificate_controller>(*api.value(), std::move(certificates));
-    (void)certificate_ctl->reconcile(std::string(certs::certificate_controller::key));
-    certificate_worker.set_reconcile([&](const std::string& key) { return certificate_ctl->reconcile(key); });
-    certificate_worker.start(1);
-    certificate_worker.queue().add(std::string(certs::certificate_controller::key));
     user_ctl = std::make_unique<users::user_controller>(
         *api.value(), events, *cluster,
         [&o, &own_credential](std::shared_ptr<const coord::cluster_view> view) -> std::unique_ptr<users::user_admin> {

@@ -54,11 +54,16 @@ std::optional<std::chrono::seconds> parse_duration(const std::string& text) {
   std::int64_t count = 0;
   if (!parse_int<std::int64_t>(text.substr(0, text.size() - 1), count, 1, 3650LL * 24 * 3600)) return std::nullopt;
   switch (text.back()) {
-    case 's': return std::chrono::seconds(count);
-    case 'm': return std::chrono::minutes(count);
-    case 'h': return std::chrono::hours(count);
-    case 'd': return std::chrono::hours(24 * count);
-    default: return std::nullopt;
+    case 's':
+      return std::chrono::seconds(count);
+    case 'm':
+      return std::chrono::minutes(count);
+    case 'h':
+      return std::chrono::hours(count);
+    case 'd':
+      return std::chrono::hours(24 * count);
+    default:
+      return std::nullopt;
   }
 }
 
@@ -309,8 +314,9 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
   if (o.ca_timing.renew_before >= o.ca_timing.validity)
     return {std::nullopt, "--ca-renewal must be less than --ca-validity"};
   if (o.ca_timing.trust_propagation >= o.ca_timing.renew_before)
-    return {std::nullopt, "--ca-trust-propagation must be less than --ca-renewal: the successor must sign before "
-                          "the CA ends"};
+    return {std::nullopt,
+            "--ca-trust-propagation must be less than --ca-renewal: the successor must sign before "
+            "the CA ends"};
   if (!o.broker_certificate_secret.empty() && o.cluster_ca_secret.empty())
     return {std::nullopt, "--broker-certificate-secret needs --cluster-ca-secret, the CA that issues it"};
   if (!o.broker_certificate_secret.empty() && o.broker_certificate_addresses.empty())

@@ -185,8 +185,7 @@ std::optional<std::string> user_controller::write_certificate(const json& resour
     if (!issued) return "cannot issue a certificate for " + spec.name + ": " + issued.error();
     events_.record(resource, kube::event_recorder::type::normal, "CertificateIssued", "Reconcile",
                    "issued a certificate for CN=" + spec.name + " from the clients CA");
-    return user_tls_secret(resource, options_.cluster_name, issued.value().certificate, issued.value().key,
-                           trusted);
+    return user_tls_secret(resource, options_.cluster_name, issued.value().certificate, issued.value().key, trusted);
   });
   if (const auto* why = std::get_if<std::string>(&written)) return *why;
   return std::nullopt;

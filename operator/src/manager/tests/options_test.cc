@@ -52,11 +52,11 @@ TEST(options, kafka_connection_flags) {
 }
 
 TEST(options, certificate_authorities_and_lifetimes) {
-  const auto parsed = parse_options(with_required(
-      {"--clients-ca-secret", "ferry/clients-ca", "--cluster-ca-secret", "ferry/cluster-ca",
-       "--broker-certificate-secret", "ferry/broker-tls", "--broker-certificate-addresses",
-       "*.b.ferry.svc,ferry-bootstrap,10.0.0.7", "--certificate-validity", "90d", "--certificate-renewal", "10d",
-       "--ca-validity", "30m", "--ca-renewal", "10m", "--ca-trust-propagation", "90s"}));
+  const auto parsed = parse_options(
+      with_required({"--clients-ca-secret", "ferry/clients-ca", "--cluster-ca-secret", "ferry/cluster-ca",
+                     "--broker-certificate-secret", "ferry/broker-tls", "--broker-certificate-addresses",
+                     "*.b.ferry.svc,ferry-bootstrap,10.0.0.7", "--certificate-validity", "90d", "--certificate-renewal",
+                     "10d", "--ca-validity", "30m", "--ca-renewal", "10m", "--ca-trust-propagation", "90s"}));
   ASSERT_TRUE(parsed.parsed) << parsed.error;
   const auto& o = *parsed.parsed;
   EXPECT_EQ(o.clients_ca_secret, "ferry/clients-ca");
