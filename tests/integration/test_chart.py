@@ -66,6 +66,11 @@ def test_lint_and_unit_tests(helm_bin):
     # Locked nodes need the identity they are locked to.
     ("zookeeper.acl.enabled=false", "at '/zookeeper/acl/enabled': value must be true"),
     ("zookeeper.acl.username=a:b", "at '/zookeeper/acl/username': 'a:b' does not match pattern"),
+    # Certificates: lifetimes in the operator's units, and an operator to issue them.
+    ("tls.caValidity=5y", "at '/tls/caValidity': '5y' does not match pattern"),
+    ("tls.extraAddresses[0]=a\\,b", "at '/tls/extraAddresses/0'"),
+    ("operator.enabled=false", "tls.enabled needs operator.enabled"),
+    ("broker.config.super\\.users=User:me", "broker.config.super.users is set by the chart"),
 ])
 def test_bad_values_are_refused_with_a_message_naming_them(helm_bin, setting, message):
     result = helm(helm_bin, "template", "ferry", CHART, "--kube-version", "1.35.0", "--set", setting, check=False)

@@ -148,3 +148,33 @@ per release and namespace. */}}
 {{- define "ferry.operatorMetricsReader" -}}
 {{ include "ferry.operatorName" . }}-{{ .Release.Namespace }}-metrics-reader
 {{- end }}
+
+{{/* tls.enabled: the certificates' Secrets (the operator makes and renews them) and where the brokers find theirs. */}}
+{{- define "ferry.clusterCaSecret" -}}
+{{- default (printf "%s-cluster-ca" (include "ferry.fullname" .)) .Values.tls.clusterCaSecret -}}
+{{- end -}}
+{{- define "ferry.clientsCaSecret" -}}
+{{- default (printf "%s-clients-ca" (include "ferry.fullname" .)) .Values.tls.clientsCaSecret -}}
+{{- end -}}
+{{- define "ferry.brokerTlsSecret" -}}{{ include "ferry.fullname" . }}-broker-tls{{- end -}}
+{{- define "ferry.tlsDir" -}}/var/run/secrets/ferry/tls{{- end -}}
+
+{{/* The brokers' principal when they log in to each other with their certificate (its CN), a super user. */}}
+{{- define "ferry.brokerCommonName" -}}{{ include "ferry.clusterName" . }}-broker{{- end -}}
+
+{{/* The operator's Kafka user, a super user whose SCRAM credential it makes from the password in its Secret. */}}
+{{- define "ferry.operatorKafkaUser" -}}ferry-operator{{- end -}}
+{{- define "ferry.operatorIdentitySecret" -}}
+{{- default (printf "%s-identity" (include "ferry.operatorName" .)) .Values.operator.existingSecret -}}
+{{- end -}}
+{{- define "ferry.operatorIdentityDir" -}}/var/run/secrets/ferry/operator-identity{{- end -}}
+{{- define "ferry.clusterCaDir" -}}/var/run/secrets/ferry/cluster-ca{{- end -}}
+
+{{/* Every address a broker is reached at, for its certificate: each broker by name, the bootstrap Service, and
+tls.extraAddresses (comma-separated). */}}
+{{- define "ferry.brokerCertificateAddresses" -}}
+{{- $headless := printf "%s.%s.svc" (include "ferry.brokerHeadless" .) .Release.Namespace -}}
+{{- $bootstrap := include "ferry.bootstrapName" . -}}
+{{- $addresses := list (printf "*.%s" $headless) (printf "*.%s.%s" $headless .Values.clusterDomain) $bootstrap (printf "%s.%s" $bootstrap .Release.Namespace) (printf "%s.%s.svc" $bootstrap .Release.Namespace) (printf "%s.%s.svc.%s" $bootstrap .Release.Namespace .Values.clusterDomain) -}}
+{{- join "," (concat $addresses .Values.tls.extraAddresses) -}}
+{{- end -}}

@@ -34,3 +34,20 @@ authorization:
     key: token
 {{- end }}
 {{- end }}
+
+{{/* tls.enabled: the brokers' /metrics is HTTPS, its certificate checked against the cluster CA's bundle under the
+bootstrap Service's name (which the certificate carries; scrapes go to pod addresses). */}}
+{{- define "ferry.brokerScrapeServerName" -}}
+{{ include "ferry.bootstrapName" . }}.{{ .Release.Namespace }}.svc
+{{- end -}}
+{{- define "ferry.brokerScrapeTls" -}}
+{{- if .Values.tls.enabled -}}
+scheme: https
+tlsConfig:
+  ca:
+    secret:
+      name: {{ include "ferry.clusterCaSecret" . }}-cert
+      key: ca.crt
+  serverName: {{ include "ferry.brokerScrapeServerName" . }}
+{{- end }}
+{{- end }}
