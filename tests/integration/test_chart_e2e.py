@@ -1,17 +1,23 @@
 """charts/ferry on a real single-node Kubernetes (scripts/kube-cluster: kubelet on containerd, kube-proxy, CNI,
 CoreDNS), with the images built from the repository's Dockerfiles by podman.
 
-One installation, checked in order: ZooKeeper, brokers and the operator become ready; `helm test` passes; a Topic
-resource becomes Ready and a client pod produces and consumes through the bootstrap Service; ZooKeeper's nodes
-are locked to the cluster's identity; a Prometheus on the host scrapes the pods with the chart's own scrape
+One installation with the chart's defaults (TLS everywhere with certificates the operator issues, SCRAM logins,
+ACLs), checked in order: ZooKeeper, brokers and the operator become ready; `helm test` passes; a Topic resource
+becomes Ready and a client pod produces and consumes through the bootstrap Service, logged in as a User; a User
+with ACLs for one topic works there from a pod with its Secret and is refused on another; a pod without
+credentials cannot connect; a TLS User connects with its certificate; deleting a User locks it out; the brokers
+take a newly issued certificate without a restart; ZooKeeper's nodes are locked to the cluster's identity; a Prometheus on the host scrapes the pods with the chart's own scrape
 configuration and every dashboard query returns data; `helm upgrade` to four brokers rebalances and back to three
 drains first; a `helm upgrade` that changes a broker setting has the operator roll the brokers one at a time under
 a producer, losing nothing and never leaving a partition with two replicas out of sync; a broker whose volume is
 lost rebuilds its replicas from the others.
 """
+import base64
 import json
 import os
 import shutil
+import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -32,6 +38,12 @@ NS = "ferry"
 TAG = "e2e"
 TOPIC = "e2e-orders"
 NODE_PORT_BASE = 31090
+# The User the test's client pods log in as (every topic and group), and the shell function that has kcat do so
+# with the User's Secret mounted at /user.
+CLIENT_USER = "e2e-app"
+SCRAM_KCAT = ("kcat() { command kcat -X security.protocol=SASL_SSL -X sasl.mechanisms=SCRAM-SHA-512 "
+              "-X sasl.username=\"$KAFKA_USER\" -X sasl.password=\"$(cat /user/password)\" "
+              "-X ssl.ca.location=/user/ca.crt \"$@\"; }\n")
 
 
 class Installation:
@@ -70,29 +82,56 @@ class Installation:
         pod = self.kube.get("pod", name, namespace=NS)
         return pod["status"].get("podIP") if pod else None
 
+    def secret(self, name, key):
+        return base64.b64decode(self.kube.get("secret", name, namespace=NS)["data"][key]).decode()
+
+    def cluster_ca_file(self):
+        """The cluster CA's bundle (Secret ferry-cluster-ca-cert), in a file."""
+        path = os.path.join(self.workdir, "cluster-ca.crt")
+        with open(path, "w") as f:
+            f.write(self.secret("ferry-cluster-ca-cert", "ca.crt"))
+        return path
+
     def admin(self, broker, path):
-        """GET on a broker's admin API from the host, through its pod address on the cluster's bridge."""
+        """GET on a broker's admin API from the host, through its pod address on the cluster's bridge: HTTPS,
+        checked against the cluster CA (not the host name: the certificate names the brokers, not their pod
+        addresses), logged in as the operator's user."""
         ip = self.pod_ip(f"ferry-broker-{broker}")
         if not ip:
             return None, None
+        context = ssl.create_default_context(cafile=self.cluster_ca_file())
+        context.check_hostname = False
+        login = base64.b64encode(f"ferry-operator:{self.secret('ferry-operator-identity', 'password')}".encode())
+        request = urllib.request.Request(f"https://{ip}:9644{path}", headers={"Authorization": b"Basic " + login})
         try:
-            with urllib.request.urlopen(f"http://{ip}:9644{path}", timeout=5) as response:
+            with urllib.request.urlopen(request, timeout=5, context=context) as response:
                 return response.status, json.loads(response.read() or b"null")
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read() or b"null")
         except OSError:
             return None, None
 
-    def run_pod(self, name, script, timeout=300):
-        """Runs `script` with sh in a pod of the Ferry image (kcat, curl, jq) and returns its output."""
-        self.kube.kubectl("delete", "pod", name, "-n", NS, "--ignore-not-found", "--wait=true")
-        self.kube.apply({
+    def client_pod(self, name, script, user=CLIENT_USER, login=True, env=()):
+        """A pod of the Ferry image (kcat, curl, jq, openssl) running `script` with sh, User `user`'s Secret mounted
+        at /user and, with `login`, kcat logging in as that User over SASL_SSL."""
+        return {
             "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS},
             "spec": {"restartPolicy": "Never", "containers": [{
                 "name": "client", "image": f"localhost/ferry:{TAG}", "imagePullPolicy": "Never",
-                "command": ["/bin/sh", "-c", script],
-                "env": [{"name": "BOOTSTRAP", "value": "ferry-bootstrap.ferry.svc.cluster.local:9092"}]}]}})
+                "command": ["/bin/sh", "-c", (SCRAM_KCAT if login else "") + script],
+                "env": [{"name": "BOOTSTRAP", "value": "ferry-bootstrap.ferry.svc.cluster.local:9092"},
+                        {"name": "KAFKA_USER", "value": user}, *env],
+                "volumeMounts": [{"name": "user", "mountPath": "/user", "readOnly": True}]}],
+                "volumes": [{"name": "user", "secret": {"secretName": user}}]}}
 
+    def run_pod(self, name, script, timeout=300, **client):
+        """Runs `script` in a client_pod and returns its output."""
+        self.kube.kubectl("delete", "pod", name, "-n", NS, "--ignore-not-found", "--wait=true")
+        self.kube.apply(self.client_pod(name, script, **client))
+        return self.wait_pod(name, timeout)
+
+    def wait_pod(self, name, timeout=300):
+        """The output of pod `name` once it has finished; fails when it failed."""
         def finished():
             pod = self.kube.get("pod", name, namespace=NS)
             return pod and pod["status"].get("phase") in ("Succeeded", "Failed") and pod["status"]["phase"]
@@ -100,6 +139,19 @@ class Installation:
         logs = self.kube.kubectl("logs", name, "-n", NS).stdout
         assert phase == "Succeeded", f"pod {name} failed:\n{logs}"
         return logs
+
+    def apply_user(self, name, spec):
+        """A User resource of this cluster, Ready (its Secret written)."""
+        self.kube.apply({"apiVersion": "ferry.dev/v1alpha1", "kind": "User",
+                         "metadata": {"name": name, "namespace": NS, "labels": {"ferry.dev/cluster": "ferry"}},
+                         "spec": spec})
+
+        def ready():
+            user = self.kube.get("user", name, namespace=NS) or {}
+            conditions = user.get("status", {}).get("conditions", [])
+            return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions) and \
+                user["status"].get("observedGeneration") == user["metadata"]["generation"]
+        wait_until(ready, timeout=120, interval=1, what=f"User {name} to be Ready")
 
     def replicas_of(self, topic):
         status, body = self.admin(0, f"/v1/topics/{topic}")
@@ -117,8 +169,9 @@ def ferry(request):
             started = time.monotonic()
             kube.build_image(f"localhost/ferry:{TAG}", SOURCE_DIR)
             kube.build_image(f"localhost/ferry-zookeeper:{TAG}", os.path.join(SOURCE_DIR, "images", "zookeeper"))
+            kube.build_image(f"localhost/kafka-python:{TAG}", os.path.join(SOURCE_DIR, "tests", "images", "kafka-python"))
             print(f"images built in {time.monotonic() - started:.0f} s")
-            kube.load_image(f"localhost/ferry:{TAG}", f"localhost/ferry-zookeeper:{TAG}")
+            kube.load_image(f"localhost/ferry:{TAG}", f"localhost/ferry-zookeeper:{TAG}", f"localhost/kafka-python:{TAG}")
             kube.kubectl("create", "namespace", NS)
             yield Installation(kube, helm_bin, workdir)
     finally:
@@ -138,8 +191,15 @@ VALUES = ["image.repository=localhost/ferry", f"image.tag={TAG}", "image.pullPol
           f"operator.metricsReaders[0].namespace={NS}", "operator.metricsReaders[0].name=e2e-prometheus"]
 
 
+def node_address(ferry):
+    node = json.loads(ferry.kube.kubectl("get", "nodes", "-o", "json").stdout)["items"][0]
+    return next(a["address"] for a in node["status"]["addresses"] if a["type"] == "InternalIP")
+
+
 def test_install_brings_up_zookeeper_brokers_and_operator(ferry):
-    args = ["install", "ferry", CHART, "--namespace", NS, "--wait", "--timeout", "10m"]
+    args = ["install", "ferry", CHART, "--namespace", NS, "--wait", "--timeout", "10m",
+            # The external listener's address (the node's), which the brokers' certificate must name.
+            "--set", f"tls.extraAddresses[0]={node_address(ferry)}"]
     for v in VALUES:
         args += ["--set", v]
     started = time.monotonic()
@@ -159,6 +219,11 @@ def test_install_brings_up_zookeeper_brokers_and_operator(ferry):
     for i, b in brokers.items():
         assert b["host"] == f"ferry-broker-{i}.ferry-broker-headless.ferry.svc.cluster.local", b
         assert b.get("rack") == "zone-a", b
+    # The test's own clients log in as a User allowed every topic and group.
+    ferry.apply_user(CLIENT_USER, {"authentication": {"type": "scram-sha-512"}, "authorization": {"acls": [
+        {"resource": {"type": "topic", "name": "*"}, "operations": ["All"]},
+        {"resource": {"type": "group", "name": "*"}, "operations": ["All"]},
+        {"resource": {"type": "cluster"}, "operations": ["IdempotentWrite", "Describe"]}]}})
 
 
 def test_helm_test_passes(ferry):
@@ -183,6 +248,150 @@ def test_topic_resource_and_a_client_pod_through_the_bootstrap_service(ferry):
         kcat -C -b "$BOOTSTRAP" -t {TOPIC} -o beginning -e -q | sort -n | uniq | wc -l
     """)
     assert out.strip().splitlines()[-1] == "1000", out
+
+
+def apply_topic(ferry, name, partitions=3):
+    ferry.kube.apply({"apiVersion": "ferry.dev/v1alpha1", "kind": "Topic",
+                      "metadata": {"name": name, "namespace": NS, "labels": {"ferry.dev/cluster": "ferry"}},
+                      "spec": {"partitions": partitions, "replicationFactor": 3}})
+
+    def ready():
+        conditions = (ferry.kube.get("topic", name, namespace=NS) or {}).get("status", {}).get("conditions", [])
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+    wait_until(ready, timeout=120, interval=1, what=f"Topic {name} to be Ready")
+
+
+KAFKA_PYTHON_APP = """
+import kafka
+from kafka.errors import KafkaError
+secret = {k: open("/user/" + k).read() for k in ("bootstrap.servers", "security.protocol", "sasl.mechanism",
+                                                 "password")}
+login = dict(bootstrap_servers=secret["bootstrap.servers"], security_protocol=secret["security.protocol"],
+             sasl_mechanism=secret["sasl.mechanism"], sasl_plain_username="orders-app",
+             sasl_plain_password=secret["password"], ssl_cafile="/user/ca.crt")
+producer = kafka.KafkaProducer(acks="all", **login)
+for i in range(50):
+    producer.send("e2e-allowed", b"python-%d" % i).get(timeout=60)
+print("python produced 50", flush=True)
+consumer = kafka.KafkaConsumer("e2e-allowed", group_id="orders-python", auto_offset_reset="earliest",
+                               consumer_timeout_ms=20000, **login)
+print("python consumed", sum(1 for m in consumer if m.value.startswith(b"python-")), flush=True)
+try:
+    producer.send("e2e-other", b"refused").get(timeout=30)
+    print("python wrote e2e-other")
+except KafkaError as e:
+    print("python refused", type(e).__name__)
+"""
+
+
+def test_a_users_secret_lets_an_application_pod_use_its_topic_and_no_other(ferry):
+    """A User with SCRAM-SHA-512 and ACLs for one topic: a pod with its Secret mounted produces and consumes through
+    the bootstrap Service over SASL_SSL, checking the brokers' certificate with the Secret's ca.crt, and is refused
+    on another topic."""
+    apply_topic(ferry, "e2e-allowed")
+    apply_topic(ferry, "e2e-other")
+    ferry.apply_user("orders-app", {"authentication": {"type": "scram-sha-512"}, "authorization": {"acls": [
+        {"resource": {"type": "topic", "name": "e2e-allowed"}, "operations": ["Read", "Write", "Describe"]},
+        {"resource": {"type": "group", "name": "orders-", "patternType": "prefix"}, "operations": ["Read"]}]}})
+    secret = ferry.kube.get("secret", "orders-app", namespace=NS)["data"]
+    assert {"password", "sasl.jaas.config", "sasl.mechanism", "ca.crt", "bootstrap.servers"} <= set(secret), secret
+    assert base64.b64decode(secret["security.protocol"]) == b"SASL_SSL"
+    out = ferry.run_pod("e2e-orders-app", """
+        seq 1 100 | kcat -P -b "$(cat /user/bootstrap.servers)" -t e2e-allowed -X acks=all && echo produced
+        echo "consumed $(kcat -b "$BOOTSTRAP" -G orders-1 -c 100 -q -X auto.offset.reset=earliest e2e-allowed | wc -l)"
+        echo refused | kcat -P -b "$BOOTSTRAP" -t e2e-other -X acks=all -X message.timeout.ms=15000 2>&1
+        kcat -C -b "$BOOTSTRAP" -t e2e-other -o beginning -e -q 2>&1 | head -n 3
+        true
+    """, user="orders-app")
+    assert "produced" in out and "consumed 100" in out, out
+    assert "Topic authorization failed" in out, out
+
+    # kafka-python, with the same Secret: every setting it needs is there.
+    pod = ferry.client_pod("e2e-orders-python", "", user="orders-app", login=False)
+    container = pod["spec"]["containers"][0]
+    container["image"] = f"localhost/kafka-python:{TAG}"
+    container["command"] = ["python3", "-c", KAFKA_PYTHON_APP]
+    ferry.kube.kubectl("delete", "pod", "e2e-orders-python", "-n", NS, "--ignore-not-found", "--wait=true")
+    ferry.kube.apply(pod)
+    out = ferry.wait_pod("e2e-orders-python")
+    assert "python produced 50" in out and "python consumed 50" in out, out
+    assert "python refused TopicAuthorizationFailedError" in out, out
+
+
+def test_without_credentials_a_pod_cannot_connect(ferry):
+    """No login, a wrong password, or PLAINTEXT to the SASL_SSL port: refused, nothing readable."""
+    out = ferry.run_pod("e2e-anonymous", f"""
+        kcat -L -b "$BOOTSTRAP" -m 10 >/dev/null 2>&1; echo "plaintext exit $?"
+        kcat -L -b "$BOOTSTRAP" -m 10 -X security.protocol=SSL -X ssl.ca.location=/user/ca.crt >/dev/null 2>&1
+        echo "no-login exit $?"
+        kcat -L -b "$BOOTSTRAP" -m 10 -X security.protocol=SASL_SSL -X sasl.mechanisms=SCRAM-SHA-512 \
+          -X sasl.username={CLIENT_USER} -X sasl.password=wrong -X ssl.ca.location=/user/ca.crt 2>&1 | head -n 3
+        echo "wrong-password exit $?"
+    """, login=False)
+    assert "plaintext exit 0" not in out and "no-login exit 0" not in out, out
+    assert "Authentication failed" in out, out
+
+
+def test_a_tls_user_connects_with_its_certificate(ferry):
+    """A User with authentication type tls gets a certificate from the clients CA; a pod presenting it on the TLS
+    port is that User (its ACLs apply)."""
+    ferry.apply_user("tls-app", {"authentication": {"type": "tls"}, "authorization": {"acls": [
+        {"resource": {"type": "topic", "name": "e2e-allowed"}, "operations": ["Read", "Write", "Describe"]}]}})
+    out = ferry.run_pod("e2e-tls-app", """
+        tls="-X security.protocol=SSL -X ssl.certificate.location=/user/tls.crt -X ssl.key.location=/user/tls.key
+             -X ssl.ca.location=/user/ca.crt"
+        seq 1 10 | sed 's/^/tls-/' | kcat $tls -P -b ferry-bootstrap:9093 -t e2e-allowed -X acks=all && echo produced
+        echo "read $(kcat $tls -C -b ferry-bootstrap:9093 -t e2e-allowed -o beginning -e -q | grep -c '^tls-')"
+        echo x | kcat $tls -P -b ferry-bootstrap:9093 -t e2e-other -X message.timeout.ms=15000 2>&1
+        true
+    """, user="tls-app", login=False)
+    assert "produced" in out and "read 10" in out, out
+    assert "Topic authorization failed" in out, out
+
+
+def test_deleting_a_user_locks_it_out(ferry):
+    password = ferry.secret("orders-app", "password")
+    ferry.kube.kubectl("delete", "user", "orders-app", "-n", NS, "--wait=true", timeout=120)
+    wait_until(lambda: ferry.kube.get("secret", "orders-app", namespace=NS) is None, timeout=60,
+               what="the User's Secret to go with it")
+    out = ferry.run_pod("e2e-deleted-user", """
+        kcat -L -b "$BOOTSTRAP" -m 10 -X security.protocol=SASL_SSL -X sasl.mechanisms=SCRAM-SHA-512 \
+          -X sasl.username=orders-app -X "sasl.password=$OLD_PASSWORD" -X ssl.ca.location=/user/ca.crt 2>&1 |
+          head -n 3
+    """, login=False, env=[{"name": "OLD_PASSWORD", "value": password}])
+    assert "Authentication failed" in out, out
+
+
+def served_serial(ferry, broker):
+    """The serial of the certificate broker `broker` serves new connections, checked against the cluster CA."""
+    context = ssl.create_default_context(cafile=ferry.cluster_ca_file())
+    context.check_hostname = False
+    with socket.create_connection((ferry.pod_ip(f"ferry-broker-{broker}"), 9092), timeout=10) as raw:
+        with context.wrap_socket(raw) as tls:
+            return tls.getpeercert()["serialNumber"]
+
+
+def test_a_new_certificate_is_taken_by_the_brokers_without_a_restart(ferry):
+    """The operator issues the brokers' certificate again when its Secret is gone (as when it nears its end); the
+    kubelet updates the mounted files and every broker serves the new certificate to new connections, none
+    restarted, and clients carry on."""
+    before = {b: served_serial(ferry, b) for b in range(3)}
+    restarts = {p["metadata"]["name"]: p["status"]["containerStatuses"][0]["restartCount"]
+                for p in ferry.pods("broker")}
+    ferry.kube.kubectl("delete", "secret", "ferry-broker-tls", "-n", NS)
+
+    def renewed():
+        try:
+            return all(served_serial(ferry, b) != before[b] for b in range(3))
+        except (OSError, ssl.SSLError):
+            return False
+    wait_until(renewed, timeout=300, interval=2, what="every broker to serve a new certificate")
+    assert {p["metadata"]["name"]: p["status"]["containerStatuses"][0]["restartCount"]
+            for p in ferry.pods("broker")} == restarts
+    out = ferry.run_pod("e2e-after-renewal", f"""
+        seq 1 50 | kcat -P -b "$BOOTSTRAP" -t {TOPIC} -X acks=all && echo produced
+    """)
+    assert "produced" in out, out
 
 
 def test_zookeeper_nodes_are_locked_to_the_cluster(ferry):
@@ -215,27 +424,30 @@ def test_zookeeper_nodes_are_locked_to_the_cluster(ferry):
 def test_clients_outside_the_cluster_are_given_each_brokers_external_address(ferry):
     """kcat on the host, outside the pod network's DNS: it bootstraps from broker 0's node port and is told every
     broker's node address and node port (listener EXTERNAL), while clients in pods keep the in-cluster names."""
-    node = json.loads(ferry.kube.kubectl("get", "nodes", "-o", "json").stdout)["items"][0]
-    address = next(a["address"] for a in node["status"]["addresses"] if a["type"] == "InternalIP")
+    address = node_address(ferry)
     bootstrap = f"{address}:{NODE_PORT_BASE}"
-    metadata = subprocess.run(["kcat", "-L", "-J", "-b", bootstrap, "-m", "10"], capture_output=True, text=True,
-                              timeout=60)
+    # SASL_SSL, the broker's certificate checked against the cluster CA for the node's address (tls.extraAddresses).
+    login = ["-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanisms=SCRAM-SHA-512",
+             "-X", f"sasl.username={CLIENT_USER}", "-X", f"sasl.password={ferry.secret(CLIENT_USER, 'password')}",
+             "-X", f"ssl.ca.location={ferry.cluster_ca_file()}", "-X", "ssl.endpoint.identification.algorithm=https"]
+    metadata = subprocess.run(["kcat", "-L", "-J", "-b", bootstrap, "-m", "10", *login], capture_output=True,
+                              text=True, timeout=60)
     assert metadata.returncode == 0, metadata.stderr
     brokers = {b["id"]: b["name"] for b in json.loads(metadata.stdout)["brokers"]}
     assert brokers == {i: f"{address}:{NODE_PORT_BASE + i}" for i in range(3)}, brokers
-    produce = subprocess.run(["kcat", "-P", "-b", bootstrap, "-t", TOPIC, "-X", "acks=all"],
+    produce = subprocess.run(["kcat", "-P", "-b", bootstrap, "-t", TOPIC, "-X", "acks=all", *login],
                              input="".join(f"outside-{i}\n" for i in range(200)), capture_output=True, text=True,
                              timeout=60)
     assert produce.returncode == 0, produce.stderr
-    consume = subprocess.run(["kcat", "-C", "-b", bootstrap, "-t", TOPIC, "-o", "beginning", "-e", "-q"],
+    consume = subprocess.run(["kcat", "-C", "-b", bootstrap, "-t", TOPIC, "-o", "beginning", "-e", "-q", *login],
                              capture_output=True, text=True, timeout=60)
     assert consume.returncode == 0, consume.stderr
     assert sum(1 for line in consume.stdout.splitlines() if line.startswith("outside-")) == 200
-    # The registration carries both listeners, the inter-broker one first.
+    # The registration carries every listener, the inter-broker one (TLS) first.
     status, body = ferry.admin(1, "/v1/brokers")
     assert status == 200
     endpoints = {b["id"]: [e["listener"] for e in b["endpoints"]] for b in body["brokers"]}
-    assert endpoints == {i: ["INTERNAL", "EXTERNAL"] for i in range(3)}, endpoints
+    assert endpoints == {i: ["TLS", "INTERNAL", "EXTERNAL"] for i in range(3)}, endpoints
 
 
 def prometheus_config(ferry, path):
@@ -258,6 +470,9 @@ def prometheus_config(ferry, path):
             with open(token_file, "w") as f:
                 f.write(token.stdout.strip())
             job["authorization"] = {"credentials_file": token_file}
+        if "tls_config" in job:
+            # The brokers' job: HTTPS, checked against the cluster CA's bundle, where a Prometheus pod would mount it.
+            job["tls_config"]["ca_file"] = ferry.cluster_ca_file()
         for sd in job["kubernetes_sd_configs"]:
             sd["api_server"] = cluster["server"]
             sd["tls_config"] = {"ca_file": cluster["certificate-authority"],
@@ -274,16 +489,12 @@ def test_prometheus_scrapes_with_the_charts_configuration_and_dashboards_have_da
     config = os.path.join(ferry.workdir, "prometheus.yml")
     prometheus_config(ferry, config)
     # A lagging consumer group and steady traffic for the consumer group and topic panels.
-    ferry.kube.apply({
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "e2e-load", "namespace": NS},
-        "spec": {"restartPolicy": "Never", "containers": [{
-            "name": "load", "image": f"localhost/ferry:{TAG}", "imagePullPolicy": "Never",
-            "command": ["/bin/sh", "-c", f"""
+    ferry.kube.apply(ferry.client_pod("e2e-load", f"""
                 while true; do
                   seq 1 200 | kcat -P -b ferry-bootstrap:9092 -t {TOPIC} -X acks=all
                   kcat -b ferry-bootstrap:9092 -G e2e-lagging -c 50 -q -X auto.offset.reset=earliest {TOPIC} >/dev/null
                   sleep 1
-                done"""]}]}})
+                done"""))
     # Debian's Prometheus has no Kubernetes discovery; scripts/prometheus-tools builds one that has.
     subprocess.run([PROMETHEUS_TOOLS, "build"], check=True, capture_output=True, text=True, timeout=1800)
     binary = os.path.join(subprocess.run([PROMETHEUS_TOOLS, "bin"], check=True, capture_output=True, text=True)
@@ -407,15 +618,11 @@ def test_helm_upgrade_rolls_one_broker_at_a_time_under_a_producer_and_loses_noth
     partition's ISR ever drops below 2, never two broker pods are down at once, and nothing acknowledged is lost."""
     count = 6000
     ferry.kube.kubectl("delete", "pod", "e2e-producer", "-n", NS, "--ignore-not-found")
-    ferry.kube.apply({
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "e2e-producer", "namespace": NS},
-        "spec": {"restartPolicy": "Never", "containers": [{
-            "name": "producer", "image": f"localhost/ferry:{TAG}", "imagePullPolicy": "Never",
-            "command": ["/bin/sh", "-c", f"""
+    ferry.kube.apply(ferry.client_pod("e2e-producer", f"""
                 seq 1 {count} | while read i; do echo "roll-$i"; sleep 0.02; done |
                   kcat -E -P -b ferry-bootstrap:9092 -t {TOPIC} -X acks=all -X enable.idempotence=true \
                     -X message.timeout.ms=300000 2>&1
-                echo "producer exit $?" """]}]}})
+                echo "producer exit $?" """))
     wait_until(lambda: (ferry.kube.get("pod", "e2e-producer", namespace=NS) or {}).get("status", {})
                .get("phase") == "Running", timeout=60, what="the producer to start")
     assert ferry.kube.get("statefulset", "ferry-broker", namespace=NS)["spec"]["updateStrategy"]["type"] == "OnDelete"
