@@ -70,6 +70,7 @@ def test_lint_and_unit_tests(helm_bin):
     ("tls.caValidity=5y", "at '/tls/caValidity': '5y' does not match pattern"),
     ("tls.extraAddresses[0]=a\\,b", "at '/tls/extraAddresses/0'"),
     ("operator.enabled=false", "tls.enabled needs operator.enabled"),
+    ("tls.certManager.enabled=true", "at '/tls/certManager/issuerRef': missing property 'name'"),
     ("broker.config.super\\.users=User:me", "broker.config.super.users is set by the chart"),
 ])
 def test_bad_values_are_refused_with_a_message_naming_them(helm_bin, setting, message):

@@ -6,7 +6,8 @@ ACLs), checked in order: ZooKeeper, brokers and the operator become ready; `helm
 becomes Ready and a client pod produces and consumes through the bootstrap Service, logged in as a User; a User
 with ACLs for one topic works there from a pod with its Secret and is refused on another; a pod without
 credentials cannot connect; a TLS User connects with its certificate; deleting a User locks it out; the brokers
-take a newly issued certificate without a restart; ZooKeeper's nodes are locked to the cluster's identity; a Prometheus on the host scrapes the pods with the chart's own scrape
+take a newly issued certificate without a restart; ZooKeeper's nodes are locked to the cluster's identity and its
+port, by the chart's NetworkPolicies (which kube-router enforces here), to the brokers and the operator; a Prometheus on the host scrapes the pods with the chart's own scrape
 configuration and every dashboard query returns data; `helm upgrade` to four brokers rebalances and back to three
 drains first; a `helm upgrade` that changes a broker setting has the operator roll the brokers one at a time under
 a producer, losing nothing and never leaving a partition with two replicas out of sync; a broker whose volume is
@@ -419,6 +420,41 @@ def test_zookeeper_nodes_are_locked_to_the_cluster(ferry):
         zk.close()
     secret = ferry.kube.get("secret", "ferry-zookeeper-identity", namespace=NS)
     assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep", secret["metadata"]
+
+
+def test_network_policies_keep_other_pods_away_from_zookeeper(ferry):
+    """The chart's NetworkPolicies, enforced in this cluster by kube-router (scripts/kube-cluster): a pod in another
+    namespace, and one in the release's namespace that is neither a broker nor the operator, cannot open ZooKeeper's
+    client port, while both reach the brokers' admin port, open to anyone by default. The same probe from the node
+    itself (always let through, as the kubelet's probes are) gets ZooKeeper's answer. The brokers and the operator
+    reach ZooKeeper: they work."""
+    zookeeper, broker = ferry.pod_ip("ferry-zookeeper-0"), ferry.pod_ip("ferry-broker-0")
+    probe = f"""
+        out="$(echo srvr | curl -s -m 5 telnet://{zookeeper}:2181 | head -n 1)"
+        echo "zookeeper: ${{out:-nothing}}"
+    """
+    script = probe + f"""
+        echo "admin $(curl -sk -m 5 -o /dev/null -w '%{{http_code}}' https://{broker}:9644/v1/health)"
+    """
+    from_node = subprocess.run(["sh", "-c", probe], capture_output=True, text=True, timeout=30).stdout
+    assert "zookeeper: Zookeeper version" in from_node, from_node
+    ferry.kube.kubectl("create", "namespace", "e2e-outside", check=False)
+    outputs = {}
+    for ns in (NS, "e2e-outside"):
+        name = "e2e-zookeeper-probe"
+        ferry.kube.kubectl("delete", "pod", name, "-n", ns, "--ignore-not-found", "--wait=true")
+        ferry.kube.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
+                          "spec": {"restartPolicy": "Never", "containers": [{
+                              "name": "probe", "image": f"localhost/ferry:{TAG}", "imagePullPolicy": "Never",
+                              "command": ["/bin/sh", "-c", script]}]}})
+
+        def finished():
+            phase = (ferry.kube.get("pod", name, namespace=ns) or {}).get("status", {}).get("phase")
+            return phase in ("Succeeded", "Failed")
+        wait_until(finished, timeout=120, interval=1, what=f"pod {ns}/{name} to finish")
+        outputs[ns] = ferry.kube.kubectl("logs", name, "-n", ns).stdout
+    for ns, out in outputs.items():
+        assert "zookeeper: nothing" in out and "admin 200" in out, (ns, out)
 
 
 def test_clients_outside_the_cluster_are_given_each_brokers_external_address(ferry):

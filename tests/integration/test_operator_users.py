@@ -77,20 +77,29 @@ def secure_operator(kube, ferry, cluster_name, *, user=OPERATOR_USER, ca=None, p
 
 
 CLIENTS_CA = "default/ferry-clients-ca"
+CLUSTER_CA = "default/ferry-cluster-ca"
 
 
 @pytest.fixture(scope="module")
 def operator(kube, ferry):
-    # The clients CA, brought by the user: local-cluster's CA, which the brokers' SSL listener trusts.
+    # Both CAs brought by the user: local-cluster's CA, which signed the brokers' certificate and which the brokers'
+    # SSL listener trusts. The clients CA as cert-manager keeps a CA (a kubernetes.io/tls Secret: tls.crt, tls.key,
+    # and its issuer's ca.crt), the cluster CA in the operator's own layout (ca.crt, ca.key).
+    ca, key = os.path.join(ferry.tls_dir, "ca.pem"), os.path.join(ferry.tls_dir, "ca.key")
     kube.kubectl("create", "secret", "generic", CLIENTS_CA.split("/")[1], "-n", CLIENTS_CA.split("/")[0],
-                 f"--from-file=ca.crt={os.path.join(ferry.tls_dir, 'ca.pem')}",
-                 f"--from-file=ca.key={os.path.join(ferry.tls_dir, 'ca.key')}")
-    op = secure_operator(kube, ferry, "it", args=["--clients-ca-secret", CLIENTS_CA])
+                 "--type", "kubernetes.io/tls", f"--from-file=tls.crt={ca}", f"--from-file=tls.key={key}",
+                 f"--from-file=ca.crt={ca}")
+    kube.kubectl("create", "secret", "generic", CLUSTER_CA.split("/")[1], "-n", CLUSTER_CA.split("/")[0],
+                 f"--from-file=ca.crt={ca}", f"--from-file=ca.key={key}")
+    brought = {s: kube.get("secret", s.split("/")[1])["metadata"]["resourceVersion"] for s in (CLIENTS_CA, CLUSTER_CA)}
+    op = secure_operator(kube, ferry, "it", args=["--clients-ca-secret", CLIENTS_CA, "--cluster-ca-secret", CLUSTER_CA])
     yield op
     op.stop()
     assert not op.sanitizer_reports(), op.sanitizer_reports()
     assert op.password not in op.log(), "the operator's password reached its log"
     assert ferry.zookeeper_password() not in op.log(), "the ZooKeeper password reached the operator's log"
+    assert {s: kube.get("secret", s.split("/")[1])["metadata"]["resourceVersion"] for s in brought} == brought, \
+        "the operator wrote a CA Secret it did not make"
 
 
 @pytest.fixture
@@ -346,6 +355,8 @@ def test_a_scram_user_gets_a_secret_a_credential_its_acls_and_quotas(kube, ferry
     assert data["sasl.jaas.config"] == ("org.apache.kafka.common.security.scram.ScramLoginModule required "
                                         f'username="{name}" password="{data["password"]}";')
     assert data["bootstrap.servers"] == ferry.sasl_ssl_bootstrap() and data["security.protocol"] == "SASL_SSL"
+    with open(os.path.join(ferry.tls_dir, "ca.pem")) as f:
+        assert data["ca.crt"] == f.read(), "the cluster CA's bundle, which checks the brokers' certificate"
     owner = json.loads(kube.kubectl("get", "secret", name, "-n", ns, "-o", "json").stdout)["metadata"]
     assert owner["ownerReferences"][0]["kind"] == "User" and owner["labels"]["ferry.dev/user"] == "true", owner
 

@@ -178,3 +178,8 @@ tls.extraAddresses (comma-separated). */}}
 {{- $addresses := list (printf "*.%s" $headless) (printf "*.%s.%s" $headless .Values.clusterDomain) $bootstrap (printf "%s.%s" $bootstrap .Release.Namespace) (printf "%s.%s.svc" $bootstrap .Release.Namespace) (printf "%s.%s.svc.%s" $bootstrap .Release.Namespace .Values.clusterDomain) -}}
 {{- join "," (concat $addresses .Values.tls.extraAddresses) -}}
 {{- end -}}
+
+{{/* A duration of the values (a whole number and s, m, h or d) as Go writes one, which cert-manager reads. */}}
+{{- define "ferry.goDuration" -}}
+{{- if hasSuffix "d" . -}}{{ mul (trimSuffix "d" . | int) 24 }}h{{- else -}}{{ . }}{{- end -}}
+{{- end -}}

@@ -11,6 +11,14 @@ namespace {
 constexpr const char* next_since_annotation = "ferry.dev/next-ca-since";
 
 ca_material material_of(const kept_secret& secret) {
+  // A CA that cert-manager keeps (a Certificate with isCA, kubernetes.io/tls): its certificate and key are tls.crt
+  // and tls.key, and ca.crt is its issuer's, which is trusted beside it.
+  if (!secret.value("ca.key") && secret.value("tls.key")) {
+    auto issuer = secret.value("ca.crt").value_or("");
+    auto certificate = secret.value("tls.crt").value_or("");
+    auto previous = issuer == certificate ? std::string{} : std::move(issuer);
+    return {std::move(certificate), *secret.value("tls.key"), {}, {}, std::nullopt, std::move(previous)};
+  }
   ca_material material{secret.value("ca.crt").value_or(""),
                        secret.value("ca.key").value_or(""),
                        secret.value("next.crt").value_or(""),
@@ -43,8 +51,14 @@ std::string since_of(const ca_material& material) {
 
 }  // namespace
 
-ca_keeper::ca_keeper(kube::api_client& api, std::string ns, std::string name, std::string subject, ca_timing timing)
-    : api_(api), ns_(std::move(ns)), name_(std::move(name)), subject_(std::move(subject)), timing_(timing) {}
+ca_keeper::ca_keeper(kube::api_client& api, std::string ns, std::string name, std::string subject, ca_timing timing,
+                     bool makes)
+    : api_(api),
+      ns_(std::move(ns)),
+      name_(std::move(name)),
+      subject_(std::move(subject)),
+      timing_(timing),
+      makes_(makes) {}
 
 std::shared_ptr<const ca_keeper::state> ca_keeper::current() const {
   std::lock_guard lock(mutex_);
@@ -57,6 +71,8 @@ std::optional<std::string> ca_keeper::refresh(std::chrono::system_clock::time_po
   const auto& secret = std::get<kept_secret>(read);
   ca_material material;
   bool renews = true;
+  if (!secret.exists() && !makes_)
+    return where() + " does not exist yet; it is made elsewhere (by you, or cert-manager), not by the operator";
   if (!secret.exists()) {
     auto made = certificate_authority::create(subject_, timing_.validity);
     if (!made) return "cannot make a CA: " + made.error();
@@ -65,12 +81,13 @@ std::optional<std::string> ca_keeper::refresh(std::chrono::system_clock::time_po
   } else {
     material = material_of(secret);
     if (material.certificate.empty() || material.key.empty())
-      return where() + ": needs the keys ca.crt and ca.key (PEM)";
+      return where() + ": needs the keys ca.crt and ca.key (PEM), or cert-manager's tls.crt and tls.key";
     renews = secret.operator_made();
   }
   auto step = advance(material, subject_, timing_, renews, now);
   if (!step) return where() + ": " + step.error();
-  if (!secret.exists() || !step.value().changes.empty()) {
+  // A brought CA's Secret is never written: what changes (an issuer that ended leaving the bundle) stays in memory.
+  if (renews && (!secret.exists() || !step.value().changes.empty())) {
     const auto& next = step.value().material;
     auto written = write_secret(api_, secret, data_of(next), {{next_since_annotation, since_of(next)}});
     if (const auto* why = std::get_if<std::string>(&written)) return *why;

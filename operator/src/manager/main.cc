@@ -234,15 +234,17 @@ int run(const manager::options& o) {
   }
   // The CAs and the brokers' certificate, first: the brokers wait for theirs, and it needs neither ZooKeeper nor the
   // brokers. Looked at once before the User workers start (a TLS User finds its CA), then on their own worker.
-  const auto keeper = [&](const std::string& secret, const char* what) -> std::shared_ptr<certs::ca_keeper> {
+  const auto keeper = [&](const std::string& secret, const char* what,
+                          bool makes) -> std::shared_ptr<certs::ca_keeper> {
     if (secret.empty()) return nullptr;
     const auto slash = secret.find('/');
     return std::make_shared<certs::ca_keeper>(*api.value(), secret.substr(0, slash), secret.substr(slash + 1),
-                                              "/O=Ferry/CN=" + o.cluster_name + " " + what, o.ca_timing);
+                                              "/O=Ferry/CN=" + o.cluster_name + " " + what, o.ca_timing, makes);
   };
-  certs::certificate_controller_options certificates{.cluster_ca = keeper(o.cluster_ca_secret, "cluster CA"),
-                                                     .clients_ca = keeper(o.clients_ca_secret, "clients CA"),
-                                                     .interval = certificate_check_interval(o)};
+  certs::certificate_controller_options certificates{
+      .cluster_ca = keeper(o.cluster_ca_secret, "cluster CA", o.make_cluster_ca),
+      .clients_ca = keeper(o.clients_ca_secret, "clients CA", o.make_clients_ca),
+      .interval = certificate_check_interval(o)};
   if (!o.broker_certificate_secret.empty()) {
     const auto slash = o.broker_certificate_secret.find('/');
     certificates.brokers = certs::broker_certificate_options{.ns = o.broker_certificate_secret.substr(0, slash),

@@ -138,6 +138,9 @@ cluster whose ZooKeeper is at --zookeeper-connect.
                                           none, and Users with authentication type tls are refused)
   --cluster-ca-secret NAMESPACE/NAME      the Secret of the CA of the brokers' certificates, made and renewed
                                           likewise; its trust bundle goes to <NAME>-cert and each User's Secret
+  --make-clients-ca true|false, --make-cluster-ca true|false
+                                          false: that CA's Secret is made elsewhere (by you, or cert-manager);
+                                          wait for it rather than make a CA there (default true)
   --broker-certificate-secret NAMESPACE/NAME  the brokers' certificate, issued by the cluster CA, kept there
   --broker-certificate-addresses A,B,...  its DNS names (wildcards too) and IP addresses
   --broker-certificate-common-name CN     its subject (default <cluster name>-broker)
@@ -264,6 +267,9 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       (flag == "--clients-ca-secret"   ? o.clients_ca_secret
        : flag == "--cluster-ca-secret" ? o.cluster_ca_secret
                                        : o.broker_certificate_secret) = value;
+    } else if (flag == "--make-clients-ca" || flag == "--make-cluster-ca") {
+      if (value != "true" && value != "false") return bad("must be true or false");
+      (flag == "--make-clients-ca" ? o.make_clients_ca : o.make_cluster_ca) = value == "true";
     } else if (flag == "--broker-certificate-addresses") {
       o.broker_certificate_addresses.clear();
       for (std::size_t start = 0; start <= value.size();) {

@@ -46,7 +46,9 @@ struct options {
   users::client_connection client_connection;  // written into each User's Secret (--client-*)
   std::string clients_ca_secret;               // "namespace/name"; empty: TLS Users are refused
   std::string cluster_ca_secret;               // "namespace/name" of the brokers' CA; empty: none kept
-  std::string broker_certificate_secret;       // "namespace/name"; empty: none kept (needs cluster_ca_secret)
+  bool make_clients_ca = true;                 // false: the Secret is made elsewhere; wait for it
+  bool make_cluster_ca = true;
+  std::string broker_certificate_secret;  // "namespace/name"; empty: none kept (needs cluster_ca_secret)
   std::vector<std::string> broker_certificate_addresses;
   std::string broker_certificate_common_name;  // default: <cluster name>-broker
   certs::ca_timing ca_timing;

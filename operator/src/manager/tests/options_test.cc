@@ -70,12 +70,18 @@ TEST(options, certificate_authorities_and_lifetimes) {
   EXPECT_EQ(o.ca_timing.renew_before, std::chrono::minutes(10));
   EXPECT_EQ(o.ca_timing.trust_propagation, std::chrono::seconds(90));
   EXPECT_TRUE(parse_options(with_required({})).parsed->clients_ca_secret.empty());
+  EXPECT_TRUE(o.make_clients_ca && o.make_cluster_ca);
+  const auto brought = parse_options(with_required({"--make-cluster-ca", "false"}));
+  ASSERT_TRUE(brought.parsed) << brought.error;
+  EXPECT_FALSE(brought.parsed->make_cluster_ca);
+  EXPECT_TRUE(brought.parsed->make_clients_ca);
 
   const auto refused = [](std::vector<std::string> flags, const std::string& why) {
     const auto error = parse_options(with_required(std::move(flags))).error;
     EXPECT_NE(error.find(why), std::string::npos) << error;
   };
   refused({"--clients-ca-secret", "clients-ca"}, "namespace/name");
+  refused({"--make-clients-ca", "no"}, "--make-clients-ca no: must be true or false");
   refused({"--certificate-validity", "10"}, "--certificate-validity 10: must be a whole number and s, m, h or d");
   refused({"--ca-renewal", "2w"}, "--ca-renewal 2w: must be");
   // Renewal must come before the end, and a CA's successor must sign before the CA ends.
