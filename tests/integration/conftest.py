@@ -342,6 +342,17 @@ def started_cluster(brokers, overrides=(), racks=(), external_host=None, log_dir
 
 
 @pytest.fixture(scope="module")
+def kube(request):
+    """A Kubernetes control plane for the module (kube_env.py) with the Ferry CRDs installed and
+    operator/deploy/rbac.yaml's roles granted to the user ferry-operator, as the operator's tests run it. A module
+    that needs another control plane defines its own."""
+    from kube_env import grant_operator, kube_environment
+    with kube_environment(request) as env:
+        grant_operator(env, "ferry-operator")
+        yield env
+
+
+@pytest.fixture(scope="module")
 def cluster():
     """Three brokers, as the local cluster runs them by default."""
     c = Cluster(3)

@@ -15,7 +15,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
 from conftest import started_cluster, wait_until
-from kube_env import DEPLOY, Operator, grant_operator, kube_environment, topic, wait_ready, zk_partitions
+from kube_env import DEPLOY, Operator, topic, wait_ready, zk_partitions
 
 STATEFULSET = "ferry-broker"
 
@@ -26,13 +26,6 @@ def ferry():
     with started_cluster(4) as c:
         c.stop(3)
         yield c
-
-
-@pytest.fixture(scope="module")
-def kube(request):
-    with kube_environment(request) as env:
-        grant_operator(env, "ferry-operator")
-        yield env
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,6 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from conftest import BackgroundLoop, started_cluster, wait_until
-from kube_env import grant_operator, kube_environment
 from test_operator_users import AUTHORIZER, OPERATOR_USER, secure_operator, user, wait_ready
 
 NS = "default"
@@ -75,13 +74,6 @@ class SecretFiles(BackgroundLoop):
     def step(self):
         self.sync()
         self._stop.wait(1)
-
-
-@pytest.fixture(scope="module")
-def kube(request):
-    with kube_environment(request) as env:
-        grant_operator(env, "ferry-operator")
-        yield env
 
 
 @pytest.fixture(scope="module")

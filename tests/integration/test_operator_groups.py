@@ -16,7 +16,7 @@ from kafka.structs import OffsetAndMetadata
 
 from conftest import started_cluster, wait_until
 from group_members import confluent_member
-from kube_env import Operator, grant_operator, kube_environment
+from kube_env import Operator
 
 STATUS_INTERVAL = 5
 
@@ -25,13 +25,6 @@ STATUS_INTERVAL = 5
 def ferry():
     with started_cluster(3) as c:
         yield c
-
-
-@pytest.fixture(scope="module")
-def kube(request):
-    with kube_environment(request) as env:
-        grant_operator(env, "ferry-operator")
-        yield env
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from conftest import started_cluster, wait_until
-from kube_env import Operator, grant_operator, kube_environment, topic, wait_ready, zk_partitions
+from kube_env import Operator, grant_operator, topic, wait_ready, zk_partitions
 
 
 LEASE = "ferry-operator-it"
@@ -58,13 +58,6 @@ class LeaseWatch:
 def ferry():
     with started_cluster(3) as c:
         yield c
-
-
-@pytest.fixture(scope="module")
-def kube(request):
-    with kube_environment(request) as env:
-        grant_operator(env, "ferry-operator")
-        yield env
 
 
 @pytest.fixture

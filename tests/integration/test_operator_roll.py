@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import started_cluster, wait_until
-from kube_env import Operator, grant_operator, kube_environment
+from kube_env import Operator
 
 STATEFULSET = "ferry-broker"
 
@@ -17,13 +17,6 @@ STATEFULSET = "ferry-broker"
 def ferry():
     with started_cluster(3) as c:
         yield c
-
-
-@pytest.fixture(scope="module")
-def kube(request):
-    with kube_environment(request) as env:
-        grant_operator(env, "ferry-operator")
-        yield env
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLRes
                          ResourcePattern, ResourcePatternFilter, ResourceType)
 
 from conftest import started_cluster, wait_until
-from kube_env import Operator, grant_operator, kube_environment
+from kube_env import Operator
 from security_clients import (LoginFailed, broker_config_command, describe_scram_users, librdkafka_config,
                               scram_login)
 
@@ -40,13 +40,6 @@ def ferry():
                                        "offsets.topic.replication.factor=1"],
                          secure=True) as c:
         yield c
-
-
-@pytest.fixture(scope="module")
-def kube(request):
-    with kube_environment(request) as env:
-        grant_operator(env, "ferry-operator")
-        yield env
 
 
 def secure_operator(kube, ferry, cluster_name, *, user=OPERATOR_USER, ca=None, protocol="SASL_SSL", args=()):
