@@ -34,7 +34,7 @@ LABEL org.opencontainers.image.title="Ferry" \
 # (kubectl exec ... -- kcat -L -b localhost:9092) that the chart's `helm test` pod uses: kcat, curl, jq.
 RUN apt-get update -q \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-       libssl3 zlib1g libzstd1 liblz4-1 libsnappy1v5 libprometheus-cpp-core1.0 libyaml-cpp0.7 \
+       libssl3 zlib1g libzstd1 liblz4-1 libsnappy1v5 libprometheus-cpp-core1.0 libyaml-cpp0.7 libprotobuf32 \
        kcat curl jq ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 ferry \
@@ -43,7 +43,7 @@ RUN apt-get update -q \
 COPY --from=build /out/ /
 USER 10001:10001
 WORKDIR /var/lib/ferry
-# Kafka, the admin HTTP API (/metrics, /v1/ready), the operator's HTTP port.
-EXPOSE 9092 9644 8080
+# Kafka, the admin HTTP API (/metrics, /v1/ready), the schema registry, the operator's HTTP port.
+EXPOSE 9092 9644 8081 8080
 ENTRYPOINT ["/usr/bin/ferry-broker"]
 CMD ["--config", "/etc/ferry/broker.yaml"]

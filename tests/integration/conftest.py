@@ -43,10 +43,11 @@ def _port_free(port):
             return False
 
 
-def _free_base(brokers, secure=False):
+def _free_base(brokers, secure=False, schema_registry=False):
     """A base port P with P..P+n-1, P+1000..P+1000+n-1 and P-1 (ZooKeeper) all free; with `secure`, also
-    P+2000.. and P+3000.. (local-cluster --secure's SSL and SASL_PLAINTEXT listeners)."""
-    offsets = (0, 1000, 2000, 3000) if secure else (0, 1000)
+    P+2000.. and P+3000.. (local-cluster --secure's SSL and SASL_PLAINTEXT listeners); with `schema_registry`,
+    P+4000.. (the brokers' schema registry listeners)."""
+    offsets = (0, 1000) + ((2000, 3000) if secure else ()) + ((4000,) if schema_registry else ())
     for _ in range(200):
         # Below the kernel's ephemeral range (32768 and up here), so no client socket takes a broker's port
         # while the broker restarts.
@@ -103,7 +104,8 @@ class BackgroundLoop:
 
 
 class Cluster:
-    def __init__(self, brokers, overrides=(), racks=(), external_host=None, log_dirs=1, secure=False):
+    def __init__(self, brokers, overrides=(), racks=(), external_host=None, log_dirs=1, secure=False,
+                 schema_registry=False):
         self.brokers = brokers
         self.overrides = list(overrides)
         self.racks = list(racks)  # broker i gets broker.rack racks[i % len(racks)]
@@ -111,7 +113,8 @@ class Cluster:
         self.log_dirs = log_dirs  # per broker: broker-<i>/data, data1, ...
         # local-cluster --secure: INTERNAL (SASL_SSL) on the base ports, SSL on +2000, SASL_PLAINTEXT on +3000
         self.secure = secure
-        self.base_port = _free_base(brokers, secure)
+        self.schema_registry = schema_registry  # broker i's registry on P+4000+i
+        self.base_port = _free_base(brokers, secure, schema_registry)
         self.zk_port = self.base_port - 1
         self.data = tempfile.mkdtemp(prefix="ferry-it-")
         self.bootstrap = ",".join(f"127.0.0.1:{self.base_port + i}" for i in range(brokers))
@@ -136,6 +139,8 @@ class Cluster:
             args += ["--log-dirs", str(self.log_dirs)]
         if self.secure:
             args += ["--secure"]
+        if self.schema_registry:
+            args += ["--registry-port", str(self.base_port + 4000)]
         out = self.run(*args)
         assert out.stdout.strip().splitlines()[-1] == self.bootstrap
 
@@ -169,6 +174,9 @@ class Cluster:
 
     def address(self, broker):
         return f"127.0.0.1:{self.base_port + broker}"
+
+    def registry_url(self, broker):
+        return f"{'https' if self.secure else 'http'}://127.0.0.1:{self.base_port + 4000 + broker}"
 
     @property
     def tls_dir(self):
@@ -325,10 +333,11 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def started_cluster(brokers, overrides=(), racks=(), external_host=None, log_dirs=1, secure=False):
+def started_cluster(brokers, overrides=(), racks=(), external_host=None, log_dirs=1, secure=False,
+                    schema_registry=False):
     """A cluster for one module's own fixture (other sizes or settings than `cluster`): started, yielded,
     stopped, and checked for sanitizer reports."""
-    c = Cluster(brokers, overrides, racks, external_host, log_dirs, secure)
+    c = Cluster(brokers, overrides, racks, external_host, log_dirs, secure, schema_registry)
     try:
         c.up()
     except BaseException:

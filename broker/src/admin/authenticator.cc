@@ -9,10 +9,11 @@
 namespace ferry::admin {
 namespace {
 
-prometheus::Counter& counter(prometheus::Registry& registry, const char* method, const char* result) {
+prometheus::Counter& counter(prometheus::Registry& registry, const authenticator_names& names, const char* method,
+                             const char* result) {
   return prometheus::BuildCounter()
-      .Name("ferry_admin_authentications_total")
-      .Help("Authentications on the HTTP admin API, by method (basic, mtls) and result (success, failure)")
+      .Name(names.metric)
+      .Help("Authentications on the " + names.listener + ", by method (basic, mtls) and result (success, failure)")
       .Register(registry)
       .Add({{"method", method}, {"result", result}});
 }
@@ -43,29 +44,31 @@ std::optional<basic_credentials> parse_basic(std::string_view authorization) {
 security::tls_result<std::unique_ptr<authenticator>> authenticator::create(const config::admin_api_security& settings,
                                                                            const security::credential_source& users,
                                                                            security::password_checker& checker,
-                                                                           prometheus::Registry& registry) {
+                                                                           prometheus::Registry& registry,
+                                                                           const authenticator_names& names) {
   std::optional<security::principal_mapper> principals;
   if (settings.mtls) {
-    auto parsed = security::principal_mapper::parse(settings.tls.principal_mapping_rules, "admin.");
+    auto parsed = security::principal_mapper::parse(settings.tls.principal_mapping_rules, names.setting_prefix);
     if (!parsed) return parsed.error();
     principals = std::move(parsed).value();
   }
-  return std::unique_ptr<authenticator>(new authenticator(settings, std::move(principals), users, checker, registry));
+  return std::unique_ptr<authenticator>(
+      new authenticator(settings, std::move(principals), users, checker, registry, names));
 }
 
 authenticator::authenticator(const config::admin_api_security& settings,
                              std::optional<security::principal_mapper> principals,
                              const security::credential_source& users, security::password_checker& checker,
-                             prometheus::Registry& registry)
+                             prometheus::Registry& registry, const authenticator_names& names)
     : basic_(settings.basic),
       exempt_paths_(settings.exempt_paths),
       principals_(std::move(principals)),
       users_(users),
       checker_(checker),
-      basic_successes_(counter(registry, "basic", "success")),
-      basic_failures_(counter(registry, "basic", "failure")),
-      mtls_successes_(counter(registry, "mtls", "success")),
-      mtls_failures_(counter(registry, "mtls", "failure")) {}
+      basic_successes_(counter(registry, names, "basic", "success")),
+      basic_failures_(counter(registry, names, "basic", "failure")),
+      mtls_successes_(counter(registry, names, "mtls", "success")),
+      mtls_failures_(counter(registry, names, "mtls", "failure")) {}
 
 bool authenticator::protects(std::string_view path) const {
   if (!basic_ && !principals_) return false;

@@ -26,6 +26,13 @@ struct request_credentials {
   std::string_view client;            // host:port, for the log
 };
 
+// What the settings and the metric of one HTTP listener's authenticator are called.
+struct authenticator_names {
+  std::string setting_prefix = "admin.";
+  std::string metric = "ferry_admin_authentications_total";
+  std::string listener = "HTTP admin API";
+};
+
 struct authentication {
   enum class outcome { allowed, refused, busy };
   outcome result = outcome::refused;
@@ -45,7 +52,8 @@ class authenticator {
   static security::tls_result<std::unique_ptr<authenticator>> create(const config::admin_api_security& settings,
                                                                      const security::credential_source& users,
                                                                      security::password_checker& checker,
-                                                                     prometheus::Registry& registry);
+                                                                     prometheus::Registry& registry,
+                                                                     const authenticator_names& names = {});
 
   // Whether a request for `path` (without its query) needs a principal.
   [[nodiscard]] bool protects(std::string_view path) const;
@@ -57,7 +65,7 @@ class authenticator {
  private:
   authenticator(const config::admin_api_security& settings, std::optional<security::principal_mapper> principals,
                 const security::credential_source& users, security::password_checker& checker,
-                prometheus::Registry& registry);
+                prometheus::Registry& registry, const authenticator_names& names);
   boost::asio::awaitable<authentication> check_basic(std::string_view authorization, std::string_view client);
   std::optional<std::string> certificate_principal(const X509* certificate, std::string_view client);
 

@@ -45,6 +45,7 @@ constexpr std::int64_t group_interval_ms = 100;
 // How often TLS listeners look for changed key and certificate files (a Secret's update): new connections take a
 // rotated certificate within this long.
 constexpr std::int64_t tls_reload_interval_ms = 5000;
+constexpr std::int64_t schemas_topic_interval_ms = 2000;
 // Threads for ZooKeeper round trips: ISR changes and the admin requests' writes wait on ZooKeeper, one at a
 // time per thread, up to the session timeout each while it is away.
 constexpr std::size_t zookeeper_threads = 2;
@@ -95,7 +96,8 @@ broker_app::broker_app(config::broker_config config)
       deletions_timer_(network_.main()),
       isr_timer_(network_.main()),
       group_timer_(network_.main()),
-      tls_timer_(network_.main()) {}
+      tls_timer_(network_.main()),
+      schemas_topic_timer_(network_.main()) {}
 
 broker_app::~broker_app() {
   zookeeper_pool_.join();
@@ -155,6 +157,8 @@ void broker_app::start() {
        .id = broker_id{config_.broker_id},
        .endpoints = advertised_endpoints(config_.listeners),
        .rack = config_.rack.empty() ? std::nullopt : std::optional<std::string>(config_.rack),
+       .schema_registry =
+           config_.schema_registry.enable ? std::optional(registry_service::advertised_url(config_)) : std::nullopt,
        .unclean_leader_election_default = config_.topic_defaults.unclean_leader_election_enable,
        .delete_topic_enable = config_.delete_topic_enable,
        .auto_leader_rebalance = config_.auto_leader_rebalance_enable,
@@ -295,8 +299,15 @@ void broker_app::start() {
     throw std::runtime_error("cannot listen on admin.listener=" + config_.admin.host + ":" +
                              std::to_string(config_.admin.port) + ": " + bound.error().message());
 
+  if (config_.schema_registry.enable) start_schema_registry();
+
   for (auto& server : kafka_listeners_) server->start();
   admin_->start();
+  if (schemas_) {
+    schemas_->start();
+    schedule(schemas_topic_timer_, zookeeper_pool_, schemas_topic_interval_ms, &broker_app::schemas_topic_tick,
+             "creating the schemas topic");
+  }
   watermarks_->start();
   serving_ = true;
   schedule(retention_timer_, blocking_pool_, config_.log_retention_check_interval_ms, &broker_app::retention_tick,
@@ -352,6 +363,7 @@ void broker_app::retention_tick() { partitions_->apply_retention(); }
 void broker_app::tls_tick() {
   security_->reload_changed_files();
   admin_->reload_changed_files();
+  if (schemas_) schemas_->reload_changed_files();
 }
 
 void broker_app::ensure_inter_broker_credential() {
@@ -384,6 +396,39 @@ void broker_app::ensure_inter_broker_credential() {
                              written.error().message());
   FERRY_LOG(info, "app") << "created the " << name << " credential of inter-broker user " << user;
 }
+void broker_app::start_schema_registry() {
+  const auto& settings = config_.schema_registry;
+  auto access =
+      admin::admin_access::create(settings.security, credentials_, security_->password_checks(), *metrics_.registry(),
+                                  std::chrono::milliseconds(config_.listeners.failed_authentication_delay_ms),
+                                  {.setting_prefix = "schema.registry.",
+                                   .metric = "ferry_schema_registry_authentications_total",
+                                   .listener = "schema registry"});
+  if (!access) throw std::runtime_error("cannot serve the schema registry: " + access.error());
+  const auto* peer = security_->peer();
+  schemas_ = std::make_unique<registry_service::registry_service>(registry_service::registry_service::dependencies{
+      .settings = settings,
+      .self = broker_id{config_.broker_id},
+      .io = network_.main(),
+      .view = [this] { return registry_->view(); },
+      .peers = peers_,
+      .peer_security = peer,
+      .access = std::move(access).value(),
+      .forwarding = {.tls = peer->tls,
+                     .verify_host = peer->verify_host,
+                     .basic_user = security_->inter_broker_user(),
+                     .basic_password = security_->inter_broker_password(),
+                     .timeout = std::chrono::milliseconds(settings.timeout_ms)},
+      .metrics = *metrics_.registry()});
+  if (const auto bound = schemas_->listen(); !bound)
+    throw std::runtime_error("cannot listen on schema.registry.listener=" + settings.listener.host + ":" +
+                             std::to_string(settings.listener.port) + ": " + bound.error().message());
+  FERRY_LOG(info, "app") << "schema registry on " << settings.listener.host << ":" << schemas_->bound_port() << " ("
+                         << registry_service::advertised_url(config_) << ")";
+}
+
+void broker_app::schemas_topic_tick() { registry_service::ensure_schemas_topic(*context_, config_.schema_registry); }
+
 void broker_app::flush_tick() { partitions_->flush_by_time(); }
 void broker_app::producer_expiry_tick() { partitions_->expire_producers(); }
 void broker_app::checkpoint_tick() { partitions_->checkpoint(); }
@@ -578,6 +623,7 @@ void broker_app::stop() {
                serving_ = false;
                for (auto& server : kafka_listeners_) server->stop();
                admin_->stop();
+               if (schemas_) schemas_->stop();
                watermarks_->stop();
                peers_->close();
                retention_timer_.cancel();
@@ -590,12 +636,14 @@ void broker_app::stop() {
                isr_timer_.cancel();
                group_timer_.cancel();
                tls_timer_.cancel();
+               schemas_topic_timer_.cancel();
                network_.stop();
              }));
 }
 
 void broker_app::refresh_metrics() {
   partitions_->refresh_metrics();
+  if (schemas_) schemas_->refresh_metrics();
   std::int64_t open = 0;
   for (std::size_t i = 0; i < kafka_listeners_.size(); ++i) {
     const auto& l = config_.listeners.listeners[i];

@@ -23,6 +23,7 @@
 #include "net/tcp_server.h"
 #include "quota/client_quotas.h"
 #include "quota/quota_metrics.h"
+#include "registry_service/registry_service.h"
 #include "replication/partition_manager.h"
 #include "security/credential_store.h"
 #include "server/coordinator_log.h"
@@ -76,6 +77,10 @@ class broker_app {
   void isr_tick();
   void group_tick();
   void tls_tick();
+  // The schema registry (schema.registry.enable): its listener, reader and writer, and its topic, made once
+  // enough brokers are live.
+  void start_schema_registry();
+  void schemas_topic_tick();
   // Makes the inter-broker login's SCRAM credential in ZooKeeper when it does not exist yet.
   void ensure_inter_broker_credential();
   // Brings the group coordinator in line with the __consumer_offsets partitions this broker leads in `view`.
@@ -133,6 +138,7 @@ class broker_app {
   std::unique_ptr<server::dispatcher> dispatcher_;
   std::vector<std::unique_ptr<net::tcp_server>> kafka_listeners_;  // one per listener, in listeners' order
   std::unique_ptr<admin::admin_server> admin_;
+  std::unique_ptr<registry_service::registry_service> schemas_;
   boost::asio::steady_timer retention_timer_;
   boost::asio::steady_timer flush_timer_;
   boost::asio::steady_timer checkpoint_timer_;
@@ -143,6 +149,7 @@ class broker_app {
   boost::asio::steady_timer isr_timer_;
   boost::asio::steady_timer group_timer_;
   boost::asio::steady_timer tls_timer_;
+  boost::asio::steady_timer schemas_topic_timer_;
   std::unique_ptr<replication::isr_writer> isr_writer_;
   std::atomic<bool> serving_{false};
   // Latched by not_ready() once every hosted partition is in sync after the start.

@@ -281,6 +281,25 @@ const std::map<std::string, setter>& setters() {
            if (lower != "disabled") fail(k, v, "only 'disabled' is supported: Ferry converts only empty groups");
          }},
         {"admin.listener", [](auto& c, auto& k, auto& v) { c.admin = to_endpoint(k, v); }},
+        {"schema.registry.enable", [](auto& c, auto& k, auto& v) { c.schema_registry.enable = to_bool(k, v); }},
+        {"schema.registry.listener", [](auto& c, auto& k, auto& v) { c.schema_registry.listener = to_endpoint(k, v); }},
+        {"schema.registry.advertised.listener",
+         [](auto& c, auto& k, auto& v) { c.schema_registry.advertised = to_endpoint(k, v); }},
+        {"schema.registry.topic",
+         [](auto& c, auto& k, auto& v) {
+           if (v.empty() || v.size() > 249) fail(k, v, "must be a topic name");
+           c.schema_registry.topic = v;
+         }},
+        {"schema.registry.topic.replication.factor",
+         [](auto& c, auto& k, auto& v) { c.schema_registry.topic_replication_factor = to_int<std::int32_t>(k, v, 1, 32767); }},
+        {"schema.registry.timeout.ms",
+         [](auto& c, auto& k, auto& v) { c.schema_registry.timeout_ms = to_int<std::int32_t>(k, v, 100, 600000); }},
+        {"schema.registry.max.request.bytes",
+         [](auto& c, auto& k, auto& v) {
+           c.schema_registry.max_request_bytes = to_int<std::int32_t>(k, v, 1024, 256 * 1024 * 1024);
+         }},
+        {"schema.registry.max.schema.depth",
+         [](auto& c, auto& k, auto& v) { c.schema_registry.max_schema_depth = to_int<std::int32_t>(k, v, 1, 1000); }},
         {"log.level",
          [](auto& c, auto& k, auto& v) {
            if (v != "debug" && v != "info" && v != "warn" && v != "error")
@@ -337,6 +356,13 @@ const std::map<std::string, setter>& setters() {
 }
 
 // Kafka applies hours, then minutes, then milliseconds, whatever order the file lists them in.
+constexpr std::string_view schema_registry_prefix = "schema.registry.";
+
+// The HTTP listeners' security settings (admin.*, schema.registry.*), read apart from the setters.
+bool is_http_setting(const std::string& key) {
+  return is_admin_security_setting(key) || is_http_security_setting(key, schema_registry_prefix);
+}
+
 int precedence(const std::string& key) {
   if (key == "log.retention.hours" || key == "log.roll.hours") return 0;
   if (key == "log.retention.minutes") return 1;
@@ -348,8 +374,8 @@ int precedence(const std::string& key) {
 broker_config parse_broker_config(const std::map<std::string, std::string>& settings) {
   std::vector<std::string> unknown;
   for (const auto& [key, value] : settings)
-    if (!setters().contains(key) && !is_listener_setting(key) && !is_admin_security_setting(key) &&
-        !is_authorizer_setting(key) && !is_zookeeper_security_setting(key))
+    if (!setters().contains(key) && !is_listener_setting(key) && !is_http_setting(key) && !is_authorizer_setting(key) &&
+        !is_zookeeper_security_setting(key))
       unknown.push_back(key);
   if (!unknown.empty()) {
     std::string names;
@@ -359,7 +385,7 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
   broker_config c;
   for (int pass = 0; pass < 3; ++pass)
     for (const auto& [key, value] : settings)
-      if (precedence(key) == pass && !is_listener_setting(key) && !is_admin_security_setting(key) &&
+      if (precedence(key) == pass && !is_listener_setting(key) && !is_http_setting(key) &&
           !is_authorizer_setting(key) && !is_zookeeper_security_setting(key))
         setters().at(key)(c, key, value);
 
@@ -399,6 +425,7 @@ broker_config parse_broker_config(const std::map<std::string, std::string>& sett
   if (c.zookeeper_connect.empty()) throw config_exception("'zookeeper.connect' is required");
   c.listeners = parse_listeners(settings);
   c.admin_security = read_admin_security(settings);
+  c.schema_registry.security = read_http_security(settings, schema_registry_prefix, "the schema registry");
   c.authorizer = read_authorizer_settings(settings);
   c.zookeeper_security = read_zookeeper_security(settings);
   return c;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,6 +19,19 @@ namespace ferry::config {
 // The value of replica.selector.class that turns on fetching from the closest replica, as Kafka names it.
 inline constexpr std::string_view rack_aware_replica_selector =
     "org.apache.kafka.common.replica.RackAwareReplicaSelector";
+
+// The built-in schema registry (Ferry; the topic settings mirror Confluent's kafkastore.*).
+struct schema_registry_settings {
+  bool enable = false;                               // schema.registry.enable
+  endpoint listener{"0.0.0.0", 8081};                // schema.registry.listener: host:port
+  std::optional<endpoint> advertised;                // schema.registry.advertised.listener: host:port others use
+  std::string topic = "_schemas";                    // schema.registry.topic
+  std::int32_t topic_replication_factor = 3;         // schema.registry.topic.replication.factor
+  std::int32_t timeout_ms = 10000;                   // schema.registry.timeout.ms: a write waits this long
+  std::int32_t max_request_bytes = 8 * 1024 * 1024;  // schema.registry.max.request.bytes
+  std::int32_t max_schema_depth = 64;                // schema.registry.max.schema.depth
+  http_security security;  // schema.registry.listener.protocol, schema.registry.ssl.*, schema.registry.authentication*
+};
 
 // The broker's settings, by Kafka's property names where Kafka has one. Read once at startup from a YAML
 // mapping (key: value) plus --override key=value pairs, which win. Unknown keys and bad values stop startup
@@ -114,12 +128,13 @@ struct broker_config {
   std::int32_t transaction_remove_expired_transaction_cleanup_interval_ms = 3600000;  // transaction.remove...
   std::int32_t producer_id_expiration_ms = 86400000;                                  // producer.id.expiration.ms
   std::int32_t producer_id_expiration_check_interval_ms = 600000;  // producer.id.expiration.check.interval.ms
-  endpoint admin{"127.0.0.1", 9644};  // admin.listener: host:port of the HTTP admin API (Ferry)
-  admin_api_security admin_security;  // admin.listener.protocol, admin.ssl.*, admin.authentication* (Ferry)
-  authorizer_settings authorizer;     // authorizer.class.name, super.users, allow.everyone.if.no.acl.found
-  std::string log_level = "info";     // log.level: debug, info, warn, error (Ferry)
-  std::string log_format = "text";    // log.format: text or json, one object per line (Ferry)
-  topic_settings topic_defaults;      // log.retention.*, log.segment.bytes, message.max.bytes, ...
+  endpoint admin{"127.0.0.1", 9644};         // admin.listener: host:port of the HTTP admin API (Ferry)
+  admin_api_security admin_security;         // admin.listener.protocol, admin.ssl.*, admin.authentication* (Ferry)
+  schema_registry_settings schema_registry;  // schema.registry.* (Ferry)
+  authorizer_settings authorizer;            // authorizer.class.name, super.users, allow.everyone.if.no.acl.found
+  std::string log_level = "info";            // log.level: debug, info, warn, error (Ferry)
+  std::string log_format = "text";           // log.format: text or json, one object per line (Ferry)
+  topic_settings topic_defaults;             // log.retention.*, log.segment.bytes, message.max.bytes, ...
 };
 
 // Where a broker's settings come from, in increasing precedence. One container spec serves every broker of a

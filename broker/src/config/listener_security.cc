@@ -266,36 +266,39 @@ void read_listener_security(const std::map<std::string, std::string>& settings, 
   if (uses_sasl(l.protocol)) read_sasl(s, l);
 }
 
-bool is_admin_security_setting(std::string_view key) {
-  if (key == "admin.listener.protocol" || key == "admin.authentication" || key == "admin.authentication.exempt.paths")
-    return true;
-  if (!key.starts_with(admin_prefix)) return false;
-  const auto rest = key.substr(admin_prefix.size());
+bool is_http_security_setting(std::string_view key, std::string_view prefix) {
+  if (!key.starts_with(prefix)) return false;
+  const auto rest = key.substr(prefix.size());
+  if (rest == "listener.protocol" || rest == "authentication" || rest == "authentication.exempt.paths") return true;
   return rest.starts_with("ssl.") && std::find(listener_keys.begin(), listener_keys.end(), rest) != listener_keys.end();
 }
 
-admin_api_security read_admin_security(const std::map<std::string, std::string>& settings) {
-  admin_api_security out;
-  const auto get = [&settings](const char* key) {
-    const auto it = settings.find(key);
+bool is_admin_security_setting(std::string_view key) { return is_http_security_setting(key, admin_prefix); }
+
+http_security read_http_security(const std::map<std::string, std::string>& settings, std::string_view prefix,
+                                 std::string_view what) {
+  http_security out;
+  const std::string p(prefix);
+  const auto get = [&settings, &p](const char* key) {
+    const auto it = settings.find(p + key);
     return it == settings.end() ? std::optional<std::string>() : std::optional(it->second);
   };
-  if (const auto protocol = get("admin.listener.protocol")) {
+  if (const auto protocol = get("listener.protocol")) {
     const auto v = lower(trim(*protocol));
-    if (v != "http" && v != "https") fail("admin.listener.protocol", *protocol, "must be http or https");
+    if (v != "http" && v != "https") fail(p + "listener.protocol", *protocol, "must be http or https");
     out.https = v == "https";
   }
-  const prefixed_settings s(settings, std::string(admin_prefix));
+  const prefixed_settings s(settings, p);
   if (out.https) {
-    out.tls = read_tls(s, "the admin API", "https", false);
+    out.tls = read_tls(s, std::string(what), "https", false);
   } else {
     // Settings that would silently not apply.
     for (const auto& [key, value] : settings)
-      if (key.starts_with(std::string(admin_prefix) + "ssl."))
-        throw config_exception("'" + key + "' is set, but 'admin.listener.protocol' is http: set it to https");
+      if (key.starts_with(p + "ssl."))
+        throw config_exception("'" + key + "' is set, but '" + p + "listener.protocol' is http: set it to https");
   }
 
-  if (const auto methods = get("admin.authentication")) {
+  if (const auto methods = get("authentication")) {
     for (const auto& m : items(*methods)) {
       const auto name = lower(m);
       if (name == "basic")
@@ -303,24 +306,28 @@ admin_api_security read_admin_security(const std::map<std::string, std::string>&
       else if (name == "mtls")
         out.mtls = true;
       else if (name != "none")
-        fail("admin.authentication", *methods, "unknown method '" + m + "' (basic, mtls, or none)");
+        fail(p + "authentication", *methods, "unknown method '" + m + "' (basic, mtls, or none)");
     }
   }
   if (out.mtls) {
-    if (!out.https) throw config_exception("'admin.authentication' mtls needs 'admin.listener.protocol' https");
+    if (!out.https) throw config_exception("'" + p + "authentication' mtls needs '" + p + "listener.protocol' https");
     if (out.tls.truststore_location.empty() && out.tls.truststore_certificates.empty())
-      throw config_exception(
-          "'admin.authentication' mtls needs a truststore to verify client certificates: set "
-          "'admin.ssl.truststore.location' (or 'ssl.truststore.location')");
+      throw config_exception("'" + p + "authentication' mtls needs a truststore to verify client certificates: set '" +
+                             p + "ssl.truststore.location' (or 'ssl.truststore.location')");
     if (out.tls.client_authentication == client_auth::none)
-      throw config_exception("'admin.authentication' mtls needs 'admin.ssl.client.auth' requested or required");
+      throw config_exception("'" + p + "authentication' mtls needs '" + p + "ssl.client.auth' requested or required");
   }
-  if (const auto paths = get("admin.authentication.exempt.paths")) {
+  if (const auto paths = get("authentication.exempt.paths")) {
     out.exempt_paths = items(*paths);
-    for (const auto& p : out.exempt_paths)
-      if (!p.starts_with('/')) fail("admin.authentication.exempt.paths", *paths, "'" + p + "' is not a path (/...)");
+    for (const auto& path : out.exempt_paths)
+      if (!path.starts_with('/'))
+        fail(p + "authentication.exempt.paths", *paths, "'" + path + "' is not a path (/...)");
   }
   return out;
+}
+
+admin_api_security read_admin_security(const std::map<std::string, std::string>& settings) {
+  return read_http_security(settings, admin_prefix, "the admin API");
 }
 
 void read_security_limits(const std::map<std::string, std::string>& settings, listeners_config& c) {

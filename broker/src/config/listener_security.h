@@ -30,25 +30,31 @@ void read_listener_security(const std::map<std::string, std::string>& settings, 
 void read_security_limits(const std::map<std::string, std::string>& settings, listeners_config& c);
 
 // The HTTP admin API's security (Ferry's settings).
-struct admin_api_security {
-  bool https = false;  // admin.listener.protocol: http (the default) or https
-  // admin.ssl.*, each falling back to the broker-wide ssl.* setting; when https.
+// An HTTP listener's security, under a prefix ("admin." for the admin API, "schema.registry." for the registry).
+struct http_security {
+  bool https = false;  // <prefix>listener.protocol: http (the default) or https
+  // <prefix>ssl.*, each falling back to the broker-wide ssl.* setting; when https.
   tls_settings tls;
-  // admin.authentication: basic (HTTP Basic against the users' SCRAM credentials) and/or mtls (a client
+  // <prefix>authentication: basic (HTTP Basic against the users' SCRAM credentials) and/or mtls (a client
   // certificate's mapped subject); neither (none, the default): no authentication.
   bool basic = false;
   bool mtls = false;
-  // admin.authentication.exempt.paths: exact paths left open (Prometheus and kubelet probes).
+  // <prefix>authentication.exempt.paths: exact paths left open (Prometheus and kubelet probes).
   std::vector<std::string> exempt_paths{"/metrics", "/v1/health", "/v1/ready"};
 
   [[nodiscard]] bool authenticates() const { return basic || mtls; }
 };
+using admin_api_security = http_security;
 
-// Whether `key` is one of the settings read_admin_security reads.
+// Whether `key` is one of the settings read_http_security reads under `prefix`.
+bool is_http_security_setting(std::string_view key, std::string_view prefix);
 bool is_admin_security_setting(std::string_view key);
 
-// Reads the admin API's security. Throws config_exception naming the setting: an unknown protocol or method, mtls
-// without https, a truststore or admin.ssl.client.auth, https without a key, admin.ssl.* with http.
+// Reads an HTTP listener's security (`what` names the listener in messages). Throws config_exception naming the
+// setting: an unknown protocol or method, mtls without https, a truststore or <prefix>ssl.client.auth, https without
+// a key, <prefix>ssl.* with http.
+http_security read_http_security(const std::map<std::string, std::string>& settings, std::string_view prefix,
+                                 std::string_view what);
 admin_api_security read_admin_security(const std::map<std::string, std::string>& settings);
 
 }  // namespace ferry::config

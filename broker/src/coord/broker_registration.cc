@@ -28,6 +28,7 @@ result<void> register_broker(zk_session& session, const broker_endpoint& self,
   }
   registration.rack = self.rack;
   registration.endpoints = self.endpoints;
+  registration.schema_registry = self.schema_registry;
   registration.timestamp_ms = now_ms();
   const std::string data = layout::encode_broker(registration);
 

@@ -20,6 +20,8 @@ struct broker_endpoint {
   // other brokers and the operator connect through those.
   std::vector<layout::endpoint> endpoints;
   std::optional<std::string> rack;
+  // The URL of the broker's schema registry listener, where other brokers forward registry writes.
+  std::optional<std::string> schema_registry;
 };
 
 // Creates this broker's ephemeral /brokers/ids/<id> on `session`. When the node exists from an earlier

@@ -125,7 +125,9 @@ void cluster_registry::shutdown() {
 
 result<std::size_t> cluster_registry::lock_down_existing_nodes() { return coord::lock_down_existing_nodes(*session_); }
 
-broker_endpoint cluster_registry::endpoint() const { return {options_.id, options_.endpoints, options_.rack}; }
+broker_endpoint cluster_registry::endpoint() const {
+  return {options_.id, options_.endpoints, options_.rack, options_.schema_registry};
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Startup

@@ -38,6 +38,7 @@ struct registry_options {
   broker_id id;
   std::vector<layout::endpoint> endpoints;  // advertised listeners, the inter-broker one first (broker_endpoint)
   std::optional<std::string> rack;
+  std::optional<std::string> schema_registry;    // the registry's URL, registered with the broker
   bool unclean_leader_election_default = false;  // unclean.leader.election.enable, for the controller
   // delete.topic.enable, for the controller: when false it removes deletion markers and keeps their topics.
   bool delete_topic_enable = true;

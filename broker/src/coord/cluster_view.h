@@ -29,6 +29,8 @@ struct broker_info {
   std::vector<layout::endpoint> endpoints;  // every advertised listener
   // czxid of the registration znode: Kafka's broker epoch, new on every (re-)registration.
   std::int64_t epoch = 0;
+  // Where its schema registry listens (Ferry's field of the registration), if it runs one.
+  std::optional<std::string> schema_registry;
 
   // The broker's address on `listener` (clients are answered on the listener they connected to), or null when
   // it has none of that name.

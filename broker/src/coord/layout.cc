@@ -253,6 +253,7 @@ std::string encode_broker(const broker_registration& b) {
   j["listener_security_protocol_map"] = std::move(protocols);
   if (b.rack) j["rack"] = *b.rack;
   j["features"] = ordered_json::object();
+  if (b.schema_registry) j["schema_registry_url"] = *b.schema_registry;
   return j.dump();
 }
 
@@ -269,6 +270,9 @@ result<broker_registration> decode_broker(std::string_view text) {
     }
     if (const auto it = j.find("rack"); it != j.end() && !it->is_null()) {
       FERRY_TRY(b.rack, string_field(j, "rack"));
+    }
+    if (const auto it = j.find("schema_registry_url"); it != j.end() && !it->is_null()) {
+      FERRY_TRY(b.schema_registry, string_field(j, "schema_registry_url"));
     }
     if (const auto it = j.find("endpoints"); it != j.end()) {
       if (!it->is_array()) return errc::invalid_data;

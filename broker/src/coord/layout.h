@@ -98,6 +98,7 @@ struct broker_registration {
   std::optional<std::string> rack;
   std::vector<endpoint> endpoints;
   std::int64_t timestamp_ms = 0;
+  std::optional<std::string> schema_registry;  // Ferry's own field: the broker's schema registry URL
 
   bool operator==(const broker_registration&) const = default;
 };

@@ -123,7 +123,7 @@ result<void> metadata_table::refresh_brokers(broker_id self, const std::function
     }
     auto& r = registration.value();
     brokers.emplace(*id, broker_info{*id, std::move(r.host), r.port, std::move(r.rack), std::move(r.endpoints),
-                                     got.value().stat.czxid});
+                                     got.value().stat.czxid, std::move(r.schema_registry)});
   }
   model_.brokers = std::move(brokers);
   // Someone deleted our registration while our session lives on: put it back.

@@ -363,8 +363,18 @@ reconcile_result topic_controller::apply(const json& resource, const std::string
     return {.requeue_after = cluster_retry};
   }
   if (live != nullptr && !created_or_adopted(resource, key, *live)) {
+    // The cache can lag the status an earlier leader of the operator wrote just before it created the topic and
+    // died: ask the API server before calling the topic someone else's, or the id in status would be lost.
+    const auto fresh = api_.send(kube::api_client::verb::get, path_of(resource));
+    if (!fresh || fresh.value().status != 200) return {.requeue_after = cluster_retry};
+    const auto current = json::parse(fresh.value().body, nullptr, false);
+    if (current.is_discarded() || !current.is_object()) return {.requeue_after = cluster_retry};
+    if (created_or_adopted(current, key, *live)) {
+      FERRY_LOG(info, "topics") << key << ": the cache lags the resource's status; reconciling again";
+      return {.requeue_after = cluster_retry};
+    }
     // The live topic is not passed: its id in status would make it look created here.
-    return {.failed = !set_ready(resource,
+    return {.failed = !set_ready(current,
                                  {"AdoptionRequired",
                                   "topic " + spec.name +
                                       " exists and was not created by this resource; annotate it ferry.dev/adopt=true "
