@@ -2,13 +2,13 @@
 
 #include <prometheus/text_serializer.h>
 
-#include <charconv>
 #include <map>
 #include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "base/percent_encoding.h"
 #include "group/consumer_protocol.h"
 #include "group/errc.h"
 
@@ -98,25 +98,6 @@ http_reply topic(const admin_sources& s, const std::string& name) {
            {"partitions", partitions}};
   if (!t->valid()) out["invalid"] = t->invalid;
   return json_reply(200, out);
-}
-
-// A path segment's %XX escapes decoded; nullopt for a malformed escape.
-std::optional<std::string> percent_decoded(std::string_view segment) {
-  std::string out;
-  out.reserve(segment.size());
-  for (std::size_t i = 0; i < segment.size(); ++i) {
-    if (segment[i] != '%') {
-      out.push_back(segment[i]);
-      continue;
-    }
-    unsigned value = 0;
-    if (i + 2 >= segment.size()) return std::nullopt;
-    const auto [end, ec] = std::from_chars(segment.data() + i + 1, segment.data() + i + 3, value, 16);
-    if (ec != std::errc{} || end != segment.data() + i + 3) return std::nullopt;
-    out.push_back(static_cast<char>(value));
-    i += 2;
-  }
-  return out;
 }
 
 json lag_fields(const lag::partition_lag& p) {

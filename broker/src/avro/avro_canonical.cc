@@ -8,6 +8,7 @@
 
 #include "avro/avro_json.h"
 #include "avro/avro_schema.h"
+#include "schema/json_text.h"
 
 namespace ferry::avro {
 namespace {
@@ -26,7 +27,7 @@ class canonical_writer {
   void write(const node& n, const std::string& space) {
     if (n.unresolved) {
       // Only compared, never stored: a placeholder never equals a defined type.
-      append_json_string(out_, std::string(1, '\0') + *n.unresolved);
+      schema::append_jackson_string(out_, std::string(1, '\0') + *n.unresolved);
       return;
     }
     switch (n.type) {
@@ -55,10 +56,10 @@ class canonical_writer {
       }
       default:
         if (n.props.empty()) {
-          append_json_string(out_, avro_type_name(n.type));
+          schema::append_jackson_string(out_, avro_type_name(n.type));
         } else {
           out_ += R"({"type":)";
-          append_json_string(out_, avro_type_name(n.type));
+          schema::append_jackson_string(out_, avro_type_name(n.type));
           write_props(n.props);
           out_.push_back('}');
         }
@@ -77,25 +78,26 @@ class canonical_writer {
   void write_named(const node& n, const std::string& space) {
     const std::string full = n.name.full();
     if (std::find(known_.begin(), known_.end(), full) != known_.end()) {
-      append_json_string(out_, qualified(n.name, space));
+      schema::append_jackson_string(out_, qualified(n.name, space));
       return;
     }
     known_.push_back(full);
     out_ += R"({"type":)";
-    append_json_string(out_, n.type == kind::record ? (n.is_error ? "error" : "record") : avro_type_name(n.type));
+    schema::append_jackson_string(out_,
+                                  n.type == kind::record ? (n.is_error ? "error" : "record") : avro_type_name(n.type));
     out_ += R"(,"name":)";
     if (full_names_) {
-      append_json_string(out_, full);
+      schema::append_jackson_string(out_, full);
     } else {
-      append_json_string(out_, n.name.name);
+      schema::append_jackson_string(out_, n.name.name);
       if (n.name.space != space) {
         out_ += R"(,"namespace":)";
-        append_json_string(out_, n.name.space);
+        schema::append_jackson_string(out_, n.name.space);
       }
     }
     if (n.doc) {
       out_ += R"(,"doc":)";
-      append_json_string(out_, *n.doc);
+      schema::append_jackson_string(out_, *n.doc);
     }
     if (n.type == kind::record) {
       write_fields(n);
@@ -103,12 +105,12 @@ class canonical_writer {
       out_ += R"(,"symbols":[)";
       for (std::size_t i = 0; i < n.symbols.size(); ++i) {
         if (i != 0) out_.push_back(',');
-        append_json_string(out_, n.symbols[i]);
+        schema::append_jackson_string(out_, n.symbols[i]);
       }
       out_.push_back(']');
       if (n.enum_default) {
         out_ += R"(,"default":)";
-        append_json_string(out_, *n.enum_default);
+        schema::append_jackson_string(out_, *n.enum_default);
       }
     } else {
       out_ += R"(,"size":)" + std::to_string(n.size);
@@ -118,7 +120,7 @@ class canonical_writer {
       out_ += R"(,"aliases":[)";
       for (std::size_t i = 0; i < n.aliases.size(); ++i) {
         if (i != 0) out_.push_back(',');
-        append_json_string(out_, qualified(n.aliases[i], n.name.space));
+        schema::append_jackson_string(out_, qualified(n.aliases[i], n.name.space));
       }
       out_.push_back(']');
     }
@@ -132,12 +134,12 @@ class canonical_writer {
       if (!first) out_.push_back(',');
       first = false;
       out_ += R"({"name":)";
-      append_json_string(out_, f.name);
+      schema::append_jackson_string(out_, f.name);
       out_ += R"(,"type":)";
       write(*f.type, n.name.space);
       if (f.doc) {
         out_ += R"(,"doc":)";
-        append_json_string(out_, *f.doc);
+        schema::append_jackson_string(out_, *f.doc);
       }
       if (f.default_value) {
         out_ += R"(,"default":)";
@@ -145,13 +147,13 @@ class canonical_writer {
       }
       if (f.order != "ascending") {
         out_ += R"(,"order":)";
-        append_json_string(out_, f.order);
+        schema::append_jackson_string(out_, f.order);
       }
       if (!f.aliases.empty()) {
         out_ += R"(,"aliases":[)";
         for (std::size_t i = 0; i < f.aliases.size(); ++i) {
           if (i != 0) out_.push_back(',');
-          append_json_string(out_, f.aliases[i]);
+          schema::append_jackson_string(out_, f.aliases[i]);
         }
         out_.push_back(']');
       }
@@ -164,7 +166,7 @@ class canonical_writer {
   void write_props(const json& props) {
     for (const auto& [key, value] : props.items()) {
       out_.push_back(',');
-      append_json_string(out_, key);
+      schema::append_jackson_string(out_, key);
       out_.push_back(':');
       append_json_value(out_, value);
     }

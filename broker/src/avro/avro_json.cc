@@ -7,47 +7,9 @@
 #include <string>
 #include <system_error>
 
-namespace ferry::avro {
+#include "schema/json_text.h"
 
-void append_json_string(std::string& out, std::string_view text) {
-  static constexpr std::string_view hex = "0123456789ABCDEF";
-  out.push_back('"');
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (byte < 0x20) {
-          out += "\\u00";
-          out.push_back(hex[byte >> 4U]);
-          out.push_back(hex[byte & 0xFU]);
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
+namespace ferry::avro {
 
 std::string java_double(double value) {
   if (std::isnan(value)) return "NaN";
@@ -110,12 +72,12 @@ void append_json_value(std::string& out, const json& value) {
       if (std::isfinite(d)) {
         out += java_double(d);
       } else {
-        append_json_string(out, java_double(d));
+        schema::append_jackson_string(out, java_double(d));
       }
       break;
     }
     case json::value_t::string:
-      append_json_string(out, value.get_ref<const std::string&>());
+      schema::append_jackson_string(out, value.get_ref<const std::string&>());
       break;
     case json::value_t::array: {
       out.push_back('[');
@@ -134,7 +96,7 @@ void append_json_value(std::string& out, const json& value) {
       for (const auto& [key, member] : value.items()) {
         if (!first) out.push_back(',');
         first = false;
-        append_json_string(out, key);
+        schema::append_jackson_string(out, key);
         out.push_back(':');
         append_json_value(out, member);
       }

@@ -8,11 +8,10 @@
 
 namespace ferry::avro {
 
-// JSON text written as Jackson writes it for Avro's `Schema.toString()`, so that the canonical text matches what
-// Confluent's registry stores byte for byte: strings escaped as Jackson does, doubles as Java's Double.toString.
+// JSON text written as Jackson writes it (strings with schema::append_jackson_string) for Avro's `Schema.toString()`,
+// so that the canonical text matches what Confluent's registry stores byte for byte: strings escaped as Jackson does,
+// doubles as Java's Double.toString.
 
-// Appends `text` as a quoted JSON string.
-void append_json_string(std::string& out, std::string_view text);
 // Appends a JSON value (a default or a property) compactly; objects keep their member order.
 void append_json_value(std::string& out, const json& value);
 // Java's Double.toString: "1.0", "1.5E10", "1.0E-5", "NaN".

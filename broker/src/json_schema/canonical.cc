@@ -3,48 +3,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "schema/json_text.h"
+
 namespace ferry::json_schema {
 namespace {
-
-void write_string(std::string& out, const std::string& text) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  out += '"';
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (byte < 0x20) {
-          out += "\\u00";
-          out += hex[byte >> 4];
-          out += hex[byte & 0xF];
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
 
 void write(std::string& out, const json& value, bool sorted) {
   if (value.is_object()) {
@@ -55,7 +17,7 @@ void write(std::string& out, const json& value, bool sorted) {
     out += '{';
     for (std::size_t i = 0; i < members.size(); ++i) {
       if (i != 0) out += ',';
-      write_string(out, members[i]->first);
+      schema::append_jackson_string(out, members[i]->first);
       out += ':';
       write(out, members[i]->second, sorted);
     }
@@ -68,7 +30,7 @@ void write(std::string& out, const json& value, bool sorted) {
     }
     out += ']';
   } else if (value.is_string()) {
-    write_string(out, value.get_ref<const std::string&>());
+    schema::append_jackson_string(out, value.get_ref<const std::string&>());
   } else {
     out += value.dump();
   }
