@@ -295,7 +295,11 @@ http_security read_http_security(const std::map<std::string, std::string>& setti
     // Settings that would silently not apply.
     for (const auto& [key, value] : settings)
       if (key.starts_with(p + "ssl."))
-        throw config_exception("'" + key + "' is set, but '" + p + "listener.protocol' is http: set it to https");
+        throw config_exception(std::string("'")
+                                   .append(key)
+                                   .append("' is set, but '")
+                                   .append(p)
+                                   .append("listener.protocol' is http: set it to https"));
   }
 
   if (const auto methods = get("authentication")) {

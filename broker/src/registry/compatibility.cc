@@ -51,13 +51,17 @@ std::vector<std::string> incompatibilities(compatibility_level level, const sche
   // Newest first, as Confluent reports them.
   for (auto it = existing.end(); it != first;) {
     --it;
-    const auto& [version, previous] = *it;
-    const auto note = [&](const std::string& direction, const std::vector<std::string>& messages) {
-      for (const auto& m : messages)
-        found.push_back(direction + " incompatible with version " + std::to_string(version) + ": " + m);
-    };
-    if (checks_backward(level)) note("backward", candidate.backward_incompatibilities(*previous));
-    if (checks_forward(level)) note("forward", previous->backward_incompatibilities(candidate));
+    const std::int32_t version = it->first;
+    const auto& previous = *it->second;
+    std::vector<std::pair<std::string_view, std::vector<std::string>>> checks;
+    if (checks_backward(level)) checks.emplace_back("backward", candidate.backward_incompatibilities(previous));
+    if (checks_forward(level)) checks.emplace_back("forward", previous.backward_incompatibilities(candidate));
+    for (const auto& [direction, messages] : checks)
+      for (const auto& m : messages) {
+        std::string line(direction);
+        line.append(" incompatible with version ").append(std::to_string(version)).append(": ").append(m);
+        found.push_back(std::move(line));
+      }
   }
   return found;
 }
